@@ -1,0 +1,23 @@
+"""er_evaluation: evaluate entity resolution with error bars, from small hand-reviewed samples."""
+
+from er_evaluation.clustering import (
+    from_clusters,
+    from_frame,
+    from_graph,
+    from_pairs,
+    membership,
+    to_clusters,
+    to_frame,
+    to_graph,
+    to_pairs,
+    validate_membership,
+)
+from er_evaluation.contingency import Contingency, contingency
+from er_evaluation.errors import (
+    ClusteringError,
+    CoverageError,
+    CoverageWarning,
+    UndefinedMetricWarning,
+)
+
+__version__ = "0.1.0"

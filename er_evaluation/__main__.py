@@ -1,0 +1,5 @@
+import sys
+
+from er_evaluation.cli import main
+
+sys.exit(main())

@@ -1,0 +1,314 @@
+"""The one clustering data model: a membership vector.
+
+A clustering is a :class:`pandas.Series` whose index holds unique record ids and
+whose values are cluster ids (design §2). Every function in the toolkit accepts
+such a Series; the constructors here build and validate one from the other
+shapes people have: a table with id and cluster columns, a list or dict of
+clusters, a table of matched pairs, a networkx graph. Invalid input raises
+:class:`~er_evaluation.errors.ClusteringError` naming the problem and example ids.
+Nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.errors import ClusteringError, examples
+
+__all__ = [
+    "membership",
+    "validate_membership",
+    "from_frame",
+    "from_clusters",
+    "from_pairs",
+    "from_graph",
+    "to_frame",
+    "to_clusters",
+    "to_pairs",
+    "to_graph",
+    "cluster_sizes",
+]
+
+_SCALAR_KINDS = {"integer", "string", "floating", "boolean", "empty", "categorical", "decimal"}
+
+
+def membership(
+    data: Any,
+    *,
+    id_col: str | None = None,
+    cluster_col: str | None = None,
+    name: str = "clustering",
+) -> pd.Series:
+    """Build a validated membership vector (record id -> cluster id) from common shapes.
+
+    Accepts a Series (index = record ids, values = cluster ids), a DataFrame with
+    ``id_col`` and ``cluster_col`` (or exactly two columns: ids then clusters), a
+    dict ``{record_id: cluster_id}``, a dict ``{cluster_id: [record ids]}`` or a
+    list of clusters (each an iterable of record ids). ``name`` is used in error
+    messages ("prediction", "reference", ...).
+    """
+    if isinstance(data, pd.Series):
+        return validate_membership(data, name=name)
+    if isinstance(data, pd.DataFrame):
+        return from_frame(data, id_col=id_col, cluster_col=cluster_col, name=name)
+    if isinstance(data, Mapping):
+        if len(data) == 0:
+            raise ClusteringError(f"{name} is empty: a clustering needs at least one record")
+        first = next(iter(data.values()))
+        if _is_collection(first):
+            return from_clusters(data, name=name)
+        return validate_membership(pd.Series(data), name=name)
+    if isinstance(data, (list, tuple)):
+        return from_clusters(data, name=name)
+    raise ClusteringError(
+        f"{name}: cannot build a clustering from {type(data).__name__}; pass a pandas Series "
+        "(record id -> cluster id), a DataFrame with id and cluster columns, a dict or a list of clusters"
+    )
+
+
+def validate_membership(series: pd.Series, *, name: str = "clustering") -> pd.Series:
+    """Check that ``series`` is a valid membership vector and return it.
+
+    Checks: non-empty; record ids unique, non-missing and of one type; cluster ids
+    non-missing scalars of one type. Errors name the offending ids.
+    """
+    if not isinstance(series, pd.Series):
+        raise ClusteringError(
+            f"{name} must be a pandas Series (record id -> cluster id), got {type(series).__name__}"
+        )
+    if len(series) == 0:
+        raise ClusteringError(f"{name} is empty: a clustering needs at least one record")
+    index = series.index
+    if isinstance(index, pd.MultiIndex):
+        raise ClusteringError(f"{name}: record ids must be a flat index, not a MultiIndex")
+    if index.hasnans:
+        raise ClusteringError(
+            f"{name}: {int(index.isna().sum())} record id(s) are missing (NaN/None)"
+        )
+    if not _is_unique(index):
+        dup = index[index.duplicated()].unique()
+        raise ClusteringError(
+            f"{name}: {len(dup)} record id(s) appear more than once: {examples(dup)}"
+        )
+    _check_one_kind(index, f"{name}: record ids")
+    missing = series.isna().to_numpy()
+    if missing.any():
+        bad = index[missing]
+        raise ClusteringError(f"{name}: {len(bad)} record(s) have no cluster id: {examples(bad)}")
+    _check_one_kind(pd.Index(series.to_numpy()), f"{name}: cluster ids", ids=index)
+    return series
+
+
+def _is_unique(index: pd.Index) -> bool:
+    """``Index.is_unique`` takes ~9 s on 10M Arrow-backed strings; factorising takes ~2 s."""
+    if index.dtype.kind in "iuf" or index.is_monotonic_increasing:
+        return index.is_unique
+    return len(index.array.factorize()[1]) == len(index)
+
+
+def _check_one_kind(values: pd.Index, what: str, ids: pd.Index | None = None) -> None:
+    kind = pd.api.types.infer_dtype(values, skipna=False)
+    if kind in _SCALAR_KINDS or kind.startswith("datetime") or kind == "timedelta":
+        return
+    locate = ids if ids is not None else values
+    if kind in ("mixed-integer", "mixed-integer-float", "mixed"):
+        types = pd.Series([type(v).__name__ for v in values], dtype=object)
+        nonscalar = ~pd.Series([np.isscalar(v) for v in values], dtype=bool).to_numpy()
+        if nonscalar.any():
+            raise ClusteringError(
+                f"{what} must be scalars; found {types[nonscalar].iloc[0]} at {examples(locate[nonscalar])}"
+            )
+        counts = types.value_counts()
+        minority = types.to_numpy() == counts.index[-1]
+        raise ClusteringError(
+            f"{what} mix types ({', '.join(f'{t}: {c}' for t, c in counts.items())}); "
+            f"convert them to one type (e.g. all str). {counts.index[-1]} at {examples(locate[minority])}"
+        )
+    raise ClusteringError(f"{what} have unsupported type '{kind}'")
+
+
+def _is_collection(value: Any) -> bool:
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes))
+
+
+def from_frame(
+    frame: pd.DataFrame,
+    id_col: str | None = None,
+    cluster_col: str | None = None,
+    *,
+    name: str = "clustering",
+) -> pd.Series:
+    """Membership vector from a table with a record-id column and a cluster-id column.
+
+    Without column names, a two-column table is read as (id, cluster).
+    """
+    if id_col is None and cluster_col is None:
+        if frame.shape[1] != 2:
+            raise ClusteringError(
+                f"{name}: table has columns {list(frame.columns)}; say which is the record id "
+                "and which the cluster id (id_col=..., cluster_col=...)"
+            )
+        id_col, cluster_col = frame.columns[0], frame.columns[1]
+    for role, col in (("record id", id_col), ("cluster id", cluster_col)):
+        if col is None:
+            raise ClusteringError(f"{name}: the {role} column was not given")
+        if col not in frame.columns:
+            raise ClusteringError(
+                f"{name}: {role} column {col!r} not found; columns are {list(frame.columns)}"
+            )
+    series = pd.Series(
+        frame[cluster_col].array, index=pd.Index(frame[id_col].array, name=id_col), name=cluster_col
+    )
+    return validate_membership(series, name=name)
+
+
+def from_clusters(
+    clusters: Mapping[Any, Iterable] | Iterable[Iterable], *, name: str = "clustering"
+) -> pd.Series:
+    """Membership vector from clusters: a dict ``{cluster_id: record ids}`` or a list of
+    record-id collections (cluster ids are then 0, 1, 2, ... in list order)."""
+    items = clusters.items() if isinstance(clusters, Mapping) else enumerate(clusters)
+    ids: list = []
+    labels: list = []
+    for label, members in items:
+        if not _is_collection(members):
+            raise ClusteringError(
+                f"{name}: cluster {label!r} should be a collection of record ids, got {type(members).__name__} {members!r}"
+            )
+        members = list(members)
+        ids.extend(members)
+        labels.extend([label] * len(members))
+    if not ids:
+        raise ClusteringError(f"{name} is empty: a clustering needs at least one record")
+    return validate_membership(pd.Series(labels, index=pd.Index(ids)), name=name)
+
+
+def from_pairs(
+    pairs: pd.DataFrame | np.ndarray | Iterable[tuple[Any, Any]],
+    records: Iterable | pd.Index | None = None,
+    *,
+    name: str = "clustering",
+) -> pd.Series:
+    """Membership vector from matched pairs: the connected components of the match graph.
+
+    ``pairs`` is a two-column table or an (m, 2) array of record ids. ``records`` lists
+    every record of the population so that unmatched records become singletons; a
+    pair naming a record absent from ``records`` is an error. Cluster ids are
+    integers 0..k-1. Linear time (scipy's sparse connected components), no Python
+    loop over pairs.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    if not isinstance(pairs, pd.DataFrame):
+        pairs = pd.DataFrame(pairs if isinstance(pairs, np.ndarray) else list(pairs))
+    if len(pairs) and pairs.shape[1] != 2:
+        raise ClusteringError(f"{name}: pairs must have two id columns, got {pairs.shape[1]}")
+    left = pairs.iloc[:, 0].to_numpy() if len(pairs) else np.array([], dtype=object)
+    right = pairs.iloc[:, 1].to_numpy() if len(pairs) else np.array([], dtype=object)
+    if records is None:
+        if len(left) == 0:
+            raise ClusteringError(f"{name} is empty: no pairs and no records given")
+        ids = pd.Index(np.concatenate([left, right])).unique()
+    else:
+        ids = pd.Index(records)
+        if len(ids) == 0:
+            raise ClusteringError(f"{name} is empty: a clustering needs at least one record")
+        if not ids.is_unique:
+            raise ClusteringError(
+                f"{name}: records list repeats ids: {examples(ids[ids.duplicated()].unique())}"
+            )
+    if ids.hasnans:
+        raise ClusteringError(f"{name}: pairs or records contain missing ids (NaN/None)")
+    _check_one_kind(ids, f"{name}: record ids")
+    lcode = ids.get_indexer(left)
+    rcode = ids.get_indexer(right)
+    unknown = (lcode < 0) | (rcode < 0)
+    if unknown.any():
+        bad = pd.Index(np.concatenate([left[lcode < 0], right[rcode < 0]])).unique()
+        raise ClusteringError(
+            f"{name}: {len(bad)} id(s) in the pairs are not among the records: {examples(bad)}"
+        )
+    n = len(ids)
+    graph = coo_matrix((np.ones(len(lcode), dtype=np.int8), (lcode, rcode)), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
+    return pd.Series(labels.astype(np.int64), index=ids, name="cluster_id")
+
+
+def from_graph(graph: Any, *, name: str = "clustering") -> pd.Series:
+    """Membership vector from a networkx graph: nodes are records, edges are matches,
+    clusters are connected components (isolated nodes become singletons)."""
+    import networkx as nx
+
+    if not isinstance(graph, nx.Graph):
+        raise ClusteringError(f"{name}: expected a networkx Graph, got {type(graph).__name__}")
+    nodes = pd.Index(list(graph.nodes))
+    edges = np.array(list(graph.edges()), dtype=object).reshape(-1, 2)
+    left = pd.Index(list(edges[:, 0])).to_numpy() if len(edges) else nodes.to_numpy()[:0]
+    right = pd.Index(list(edges[:, 1])).to_numpy() if len(edges) else nodes.to_numpy()[:0]
+    return from_pairs(pd.DataFrame({"left": left, "right": right}), records=nodes, name=name)
+
+
+def to_frame(
+    clustering: pd.Series, id_col: str = "record_id", cluster_col: str = "cluster_id"
+) -> pd.DataFrame:
+    """Two-column table (record id, cluster id) of a membership vector."""
+    return pd.DataFrame({id_col: clustering.index.to_numpy(), cluster_col: clustering.to_numpy()})
+
+
+def to_clusters(clustering: pd.Series) -> dict[Any, list]:
+    """Dict ``{cluster_id: [record ids]}``; records keep their order within each cluster."""
+    codes, labels = pd.factorize(clustering.to_numpy())
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
+    ids = clustering.index.to_numpy()[order]
+    return {
+        _plain(label): part.tolist()
+        for label, part in zip(labels, np.split(ids, bounds), strict=True)
+    }
+
+
+def to_pairs(
+    clustering: pd.Series, id_cols: tuple[str, str] = ("id_left", "id_right")
+) -> pd.DataFrame:
+    """All within-cluster record pairs (each unordered pair once), vectorised.
+
+    Output size is sum_c C(|c|, 2): fine for evaluation-sized data, quadratic in
+    the largest cluster.
+    """
+    codes, _ = pd.factorize(clustering.to_numpy())
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    rank = np.arange(len(codes)) - starts
+    partners = np.repeat(sizes, sizes) - 1 - rank  # later records in the same cluster
+    total = int(partners.sum())
+    left_pos = np.repeat(np.arange(len(codes)), partners)
+    offset = np.arange(total) - np.repeat(np.cumsum(partners) - partners, partners)
+    right_pos = left_pos + 1 + offset
+    ids = clustering.index.to_numpy()[order]
+    return pd.DataFrame({id_cols[0]: ids[left_pos], id_cols[1]: ids[right_pos]})
+
+
+def to_graph(clustering: pd.Series):
+    """networkx Graph with one node per record and an edge for every within-cluster pair."""
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_nodes_from(clustering.index.tolist())
+    pairs = to_pairs(clustering)
+    graph.add_edges_from(zip(pairs.iloc[:, 0].tolist(), pairs.iloc[:, 1].tolist(), strict=True))
+    return graph
+
+
+def cluster_sizes(clustering: pd.Series) -> pd.Series:
+    """Number of records in each cluster, indexed by cluster id (largest first)."""
+    return clustering.value_counts(sort=True).rename("size")
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value

@@ -1,0 +1,249 @@
+"""The contingency kernel: sparse intersection counts |c ∩ ĉ| between two clusterings.
+
+Every metric and every estimator in the toolkit is a function of these counts and
+of the cluster sizes (design §2). The computation is a plain aggregation (group by
+the two cluster ids, count) done once, in vectorised O(N): factorise the cluster
+ids to integer codes, combine the two codes into one int64 key, count the keys.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.clustering import validate_membership
+from er_evaluation.errors import CoverageError, CoverageWarning, examples
+
+__all__ = ["Contingency", "contingency", "comb2"]
+
+OnMissing = Literal["error", "restrict"]
+Scope = Literal["shared", "prediction"]
+
+
+def comb2(x: np.ndarray) -> np.ndarray:
+    """Number of unordered pairs C(x, 2) = x(x-1)/2, as int64 (exact up to x ~ 4e9)."""
+    x = np.asarray(x, dtype=np.int64)
+    return x * (x - 1) // 2
+
+
+@dataclass(frozen=True, eq=False)
+class Contingency:
+    """Sparse contingency table between a prediction Ĉ and a reference C.
+
+    One row per non-empty cell (ĉ, c): ``pred[k]`` and ``ref[k]`` are integer codes
+    of the predicted and reference cluster, ``count[k] = |ĉ ∩ c|`` counted on the
+    records in scope. ``pred_size[i]`` is the size of predicted cluster code ``i``
+    and ``ref_size[j]`` that of reference cluster code ``j``; ``pred_labels`` /
+    ``ref_labels`` map codes back to cluster ids.
+
+    ``scope == "shared"``: both clusterings restricted to their shared records
+    (exact metrics); sizes are the table's margins. ``scope == "prediction"``: the
+    reference is a sample inside the prediction's population (estimators);
+    ``pred_size`` counts every record of the full prediction, so population
+    totals (N, |P|, number of predicted clusters) come from the prediction itself.
+    """
+
+    pred: np.ndarray
+    ref: np.ndarray
+    count: np.ndarray
+    pred_size: np.ndarray
+    ref_size: np.ndarray
+    pred_labels: pd.Index
+    ref_labels: pd.Index
+    scope: Scope
+    n_records: int
+    n_shared: int
+    dropped_reference: int = 0
+    dropped_prediction: int = 0
+
+    @property
+    def n_pred_clusters(self) -> int:
+        return len(self.pred_size)
+
+    @property
+    def n_ref_clusters(self) -> int:
+        return len(self.ref_size)
+
+    @cached_property
+    def true_positive_links(self) -> int:
+        """|T ∩ P| = Σ_cells C(n_cĉ, 2): pairs linked by both clusterings."""
+        return int(comb2(self.count).sum())
+
+    @cached_property
+    def predicted_links(self) -> int:
+        """|P| = Σ_ĉ C(|ĉ|, 2), over the predicted clusters in scope."""
+        return int(comb2(self.pred_size).sum())
+
+    @cached_property
+    def true_links(self) -> int:
+        """|T| = Σ_c C(|c|, 2)."""
+        return int(comb2(self.ref_size).sum())
+
+    @cached_property
+    def cell_pred_size(self) -> np.ndarray:
+        """|ĉ| for the predicted cluster of each cell."""
+        return self.pred_size[self.pred]
+
+    @cached_property
+    def cell_ref_size(self) -> np.ndarray:
+        """|c| for the reference cluster of each cell."""
+        return self.ref_size[self.ref]
+
+    def per_reference(self, values: np.ndarray) -> np.ndarray:
+        """Sum a per-cell quantity over the cells of each reference cluster (grouped sum)."""
+        return np.bincount(self.ref, weights=values, minlength=self.n_ref_clusters)
+
+    def per_prediction(self, values: np.ndarray) -> np.ndarray:
+        """Sum a per-cell quantity over the cells of each predicted cluster (grouped sum)."""
+        return np.bincount(self.pred, weights=values, minlength=self.n_pred_clusters)
+
+    def transpose(self) -> Contingency:
+        """Swap the roles of prediction and reference (precision/recall duality)."""
+        if self.scope != "shared":
+            raise ValueError("only a 'shared'-scope contingency can be transposed")
+        return Contingency(
+            pred=self.ref,
+            ref=self.pred,
+            count=self.count,
+            pred_size=self.ref_size,
+            ref_size=self.pred_size,
+            pred_labels=self.ref_labels,
+            ref_labels=self.pred_labels,
+            scope="shared",
+            n_records=self.n_records,
+            n_shared=self.n_shared,
+            dropped_reference=self.dropped_prediction,
+            dropped_prediction=self.dropped_reference,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Contingency(scope={self.scope!r}, records={self.n_records}, shared={self.n_shared}, "
+            f"predicted clusters={self.n_pred_clusters}, reference clusters={self.n_ref_clusters}, "
+            f"cells={len(self.count)})"
+        )
+
+
+def contingency(
+    prediction: pd.Series,
+    reference: pd.Series,
+    *,
+    scope: Scope = "shared",
+    on_missing: OnMissing = "error",
+    validate: bool = True,
+) -> Contingency:
+    """Contingency table of ``prediction`` against ``reference`` in vectorised O(N).
+
+    ``scope="shared"`` is for two clusterings of one population (exact metrics):
+    both must cover the same records. ``scope="prediction"`` is for a reference
+    that samples the prediction's population (estimators): every reference record
+    must be in the prediction, and the prediction may have more.
+
+    Records that break the requirement raise :class:`CoverageError` naming them
+    (``on_missing="error"``, the default) or are dropped with a
+    :class:`CoverageWarning` saying how many (``on_missing="restrict"``).
+    """
+    if on_missing not in ("error", "restrict"):
+        raise ValueError(f"on_missing must be 'error' or 'restrict', got {on_missing!r}")
+    if scope not in ("shared", "prediction"):
+        raise ValueError(f"scope must be 'shared' or 'prediction', got {scope!r}")
+    if validate:
+        validate_membership(prediction, name="prediction")
+        validate_membership(reference, name="reference")
+    _check_id_types(prediction.index, reference.index)
+
+    pred_values = prediction.array
+    ref_values = reference.array
+    dropped_ref = dropped_pred = 0
+    if prediction.index.equals(reference.index):
+        ref_pos = None  # same records in the same order: the common fast path
+    else:
+        ref_pos = prediction.index.get_indexer(reference.index)
+        absent = ref_pos < 0
+        if absent.any():
+            ids = reference.index[absent]
+            if len(ids) == len(reference):
+                raise CoverageError(
+                    f"prediction and reference share no record ids (reference ids such as "
+                    f"{examples(ids)}; prediction ids such as {examples(prediction.index)})"
+                )
+            dropped_ref = _handle_missing(
+                ids, "reference", "prediction", on_missing, len(reference)
+            )
+            ref_values = ref_values[~absent]
+            ref_pos = ref_pos[~absent]
+        if scope == "shared" and len(ref_pos) < len(prediction):
+            extra = np.ones(len(prediction), dtype=bool)
+            extra[ref_pos] = False
+            dropped_pred = _handle_missing(
+                prediction.index[extra], "prediction", "reference", on_missing, len(prediction)
+            )
+
+    if ref_pos is None:
+        pred_codes, pred_labels = pd.factorize(pred_values)
+        shared_pred_codes = pred_codes
+    elif scope == "shared":
+        pred_codes, pred_labels = pd.factorize(pred_values[ref_pos])
+        shared_pred_codes = pred_codes
+    else:
+        pred_codes, pred_labels = pd.factorize(pred_values)
+        shared_pred_codes = pred_codes[ref_pos]
+    ref_codes, ref_labels = pd.factorize(ref_values)
+
+    n_ref = len(ref_labels)
+    key = shared_pred_codes.astype(np.int64) * n_ref + ref_codes
+    cell_codes, cell_keys = pd.factorize(key)
+    count = np.bincount(cell_codes).astype(np.int64)
+    cell_keys = np.asarray(cell_keys, dtype=np.int64)
+    return Contingency(
+        pred=cell_keys // n_ref,
+        ref=cell_keys % n_ref,
+        count=count,
+        pred_size=np.bincount(pred_codes, minlength=len(pred_labels)).astype(np.int64),
+        ref_size=np.bincount(ref_codes, minlength=n_ref).astype(np.int64),
+        pred_labels=pd.Index(pred_labels),
+        ref_labels=pd.Index(ref_labels),
+        scope=scope,
+        n_records=len(pred_codes),
+        n_shared=len(ref_codes),
+        dropped_reference=dropped_ref,
+        dropped_prediction=dropped_pred,
+    )
+
+
+def _handle_missing(ids: pd.Index, side: str, other: str, on_missing: str, total: int) -> int:
+    if on_missing == "error":
+        raise CoverageError(
+            f"{len(ids)} of {total} {side} record(s) are absent from the {other}: {examples(ids)}. "
+            f"Pass on_missing='restrict' to evaluate on the shared records only."
+        )
+    warnings.warn(
+        f"dropped {len(ids)} of {total} {side} record(s) absent from the {other} "
+        f"(e.g. {examples(ids, 3)}); evaluating on shared records only",
+        CoverageWarning,
+        stacklevel=3,
+    )
+    return len(ids)
+
+
+def _id_kind(index: pd.Index) -> str:
+    kind = pd.api.types.infer_dtype(index, skipna=True)
+    if kind in ("integer", "floating", "mixed-integer-float", "decimal"):
+        return "numeric"
+    return kind
+
+
+def _check_id_types(pred_index: pd.Index, ref_index: pd.Index) -> None:
+    """Integer ids in one file and string ids in the other would silently share no
+    record; name the mismatch instead."""
+    pk, rk = _id_kind(pred_index), _id_kind(ref_index)
+    if pk != rk:
+        raise CoverageError(
+            f"record ids have different types: prediction ids are {pk} (e.g. {examples(pred_index[:2])}), "
+            f"reference ids are {rk} (e.g. {examples(ref_index[:2])}); convert both to one type"
+        )

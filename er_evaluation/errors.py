@@ -1,0 +1,35 @@
+"""Exceptions and warnings raised by er_evaluation, and helpers to name offending ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class ClusteringError(ValueError):
+    """Invalid clustering input: duplicated ids, missing cluster ids, wrong types, empty input."""
+
+
+class CoverageError(ValueError):
+    """Two clusterings do not cover the records they need to (e.g. reference records
+    absent from the prediction)."""
+
+
+class CoverageWarning(UserWarning):
+    """Records were dropped because the caller chose to restrict to shared records."""
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric is undefined on its input (e.g. precision with no predicted links); NaN returned."""
+
+
+def examples(ids: Iterable, k: int = 5) -> str:
+    """Format up to ``k`` example ids for an error message, e.g. ``'a', 'b' (and 3 more)``."""
+    ids = list(ids) if not isinstance(ids, list) else ids
+    shown = ", ".join(repr(_plain(i)) for i in ids[:k])
+    rest = len(ids) - k
+    return shown + (f" (and {rest} more)" if rest > 0 else "")
+
+
+def _plain(value):
+    """numpy scalars print as ``np.int64(3)`` under numpy 2; users typed ``3``."""
+    return value.item() if hasattr(value, "item") else value
