@@ -1,0 +1,64 @@
+"""Exact metrics comparing a prediction with a reference clustering (design §3).
+
+Every metric has the signature ``f(prediction, reference=None, *, on_missing="error", ...)``
+where ``prediction`` may instead be a precomputed shared-scope
+:class:`~er_evaluation.contingency.Contingency`. :func:`evaluate` computes a table of
+metrics for several predictions with one contingency each.
+"""
+
+from er_evaluation.metrics._validation import check_contingency
+from er_evaluation.metrics.bcubed import bcubed_fscore, bcubed_precision, bcubed_recall
+from er_evaluation.metrics.cluster import (
+    cluster_fscore,
+    cluster_precision,
+    cluster_recall,
+    exact_cluster_count,
+)
+from er_evaluation.metrics.information import (
+    completeness,
+    homogeneity,
+    mutual_information,
+    v_measure,
+)
+from er_evaluation.metrics.merge_split import (
+    generalized_merge_distance,
+    merge_count,
+    split_count,
+)
+from er_evaluation.metrics.pairwise import (
+    PairCounts,
+    pairwise_counts,
+    pairwise_fscore,
+    pairwise_precision,
+    pairwise_recall,
+)
+from er_evaluation.metrics.rand import adjusted_rand_index, fowlkes_mallows, rand_index
+from er_evaluation.metrics.table import METRICS, evaluate
+
+__all__ = [
+    "METRICS",
+    "evaluate",
+    "check_contingency",
+    "PairCounts",
+    "pairwise_counts",
+    "pairwise_precision",
+    "pairwise_recall",
+    "pairwise_fscore",
+    "exact_cluster_count",
+    "cluster_precision",
+    "cluster_recall",
+    "cluster_fscore",
+    "bcubed_precision",
+    "bcubed_recall",
+    "bcubed_fscore",
+    "mutual_information",
+    "homogeneity",
+    "completeness",
+    "v_measure",
+    "rand_index",
+    "adjusted_rand_index",
+    "fowlkes_mallows",
+    "merge_count",
+    "split_count",
+    "generalized_merge_distance",
+]

@@ -1,0 +1,97 @@
+"""One validation path for every metric: turn (prediction, reference) into a contingency.
+
+Like scikit-learn's ``_check_clusterings``: every public metric calls
+:func:`check_contingency` first, so argument errors, coverage errors and the
+``on_missing`` policy are the same everywhere, and a precomputed
+:class:`~er_evaluation.contingency.Contingency` can be passed instead of two
+clusterings (that is how :func:`~er_evaluation.metrics.evaluate` shares one
+table across many metrics).
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.contingency import Contingency
+from er_evaluation.errors import UndefinedMetricWarning
+
+__all__ = ["check_contingency", "undefined", "OnMissing"]
+
+OnMissing = Literal["error", "restrict"]
+
+# The package namespace re-exports the function ``contingency`` under the module's
+# name, so reach the module through sys.modules: tests patch the kernel there to
+# count calls, and every metric must go through that one entry point.
+_kernel = importlib.import_module("er_evaluation.contingency")
+
+
+def check_contingency(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> Contingency:
+    """Validate the arguments of a metric and return the shared-scope contingency.
+
+    ``prediction`` is either a membership vector (then ``reference`` is required)
+    or a precomputed ``Contingency`` with ``scope="shared"`` (then ``reference``
+    must be None). Two empty clusterings give an empty table, on which every
+    metric returns NaN with :class:`UndefinedMetricWarning`; any other invalid
+    input raises the data model's errors (naming the offending ids).
+    """
+    if isinstance(prediction, Contingency):
+        if reference is not None:
+            raise TypeError(
+                "pass either a precomputed Contingency alone or two clusterings "
+                "(prediction, reference), not a Contingency and a reference"
+            )
+        if prediction.scope != "shared":
+            raise ValueError(
+                f"exact metrics need a contingency with scope='shared', got scope="
+                f"{prediction.scope!r}; a 'prediction'-scope table (a reference sampled inside "
+                "the prediction's population) is for the estimators"
+            )
+        return prediction
+    if reference is None:
+        raise TypeError(
+            "reference is missing: pass a reference clustering (a Series record id -> "
+            "cluster id) or a precomputed Contingency as the only argument"
+        )
+    if _is_empty_series(prediction) and _is_empty_series(reference):
+        return _empty_contingency(prediction, reference)
+    return _kernel.contingency(prediction, reference, scope="shared", on_missing=on_missing)
+
+
+def undefined(metric: str, reason: str) -> float:
+    """Warn that ``metric`` is undefined on this input and return NaN."""
+    warnings.warn(
+        f"{metric} is undefined: {reason}; returning NaN",
+        UndefinedMetricWarning,
+        stacklevel=3,
+    )
+    return float("nan")
+
+
+def _is_empty_series(value: object) -> bool:
+    return isinstance(value, pd.Series) and len(value) == 0
+
+
+def _empty_contingency(prediction: pd.Series, reference: pd.Series) -> Contingency:
+    empty = np.zeros(0, dtype=np.int64)
+    return Contingency(
+        pred=empty,
+        ref=empty,
+        count=empty,
+        pred_size=empty,
+        ref_size=empty,
+        pred_labels=pd.Index(prediction.to_numpy()),
+        ref_labels=pd.Index(reference.to_numpy()),
+        scope="shared",
+        n_records=0,
+        n_shared=0,
+    )

@@ -1,0 +1,81 @@
+"""Cluster metrics: the share of clusters reproduced exactly (design §3).
+
+A predicted cluster ĉ is *exact* when it equals some reference cluster c as a
+set of records, i.e. its contingency cell satisfies n_{ĉc} = |ĉ| = |c|. With E
+the number of exact clusters: cluster precision = E / |Ĉ|, cluster recall =
+E / |C|, cluster F_β = (1 + β²)E / (β²|C| + |Ĉ|) (the F_β of the two).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.contingency import Contingency
+from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics.pairwise import _check_beta
+
+__all__ = ["exact_cluster_count", "cluster_precision", "cluster_recall", "cluster_fscore"]
+
+
+def exact_cluster_count(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> int:
+    """Number of predicted clusters equal (as record sets) to a reference cluster."""
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    exact = (ct.count == ct.cell_pred_size) & (ct.count == ct.cell_ref_size)
+    return int(np.count_nonzero(exact))
+
+
+def cluster_precision(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> float:
+    """Fraction of predicted clusters that are exactly a reference cluster: E / |Ĉ|.
+
+    NaN with :class:`UndefinedMetricWarning` on empty input.
+    """
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("cluster precision", "there are no records")
+    return exact_cluster_count(ct) / ct.n_pred_clusters
+
+
+def cluster_recall(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> float:
+    """Fraction of reference clusters reproduced exactly by the prediction: E / |C|.
+
+    NaN with :class:`UndefinedMetricWarning` on empty input.
+    """
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("cluster recall", "there are no records")
+    return exact_cluster_count(ct) / ct.n_ref_clusters
+
+
+def cluster_fscore(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+    beta: float = 1.0,
+) -> float:
+    """Cluster F_β = (1 + β²)·E / (β²·|C| + |Ĉ|), the F_β of cluster precision and recall.
+
+    NaN with :class:`UndefinedMetricWarning` on empty input.
+    """
+    _check_beta(beta)
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("cluster F-score", "there are no records")
+    b2 = beta * beta
+    return (1 + b2) * exact_cluster_count(ct) / (b2 * ct.n_ref_clusters + ct.n_pred_clusters)

@@ -1,0 +1,105 @@
+"""Entropy-based metrics: homogeneity, completeness, V-measure (Rosenberg & Hirschberg 2007).
+
+Same definitions as scikit-learn's ``homogeneity_completeness_v_measure`` with
+the reference as ``labels_true``. With H(C), H(Ĉ) the entropies of the
+reference and predicted cluster sizes and I(C; Ĉ) the mutual information of the
+contingency table (natural logarithms; the ratios do not depend on the base):
+
+    homogeneity  h = I / H(C)   (each predicted cluster holds one true cluster)
+    completeness c = I / H(Ĉ)   (each true cluster lies in one predicted cluster)
+    V_β = (1 + β)·h·c / (β·h + c)
+
+Conventions follow scikit-learn: h = 1 when H(C) = 0 (a single reference
+cluster), c = 1 when H(Ĉ) = 0 (a single predicted cluster), V = 0 when
+h + c = 0. Empty input gives NaN with :class:`UndefinedMetricWarning`
+(scikit-learn returns 1.0 there).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.contingency import Contingency
+from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+
+__all__ = ["homogeneity", "completeness", "v_measure", "mutual_information"]
+
+
+def mutual_information(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> float:
+    """I(C; Ĉ) = Σ_cells (n/N)·log(n·N / (|ĉ|·|c|)) in nats (clipped at 0 against rounding).
+
+    NaN with :class:`UndefinedMetricWarning` on empty input.
+    """
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("mutual information", "there are no records")
+    n = ct.count.astype(np.float64)
+    total = float(ct.n_shared)
+    log_ratio = np.log(n) - np.log(ct.cell_pred_size) - np.log(ct.cell_ref_size) + np.log(total)
+    return max(float(np.dot(n, log_ratio) / total), 0.0)
+
+
+def homogeneity(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> float:
+    """Homogeneity h = I(C; Ĉ) / H(C); 1 when the reference is one cluster (module docstring)."""
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("homogeneity", "there are no records")
+    return _ratio(mutual_information(ct), _entropy(ct.ref_size))
+
+
+def completeness(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+) -> float:
+    """Completeness c = I(C; Ĉ) / H(Ĉ); 1 when the prediction is one cluster (module docstring)."""
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("completeness", "there are no records")
+    return _ratio(mutual_information(ct), _entropy(ct.pred_size))
+
+
+def v_measure(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    on_missing: OnMissing = "error",
+    beta: float = 1.0,
+) -> float:
+    """V_β = (1 + β)·h·c / (β·h + c) (scikit-learn's weighting; 0 when h + c = 0).
+
+    NaN with :class:`UndefinedMetricWarning` on empty input.
+    """
+    if not (beta > 0 and beta < float("inf")):
+        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        return undefined("V-measure", "there are no records")
+    mi = mutual_information(ct)
+    h = _ratio(mi, _entropy(ct.ref_size))
+    c = _ratio(mi, _entropy(ct.pred_size))
+    if h + c == 0:
+        return 0.0
+    return (1 + beta) * h * c / (beta * h + c)
+
+
+def _entropy(sizes: np.ndarray) -> float:
+    total = float(sizes.sum())
+    sizes = sizes[sizes > 0].astype(np.float64)
+    return float(-np.dot(sizes, np.log(sizes) - np.log(total)) / total)
+
+
+def _ratio(mi: float, entropy: float) -> float:
+    return mi / entropy if entropy else 1.0
