@@ -1,0 +1,85 @@
+"""Evaluation from labelled record pairs: pools, samplers (passive, stratified, static
+importance sampling, OASIS), oracles, resumable labelling sessions, single-run estimates
+of precision / recall / F with standard errors, and label reuse across predictions
+(design §5; papers 000, 002, 004)."""
+
+from er_evaluation.pairs.estimates import (
+    LabelRun,
+    PairEstimate,
+    PairEstimates,
+    estimate,
+    history,
+    metric_names,
+)
+from er_evaluation.pairs.oracles import (
+    CallableOracle,
+    CountingOracle,
+    LabelOracle,
+    oracle_from_reference,
+    parse_answer,
+)
+from er_evaluation.pairs.pool import (
+    PairPool,
+    PoolError,
+    field_similarity_score,
+    pool_from_blocks,
+    predicted_from_clustering,
+)
+from er_evaluation.pairs.reuse import (
+    as_importance_run,
+    continue_sampling,
+    labels_needed,
+    reuse_estimate,
+)
+from er_evaluation.pairs.run import sample_labels
+from er_evaluation.pairs.samplers import (
+    METHODS,
+    Draw,
+    ImportanceSampler,
+    OASISSampler,
+    PassiveSampler,
+    StratifiedSampler,
+    make_sampler,
+    score_probabilities,
+)
+from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
+from er_evaluation.pairs.stratify import Strata, csf_edges, stratify
+
+__all__ = [
+    "CallableOracle",
+    "CountingOracle",
+    "Draw",
+    "ImportanceSampler",
+    "LabelOracle",
+    "LabelRun",
+    "LabellingSession",
+    "METHODS",
+    "OASISSampler",
+    "PairEstimate",
+    "PairEstimates",
+    "PairPool",
+    "PassiveSampler",
+    "PendingPair",
+    "PoolError",
+    "SessionError",
+    "StratifiedSampler",
+    "Strata",
+    "as_importance_run",
+    "continue_sampling",
+    "csf_edges",
+    "estimate",
+    "field_similarity_score",
+    "history",
+    "labels_needed",
+    "make_sampler",
+    "metric_names",
+    "oracle_from_reference",
+    "parse_answer",
+    "pool_from_blocks",
+    "predicted_from_clustering",
+    "read_log",
+    "reuse_estimate",
+    "sample_labels",
+    "score_probabilities",
+    "stratify",
+]

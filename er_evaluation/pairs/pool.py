@@ -1,0 +1,357 @@
+"""Pools of candidate record pairs: the population the pair samplers draw from (design §5).
+
+A :class:`PairPool` is a validated table with one row per unordered candidate pair:
+``id_left``, ``id_right``, ``score`` (a similarity, any real scale), ``predicted``
+(0/1: the system under evaluation links the pair) and optionally ``label`` (the true
+0/1 match status, known only in simulations and benchmarks). The prediction comes
+from an explicit 0/1 column or from a clustering: a pair is predicted a match iff
+both records share a predicted cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.clustering import membership, to_pairs
+from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples
+
+__all__ = [
+    "PairPool",
+    "PoolError",
+    "pool_from_blocks",
+    "field_similarity_score",
+    "predicted_from_clustering",
+]
+
+
+class PoolError(ValueError):
+    """Invalid pair pool: unknown ids, self-pairs, duplicate pairs, bad scores or predictions."""
+
+
+@dataclass(frozen=True)
+class PairPool:
+    """A validated pool of candidate pairs. Build it with :meth:`PairPool.from_frame`.
+
+    ``pairs`` has columns ``id_left``, ``id_right``, ``score``, ``predicted`` (int8 0/1)
+    and optionally ``label`` (int8 0/1). Row position is the pair's index everywhere in
+    :mod:`er_evaluation.pairs` (samplers, label logs).
+    """
+
+    pairs: pd.DataFrame
+    scores: np.ndarray = field(init=False, repr=False, compare=False)
+    predicted: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scores", self.pairs["score"].to_numpy(dtype=np.float64))
+        object.__setattr__(self, "predicted", self.pairs["predicted"].to_numpy(dtype=np.int8))
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        score_col: str = "score",
+        predicted_col: str | None = "predicted",
+        prediction: pd.Series | None = None,
+        label_col: str | None = None,
+        id_cols: tuple[str, str] = ("id_left", "id_right"),
+        records: Sequence | pd.Index | None = None,
+    ) -> PairPool:
+        """Validate a pair table and build a pool.
+
+        The prediction is either ``frame[predicted_col]`` (0/1) or, when ``prediction``
+        (a clustering: record id -> cluster id) is given, 1 iff both records of the pair
+        are in the same predicted cluster. ``records`` optionally lists the known record
+        ids; pairs naming other ids are an error. Errors (:class:`PoolError`) name the
+        offending rows or ids: missing ids, unknown ids, self-pairs, duplicate pairs in
+        either order, non-finite scores, predictions or labels other than 0/1.
+        """
+        left_col, right_col = id_cols
+        for col in (left_col, right_col, score_col):
+            _require_column(frame, col)
+        if len(frame) == 0:
+            raise PoolError("the pair table is empty: a pool needs at least one candidate pair")
+        left = frame[left_col].to_numpy()
+        right = frame[right_col].to_numpy()
+        _check_ids(left, right, left_col, right_col, records)
+        scores = _check_scores(frame[score_col], score_col)
+        if prediction is not None:
+            predicted = predicted_from_clustering(left, right, prediction)
+        else:
+            if predicted_col is None:
+                raise PoolError(
+                    "no prediction: pass predicted_col (a 0/1 column) or prediction (a clustering)"
+                )
+            _require_column(frame, predicted_col)
+            predicted = _check_binary(frame[predicted_col], predicted_col)
+        out = pd.DataFrame(
+            {"id_left": left, "id_right": right, "score": scores, "predicted": predicted}
+        )
+        if label_col is not None:
+            _require_column(frame, label_col)
+            out["label"] = _check_binary(frame[label_col], label_col)
+        return cls(out)
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """True 0/1 labels if the pool carries them (simulation / benchmark), else None."""
+        if "label" not in self.pairs:
+            return None
+        return self.pairs["label"].to_numpy(dtype=np.int8)
+
+    def with_prediction(
+        self,
+        predicted: np.ndarray | pd.Series | None = None,
+        *,
+        prediction: pd.Series | None = None,
+    ) -> PairPool:
+        """The same pairs and scores with another system's prediction (0/1 array or clustering)."""
+        frame = self.pairs.copy()
+        if prediction is not None:
+            frame["predicted"] = predicted_from_clustering(
+                frame["id_left"].to_numpy(), frame["id_right"].to_numpy(), prediction
+            )
+        elif predicted is not None:
+            values = np.asarray(predicted)
+            if values.shape != (self.n_pairs,):
+                raise PoolError(
+                    f"predicted has shape {values.shape}; expected one value per pair ({self.n_pairs})"
+                )
+            frame["predicted"] = _check_binary(pd.Series(values), "predicted")
+        else:
+            raise PoolError("pass predicted (0/1 per pair) or prediction (a clustering)")
+        return PairPool(frame)
+
+    def truth(self, alpha: float = 0.5) -> dict[str, float]:
+        """Exact precision, recall and F_alpha of ``predicted`` against ``label`` on the pool.
+
+        F_alpha = TP / (alpha (TP+FP) + (1-alpha)(TP+FN)); alpha = 1/2 is F1.
+        """
+        labels = self.labels
+        if labels is None:
+            raise PoolError("this pool has no label column: the truth is unknown")
+        tp = float(np.sum(labels & self.predicted))
+        pp = float(self.predicted.sum())
+        ap = float(labels.sum())
+        return {
+            "precision": _ratio(tp, pp, "precision"),
+            "recall": _ratio(tp, ap, "recall"),
+            "f": _ratio(tp, alpha * pp + (1 - alpha) * ap, "F"),
+        }
+
+    def fingerprint(self) -> str:
+        """A short hash of ids, scores and predictions, so a label log can check it belongs here."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        hashed = pd.util.hash_pandas_object(
+            self.pairs[["id_left", "id_right", "score", "predicted"]], index=False
+        )
+        digest.update(hashed.to_numpy().tobytes())
+        return digest.hexdigest()[:16]
+
+
+def _ratio(num: float, den: float, what: str) -> float:
+    if den == 0:
+        import warnings
+
+        warnings.warn(
+            f"{what} is undefined (zero denominator); returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    return num / den
+
+
+def _require_column(frame: pd.DataFrame, col: str) -> None:
+    if col not in frame.columns:
+        raise PoolError(f"column {col!r} not found; the table has columns {list(frame.columns)}")
+
+
+def _check_ids(left, right, left_col: str, right_col: str, records) -> None:
+    for values, col in ((left, left_col), (right, right_col)):
+        missing = np.flatnonzero(pd.isna(values))
+        if len(missing):
+            raise PoolError(f"{len(missing)} pairs have a missing {col}: rows {examples(missing)}")
+    kinds = {
+        pd.api.types.infer_dtype(left, skipna=False),
+        pd.api.types.infer_dtype(right, skipna=False),
+    }
+    if len(kinds) > 1 and kinds & {"string"} and kinds & {"integer"}:
+        raise PoolError(
+            f"{left_col} and {right_col} mix integer and string ids ({sorted(kinds)}); "
+            "convert them to one type so that 7 and '7' are not silently different records"
+        )
+    codes, uniques = pd.factorize(np.concatenate([left, right]))
+    n = len(left)
+    lc, rc = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
+    self_rows = np.flatnonzero(lc == rc)
+    if len(self_rows):
+        raise PoolError(
+            f"{len(self_rows)} self-pairs (a record paired with itself) at rows {examples(self_rows)}, "
+            f"ids {examples(left[self_rows])}"
+        )
+    lo, hi = np.minimum(lc, rc), np.maximum(lc, rc)
+    key = lo * len(uniques) + hi
+    dup = pd.Series(key).duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        shown = [(left[i], right[i]) for i in rows[:5]]
+        raise PoolError(
+            f"{len(rows)} rows repeat a pair (in either order), e.g. rows {examples(rows)}: "
+            f"{', '.join(f'({_plain(a)!r}, {_plain(b)!r})' for a, b in shown)}"
+        )
+    if records is not None:
+        known = pd.Index(records)
+        unknown = pd.Index(uniques)[~pd.Index(uniques).isin(known)]
+        if len(unknown):
+            raise PoolError(
+                f"{len(unknown)} record ids in the pairs are not among the records: {examples(unknown)}"
+            )
+
+
+def _check_scores(series: pd.Series, col: str) -> np.ndarray:
+    try:
+        values = series.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise PoolError(f"column {col!r} must be numeric scores: {error}") from None
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise PoolError(
+            f"{len(bad)} non-finite scores (NaN or infinite) in column {col!r} at rows {examples(bad)}"
+        )
+    return values
+
+
+def _check_binary(series: pd.Series, col: str) -> np.ndarray:
+    values = series.to_numpy()
+    if values.dtype == bool:
+        return values.astype(np.int8)
+    numeric = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isin(numeric, (0.0, 1.0)))
+    if len(bad):
+        raise PoolError(
+            f"column {col!r} must be 0/1; rows {examples(bad)} have {examples(values[bad])}"
+        )
+    return numeric.astype(np.int8)
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def predicted_from_clustering(left, right, prediction: pd.Series) -> np.ndarray:
+    """1 where both records of a pair share a predicted cluster, else 0 (vectorised lookup).
+
+    Every record of every pair must be in the clustering; unknown ids are an error.
+    """
+    clustering = membership(prediction, name="prediction")
+    cluster_codes, _ = pd.factorize(clustering.to_numpy())
+    index = clustering.index
+    li = index.get_indexer(np.asarray(left))
+    ri = index.get_indexer(np.asarray(right))
+    unknown = np.concatenate([np.asarray(left)[li < 0], np.asarray(right)[ri < 0]])
+    if len(unknown):
+        raise PoolError(
+            f"{len(pd.unique(unknown))} record ids in the pairs are not in the predicted clustering: "
+            f"{examples(pd.unique(unknown))}"
+        )
+    return (cluster_codes[li] == cluster_codes[ri]).astype(np.int8)
+
+
+def pool_from_blocks(
+    records: pd.DataFrame,
+    block_col: str,
+    *,
+    id_col: str | None = None,
+) -> pd.DataFrame:
+    """All within-block record pairs of a records table (each unordered pair once).
+
+    ``records`` is indexed by record id (or has ``id_col``); ``block_col`` holds the blocking
+    key. Returns ``id_left``, ``id_right``, ``block``. Vectorised through
+    :func:`er_evaluation.clustering.to_pairs` on the block membership, so the output size is
+    sum_b C(n_b, 2). Records with a missing block key are an error (nothing is dropped silently).
+    """
+    if block_col not in records.columns:
+        raise PoolError(f"column {block_col!r} not found; the table has {list(records.columns)}")
+    ids = records[id_col] if id_col is not None else records.index.to_series()
+    blocks = pd.Series(records[block_col].to_numpy(), index=pd.Index(ids.to_numpy()))
+    missing = blocks.index[blocks.isna().to_numpy()]
+    if len(missing):
+        raise PoolError(
+            f"{len(missing)} records have no {block_col!r} value: {examples(missing)}; give them a "
+            "block key or remove them explicitly"
+        )
+    try:
+        blocks = membership(blocks, name="records")
+    except ClusteringError as error:
+        raise PoolError(str(error)) from None
+    pairs = to_pairs(blocks)
+    pairs["block"] = blocks.loc[pairs["id_left"]].to_numpy()
+    return pairs
+
+
+def field_similarity_score(
+    records: pd.DataFrame,
+    pairs: pd.DataFrame,
+    fields: Sequence[str],
+    *,
+    id_cols: tuple[str, str] = ("id_left", "id_right"),
+) -> np.ndarray:
+    """A simple similarity in [0, 1] for pairs when no matcher score exists.
+
+    Mean over ``fields`` of a per-field similarity: token Jaccard |A ∩ B| / |A ∪ B| of the
+    lower-cased whitespace tokens for text fields, exact equality for other types. A value
+    missing on either side contributes 0. ``records`` is indexed by record id. Vectorised:
+    tokens become a sparse record x token incidence matrix and intersections are row-wise
+    products of that matrix.
+    """
+    from scipy import sparse
+
+    if len(fields) == 0:
+        raise PoolError("fields is empty: name at least one column to compare")
+    for col in fields:
+        if col not in records.columns:
+            raise PoolError(f"field {col!r} not found; records have {list(records.columns)}")
+    index = records.index
+    li = index.get_indexer(pairs[id_cols[0]].to_numpy())
+    ri = index.get_indexer(pairs[id_cols[1]].to_numpy())
+    unknown = np.concatenate(
+        [pairs[id_cols[0]].to_numpy()[li < 0], pairs[id_cols[1]].to_numpy()[ri < 0]]
+    )
+    if len(unknown):
+        raise PoolError(
+            f"pairs name record ids absent from records: {examples(pd.unique(unknown))}"
+        )
+    total = np.zeros(len(pairs))
+    for col in fields:
+        column = records[col]
+        if pd.api.types.is_string_dtype(column) or column.dtype == object:
+            tokens = column.astype("string").str.lower().str.split().explode()
+            tokens = tokens.dropna()
+            rows = index.get_indexer(tokens.index) if not index.has_duplicates else None
+            if rows is None:
+                raise PoolError("records index has duplicate ids")
+            tok_codes, _ = pd.factorize(tokens.to_numpy())
+            incidence = sparse.csr_matrix(
+                (np.ones(len(rows)), (rows, tok_codes)), shape=(len(index), max(len(_), 1))
+            )
+            incidence.data[:] = 1.0  # repeated tokens count once (sets)
+            sizes = np.asarray(incidence.sum(axis=1)).ravel()
+            inter = np.asarray(incidence[li].multiply(incidence[ri]).sum(axis=1)).ravel()
+            union = sizes[li] + sizes[ri] - inter
+            total += np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+        else:
+            values = column.to_numpy()
+            a, b = values[li], values[ri]
+            total += ((a == b) & ~pd.isna(a) & ~pd.isna(b)).astype(float)
+    return total / len(fields)

@@ -1,0 +1,117 @@
+"""Reusing pair labels across predictions (paper 002 §3.3.1; paper 004).
+
+A label with its sampling weight p/q is a draw from the pool, whatever prediction the
+sampler was tuned for. So labels collected while evaluating prediction A estimate
+prediction B on the same pool without bias (for importance designs: the martingale
+argument of paper 002, Theorem 1, only needs q > 0 wherever B's metrics have mass, which
+the epsilon-greedy mixture guarantees). Evaluating B then costs only the labels that the
+reused sample cannot cover: :func:`continue_sampling` warm-starts an OASIS sampler for B
+with A's labels (its label cache and Beta model), draws new pairs from B's proposal, and
+pools the old and new draws in one importance-weighted estimate (a sequence of adapted
+proposals is still an AIS sample). :func:`labels_needed` says how many more labels a
+target standard error needs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from er_evaluation.pairs.estimates import LabelRun, PairEstimate, PairEstimates, estimate
+from er_evaluation.pairs.pool import PairPool
+from er_evaluation.pairs.run import sample_labels
+from er_evaluation.pairs.samplers import OASISSampler
+
+__all__ = ["reuse_estimate", "as_importance_run", "continue_sampling", "labels_needed"]
+
+
+def reuse_estimate(
+    run: LabelRun, predicted_b, *, alpha: float | Sequence[float] = 0.5, level: float = 0.95
+) -> PairEstimates:
+    """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool pair)
+    from the labels of ``run``, reweighted by their own sampling weights. Costs no label."""
+    return estimate(run, predicted_b, alpha=alpha, level=level)
+
+
+def as_importance_run(run: LabelRun) -> LabelRun:
+    """The same draws with weights p/q for pooling with importance draws: 1 for a passive
+    sample (uniform q), omega_k n / n_k for a stratified one (q = n_k / (n N_k) per pair),
+    unchanged for importance samples."""
+    if run.design == "importance":
+        return run
+    if run.design == "passive":
+        weight = np.ones(run.n_draws)
+    elif run.design == "stratified":
+        sizes = np.asarray(run.stratum_sizes, dtype=np.float64)
+        counts = np.bincount(run.stratum, minlength=len(sizes)).astype(np.float64)
+        per = (sizes / sizes.sum()) * run.n_draws / np.where(counts > 0, counts, 1.0)
+        weight = per[run.stratum]
+    else:
+        raise ValueError(f"unknown design {run.design!r}")
+    return LabelRun(
+        "importance",
+        run.pool_size,
+        run.index,
+        run.label,
+        weight,
+        run.stratum,
+        run.new_label,
+        method=run.method,
+    )
+
+
+def continue_sampling(
+    pool_b: PairPool,
+    previous: LabelRun,
+    oracle: Callable[[int], int | None],
+    new_labels: int,
+    *,
+    seed: int | None = None,
+    **oasis_params,
+) -> LabelRun:
+    """Evaluate prediction B (``pool_b``: same pairs and scores, B's ``predicted``) after A.
+
+    An OASIS sampler for B starts from A's labels: each labelled pair updates the Beta
+    posterior of its B-stratum, the F estimate starts from the reused estimate, and the
+    label cache holds A's labels so a pair A already labelled costs nothing. It then draws
+    until ``new_labels`` new pairs are labelled. Returns the pooled run: A's draws (weights
+    made p/q by :func:`as_importance_run`) followed by B's draws (``new_label`` marks the
+    labels B paid for).
+    """
+    if previous.pool_size != pool_b.n_pairs:
+        raise ValueError(
+            f"the previous run is on a pool of {previous.pool_size} pairs, pool_b has {pool_b.n_pairs}"
+        )
+    old = as_importance_run(previous)
+    sampler = OASISSampler(pool_b, seed, **oasis_params)
+    sampler.warm_start(old.index, old.label, old.weight)
+    known = np.full(pool_b.n_pairs, -1, dtype=np.int8)
+    known[old.index] = old.label
+    new = sample_labels(pool_b, sampler, oracle, new_labels, known=known)
+    return LabelRun(
+        "importance",
+        pool_b.n_pairs,
+        np.concatenate([old.index, new.index]),
+        np.concatenate([old.label, new.label]),
+        np.concatenate([old.weight, new.weight]),
+        np.concatenate([np.full(old.n_draws, -1), new.stratum]),
+        np.concatenate([old.new_label, new.new_label]),
+        method="oasis+reuse",
+    )
+
+
+def labels_needed(estimate_: PairEstimate, target_std_error: float) -> int:
+    """Additional labels for ``estimate_`` to reach ``target_std_error``, assuming the
+    variance falls as 1/n in the number of draws and the current ratio of new labels to
+    draws persists: ceil(n_labels ((SE / target)^2 - 1)). 0 if already reached; an error
+    if the standard error is not available."""
+    if not target_std_error > 0:
+        raise ValueError(f"target_std_error must be > 0, got {target_std_error}")
+    se = estimate_.std_error
+    if math.isnan(se):
+        raise ValueError(f"{estimate_.metric} has no standard error yet: label more pairs first")
+    if se <= target_std_error:
+        return 0
+    return int(math.ceil(estimate_.n_labels * ((se / target_std_error) ** 2 - 1)))

@@ -1,0 +1,88 @@
+"""Run a sampler against an oracle up to a label budget, with a label cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from er_evaluation.pairs.estimates import LabelRun
+from er_evaluation.pairs.pool import PairPool
+
+__all__ = ["sample_labels"]
+
+
+def sample_labels(
+    pool: PairPool,
+    sampler,
+    oracle: Callable[[int], int | None],
+    budget: int,
+    *,
+    max_draws: int | None = None,
+    final_weights: bool = False,
+    known: np.ndarray | None = None,
+) -> LabelRun:
+    """Draw from ``sampler`` and label with ``oracle`` until ``budget`` distinct pairs are
+    labelled.
+
+    A pair drawn again is answered from the label cache: it costs no new label and the
+    oracle is never asked twice. The run stops just before the first draw that would need
+    label number ``budget + 1`` (so free repeats after the last label are kept), when the
+    sampler is exhausted, when every pair is labelled, or after ``max_draws`` draws
+    (default 1000 x budget). An unsure answer (None) voids the draw: it is not counted,
+    not cached and the model does not see it (the pair may be drawn and asked again).
+    ``known`` (int8 per pair, -1 = unknown) pre-fills the cache with labels paid for
+    earlier (label reuse): drawing such a pair costs nothing.
+    """
+    if budget < 0:
+        raise ValueError(f"budget must be >= 0, got {budget}")
+    cache = (
+        np.full(pool.n_pairs, -1, dtype=np.int8) if known is None else known.astype(np.int8).copy()
+    )
+    limit = max_draws if max_draws is not None else 1000 * max(budget, 1)
+    index, label, weight, stratum, new = [], [], [], [], []
+    n_labels = 0
+    unknown = int(np.count_nonzero(cache < 0))
+    draws = 0
+    while draws < limit:
+        draw = sampler.draw()
+        if draw is None:
+            break
+        draws += 1
+        cached = int(cache[draw.index])
+        is_new = cached < 0
+        if is_new:
+            if n_labels >= budget or n_labels == unknown:
+                break
+            answer = oracle(draw.index)
+            if answer is None:
+                continue
+            cached = int(answer)
+            cache[draw.index] = cached
+            n_labels += 1
+        sampler.observe(draw.index, cached)
+        index.append(draw.index)
+        label.append(cached)
+        weight.append(draw.weight)
+        stratum.append(draw.stratum)
+        new.append(is_new)
+        if n_labels == unknown:  # every pair labelled: only free repeats would follow
+            break
+    idx = np.asarray(index, dtype=np.int64)
+    strata = getattr(sampler, "strata", None)
+    return LabelRun(
+        design=sampler.design,
+        pool_size=pool.n_pairs,
+        index=idx,
+        label=np.asarray(label, dtype=np.int8),
+        weight=np.asarray(weight, dtype=np.float64),
+        stratum=np.asarray(stratum, dtype=np.int64),
+        new_label=np.asarray(new, dtype=bool),
+        stratum_sizes=strata.sizes
+        if strata is not None and sampler.design == "stratified"
+        else None,
+        final_weight=sampler.current_weights(idx)
+        if final_weights and sampler.design == "importance"
+        else None,
+        method=sampler.name,
+    )

@@ -1,0 +1,375 @@
+"""Pair samplers with one interface: passive, stratified proportional, static IS, OASIS.
+
+Every sampler owns a seeded :class:`numpy.random.Generator` and alternates
+``draw()`` (returns a :class:`Draw`: pool index, stratum, the probability q with which
+this pair was drawn, and the importance weight p/q with p = 1/N) and
+``observe(index, label)`` (feeds the label back; only OASIS learns from it). Given the
+seed and the sequence of labels, the sequence of draws is deterministic, which is what
+lets a labelling session be resumed bit-identically by replaying its log.
+
+Designs (``sampler.design``), which decide how :mod:`er_evaluation.pairs.estimates`
+weighs the labels:
+
+- ``"passive"``: simple random sample without replacement (weights equal).
+- ``"stratified"``: stratified sample without replacement, allocation proportional to
+  stratum size (weights N_k / n_k per stratum).
+- ``"importance"``: draws with replacement from q (static IS, or OASIS where q adapts);
+  weight w = p(z)/q(z) = omega_k / v_k for OASIS (paper 000, Algorithm 3, line 6).
+
+Per-draw work is a few operations on arrays of length K (strata) and one lookup into
+precomputed per-stratum index arrays; no pandas, no loops over the pool.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from er_evaluation.pairs.pool import PairPool
+from er_evaluation.pairs.stratify import Strata, stratify
+
+__all__ = [
+    "Draw",
+    "PassiveSampler",
+    "StratifiedSampler",
+    "ImportanceSampler",
+    "OASISSampler",
+    "make_sampler",
+    "score_probabilities",
+    "METHODS",
+]
+
+METHODS = ("passive", "stratified", "importance", "oasis")
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One draw: pool row ``index``, its ``stratum`` (-1 if none), the probability ``prob``
+    that this draw picked this pair and the importance ``weight`` p/q (1 for without-
+    replacement designs, whose weights are fixed by the estimator)."""
+
+    index: int
+    stratum: int
+    prob: float
+    weight: float
+
+
+def score_probabilities(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
+    """Scores as match probabilities: unchanged if already in [0, 1], else the logistic
+    1 / (1 + exp(-(s - threshold))) (paper 000, Algorithm 2, line 4)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if len(scores) and scores.min() >= 0.0 and scores.max() <= 1.0:
+        return scores
+    return 1.0 / (1.0 + np.exp(-(scores - threshold)))
+
+
+class _SparsePermutation:
+    """Uniform sampling without replacement from range(size) in O(1) per draw: a
+    Fisher-Yates shuffle whose swaps are kept in a dict, so nothing of size N is built."""
+
+    __slots__ = ("size", "taken", "swaps")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.taken = 0
+        self.swaps: dict[int, int] = {}
+
+    def next(self, u: float) -> int:
+        j = self.taken + int(u * (self.size - self.taken))
+        swaps = self.swaps
+        value = swaps.get(j, j)
+        swaps[j] = swaps.get(self.taken, self.taken)
+        self.taken += 1
+        return value
+
+    @property
+    def exhausted(self) -> bool:
+        return self.taken >= self.size
+
+
+class _Base:
+    design = "importance"
+    name = ""
+
+    def __init__(self, pool: PairPool, seed: int | None) -> None:
+        self.n_pairs = pool.n_pairs
+        self.seed = seed
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def observe(self, index: int, label: int) -> None:
+        """Feed back the label of the last draw (no-op for non-adaptive samplers)."""
+
+    def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        """p/q under the current proposal for the given pairs (for paper 002's variance)."""
+        raise NotImplementedError
+
+    def params(self) -> dict:
+        return {}
+
+
+class PassiveSampler(_Base):
+    """Uniform sampling without replacement from the whole pool."""
+
+    design = "passive"
+    name = "passive"
+
+    def __init__(self, pool: PairPool, seed: int | None = None) -> None:
+        super().__init__(pool, seed)
+        self._perm = _SparsePermutation(self.n_pairs)
+
+    def draw(self) -> Draw | None:
+        """Next pair, or None once every pair has been drawn."""
+        if self._perm.exhausted:
+            return None
+        remaining = self.n_pairs - self._perm.taken
+        index = self._perm.next(self.rng.random())
+        return Draw(index, -1, 1.0 / remaining, 1.0)
+
+
+class StratifiedSampler(_Base):
+    """Stratified sampling without replacement, allocation proportional to stratum size.
+
+    Draw t goes to the stratum furthest below its proportional share omega_k * t
+    (ties to the lowest index), then to a uniformly chosen unsampled pair in it.
+    Strata are the CSF strata (predicted matches and non-matches apart).
+    """
+
+    design = "stratified"
+    name = "stratified"
+
+    def __init__(
+        self,
+        pool: PairPool,
+        seed: int | None = None,
+        *,
+        n_strata: int = 30,
+        strata: Strata | None = None,
+    ) -> None:
+        super().__init__(pool, seed)
+        self.n_strata = n_strata
+        self.strata = (
+            strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
+        )
+        self._perms = [_SparsePermutation(int(s)) for s in self.strata.sizes]
+        self._counts = np.zeros(self.strata.n_strata)
+        self._open = np.ones(self.strata.n_strata, dtype=bool)
+        self._t = 0
+
+    def draw(self) -> Draw | None:
+        if not self._open.any():
+            return None
+        deficit = self.strata.omega * (self._t + 1) - self._counts
+        deficit[~self._open] = -np.inf
+        k = int(np.argmax(deficit))
+        perm = self._perms[k]
+        size = perm.size
+        local = perm.next(self.rng.random())
+        prob = 1.0 / (size - perm.taken + 1)
+        if perm.exhausted:
+            self._open[k] = False
+        self._counts[k] += 1
+        self._t += 1
+        index = int(self.strata.order[self.strata.offsets[k] + local])
+        return Draw(index, k, prob, 1.0)
+
+    def params(self) -> dict:
+        return {"n_strata": self.n_strata}
+
+
+def _optimal_terms(alpha, f_hat, pi, lam):
+    """sqrt(E[(D_g ell)^2]) per unit of the asymptotically optimal proposal for F_alpha
+    (paper 000 eq. 12 without omega): (1-a)(1-lam) F sqrt(pi) + lam sqrt((aF)^2 (1-pi) + (1-F)^2 pi)."""
+    return (1 - alpha) * (1 - lam) * f_hat * np.sqrt(pi) + lam * np.sqrt(
+        (alpha * f_hat) ** 2 * (1 - pi) + (1 - f_hat) ** 2 * pi
+    )
+
+
+def _initial_f(alpha: float, pi: np.ndarray, lam: np.ndarray, mass: np.ndarray) -> float:
+    """F_alpha^(0) from the prior guess (paper 000, Algorithm 2, line 8)."""
+    tp = np.sum(mass * pi * lam)
+    den = alpha * np.sum(mass * lam) + (1 - alpha) * np.sum(mass * pi)
+    return float(tp / den) if den > 0 else 0.5
+
+
+class ImportanceSampler(_Base):
+    """Static importance sampling (with replacement) from the asymptotically optimal
+    proposal for F_alpha evaluated once with per-pair score probabilities (the static IS
+    baseline of papers 000/002), mixed with the uniform distribution:
+    q(z) = eps/N + (1-eps) q*(z). Weight w = (1/N) / q(z)."""
+
+    name = "importance"
+
+    def __init__(
+        self,
+        pool: PairPool,
+        seed: int | None = None,
+        *,
+        alpha: float = 0.5,
+        epsilon: float = 1e-3,
+        threshold: float = 0.0,
+    ) -> None:
+        super().__init__(pool, seed)
+        self.alpha, self.epsilon, self.threshold = alpha, epsilon, threshold
+        pi = score_probabilities(pool.scores, threshold)
+        lam = pool.predicted.astype(np.float64)
+        f0 = _initial_f(alpha, pi, lam, np.ones_like(pi))
+        opt = _optimal_terms(alpha, f0, pi, lam)
+        total = opt.sum()
+        n = self.n_pairs
+        q = np.full(n, 1.0 / n) if total <= 0 else epsilon / n + (1 - epsilon) * opt / total
+        self.q = q
+        self._cum = np.cumsum(q)
+
+    def draw(self) -> Draw:
+        index = int(np.searchsorted(self._cum, self.rng.random() * self._cum[-1], side="right"))
+        index = min(index, self.n_pairs - 1)
+        q = float(self.q[index])
+        return Draw(index, -1, q, 1.0 / (self.n_pairs * q))
+
+    def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        return 1.0 / (self.n_pairs * self.q[np.asarray(indices)])
+
+    def params(self) -> dict:
+        return {"alpha": self.alpha, "epsilon": self.epsilon, "threshold": self.threshold}
+
+
+class OASISSampler(_Base):
+    """OASIS (paper 000, Algorithms 1-3): adaptive importance sampling over CSF strata.
+
+    Per stratum a Beta(gamma_1, gamma_0) model of pi_k = P(match) with prior
+    eta * [pi0_k, 1 - pi0_k], pi0_k = mean score probability in the stratum. Each draw uses
+    v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
+    term of design §5 step 3 at the current F_alpha estimate; weight w = omega_k / v_k.
+    ``observe`` adds the label to stratum k's posterior and updates
+    F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l).
+    """
+
+    name = "oasis"
+
+    def __init__(
+        self,
+        pool: PairPool,
+        seed: int | None = None,
+        *,
+        alpha: float = 0.5,
+        epsilon: float = 1e-3,
+        n_strata: int = 30,
+        eta: float | None = None,
+        threshold: float = 0.0,
+        strata: Strata | None = None,
+    ) -> None:
+        super().__init__(pool, seed)
+        self.alpha, self.epsilon, self.n_strata, self.threshold = (
+            alpha,
+            epsilon,
+            n_strata,
+            threshold,
+        )
+        self.strata = (
+            strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
+        )
+        st = self.strata
+        prob = score_probabilities(pool.scores, threshold)
+        pi0 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
+        self.eta = float(2 * st.n_strata if eta is None else eta)
+        self.omega = st.omega
+        self.lam = st.predicted.astype(np.float64)
+        self.gamma1 = self.eta * pi0  # pseudo-counts of matches
+        self.gamma0 = self.eta * (1 - pi0)  # pseudo-counts of non-matches
+        self.f_hat = _initial_f(alpha, pi0, self.lam, st.sizes.astype(np.float64))
+        self._sums = np.zeros(3)  # weighted sums of l*lhat, lhat, l
+        self._sizes = st.sizes.astype(np.float64)
+        self._offsets = st.offsets
+        self._order = st.order
+        self._last: Draw | None = None
+        self._v = self._proposal()
+
+    def _proposal(self) -> np.ndarray:
+        pi = self.gamma1 / (self.gamma1 + self.gamma0)
+        opt = self.omega * _optimal_terms(self.alpha, self.f_hat, pi, self.lam)
+        total = opt.sum()
+        if total <= 0:
+            return self.omega.copy()
+        return self.epsilon * self.omega + (1 - self.epsilon) * opt / total
+
+    def draw(self) -> Draw:
+        v = self._v
+        u1, u2 = self.rng.random(2)
+        cum = np.cumsum(v)
+        k = int(np.searchsorted(cum, u1 * cum[-1], side="right"))
+        k = min(k, len(v) - 1)
+        start = self._offsets[k]
+        local = int(u2 * (self._offsets[k + 1] - start))
+        index = int(self._order[start + local])
+        vk = float(v[k])
+        draw = Draw(index, k, vk / self._sizes[k], float(self.omega[k] / vk))
+        self._last = draw
+        return draw
+
+    def observe(self, index: int, label: int) -> None:
+        last = self._last
+        if last is None or last.index != index:
+            raise ValueError(f"observe({index}) does not answer the last draw ({last})")
+        k = last.stratum
+        if label:
+            self.gamma1[k] += 1.0
+        else:
+            self.gamma0[k] += 1.0
+        lhat = self.lam[k]
+        w = last.weight
+        self._sums += (w * label * lhat, w * lhat, w * label)
+        den = self.alpha * self._sums[1] + (1 - self.alpha) * self._sums[2]
+        if den > 0:
+            self.f_hat = float(self._sums[0] / den)
+        self._last = None
+        self._v = self._proposal()
+
+    def warm_start(self, index: np.ndarray, label: np.ndarray, weight: np.ndarray) -> None:
+        """Start from earlier labelled draws (label reuse): every draw's label is added to
+        the Beta posterior of its stratum and to the weighted sums behind F, as if this
+        sampler had observed them."""
+        codes = self.strata.codes[np.asarray(index)]
+        label = np.asarray(label, dtype=np.float64)
+        weight = np.asarray(weight, dtype=np.float64)
+        k = self.strata.n_strata
+        self.gamma1 += np.bincount(codes, weights=label, minlength=k)
+        self.gamma0 += np.bincount(codes, weights=1.0 - label, minlength=k)
+        lhat = self.lam[codes]
+        self._sums += (
+            np.sum(weight * label * lhat),
+            np.sum(weight * lhat),
+            np.sum(weight * label),
+        )
+        den = self.alpha * self._sums[1] + (1 - self.alpha) * self._sums[2]
+        if den > 0:
+            self.f_hat = float(self._sums[0] / den)
+        self._v = self._proposal()
+
+    def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        codes = self.strata.codes[np.asarray(indices)]
+        return self.omega[codes] / self._v[codes]
+
+    def params(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "epsilon": self.epsilon,
+            "n_strata": self.n_strata,
+            "eta": self.eta,
+            "threshold": self.threshold,
+        }
+
+
+_CLASSES = {
+    "passive": PassiveSampler,
+    "stratified": StratifiedSampler,
+    "importance": ImportanceSampler,
+    "oasis": OASISSampler,
+}
+
+
+def make_sampler(method: str, pool: PairPool, seed: int | None = None, **params):
+    """Build the sampler named ``method`` (one of :data:`METHODS`) on ``pool``."""
+    if method not in _CLASSES:
+        raise ValueError(f"unknown sampling method {method!r}; choose one of {', '.join(METHODS)}")
+    return _CLASSES[method](pool, seed, **params)
