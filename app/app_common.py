@@ -15,12 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from er_evaluation.clustering import from_frame
 from er_evaluation.errors import ClusteringError, CoverageError
 from er_evaluation.io import read_table
+from er_evaluation.review import ReviewError, ReviewStore
 
 PROJECT_ENV = "ER_EVAL_PROJECT_DIR"
 DEFAULT_PROJECT = Path("~/.er_evaluation/projects/demo").expanduser()
@@ -45,7 +47,15 @@ DEMO_CONFIG = {
     "records": {"id_col": "mention_id", "block_col": "block", "fields": DEMO_FIELDS},
 }
 # Errors the library raises on bad user input; anything else is a bug and may surface.
-USER_ERRORS = (ClusteringError, CoverageError, ValueError, KeyError, FileNotFoundError, OSError)
+USER_ERRORS = (
+    ReviewError,
+    ClusteringError,
+    CoverageError,
+    ValueError,
+    KeyError,
+    FileNotFoundError,
+    OSError,
+)
 
 
 @dataclass(frozen=True)
@@ -246,8 +256,6 @@ def record_index(data: ProjectData):
 
 def open_store():
     """The project's review store (one SQLite file; every save is an appended event)."""
-    from er_evaluation.review import ReviewStore
-
     folder = project_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return ReviewStore(store_path(folder))
@@ -276,7 +284,6 @@ DESIGNS = {
     "clusters": "predicted clusters uniformly",
     "blocks": "blocks uniformly",
 }
-SAMPLE_NAME = "sample.json"
 QUEUE_NAME = "queue.parquet"
 
 
@@ -308,17 +315,18 @@ def draw_queue(data: ProjectData, settings: dict) -> pd.DataFrame:
     queue["record_id"] = queue["record_id"].astype(str)
     queue["unit"] = queue["unit"].astype(str)
     reviewers = settings.get("reviewers") or []
-    queue["reviewer"] = assign(queue, reviewers)
+    queue["reviewer"] = assign(queue, reviewers, seed)
     return queue
 
 
-def assign(queue: pd.DataFrame, reviewers: list[str]) -> pd.Series:
+def assign(queue: pd.DataFrame, reviewers: list[str], seed: int) -> pd.Series:
     """Reviewer of each queue row (whole units go to one reviewer); None for a shared queue."""
     if not reviewers:
         return pd.Series([None] * len(queue), index=queue.index, dtype=object)
     from er_evaluation.review import assign_reviewers
 
-    return assign_reviewers(queue, reviewers)
+    by_unit = assign_reviewers(queue["unit"].unique(), reviewers, seed=seed)
+    return queue["unit"].map(by_unit)
 
 
 def save_queue(queue: pd.DataFrame, settings: dict, folder: Path | None = None) -> None:
@@ -351,3 +359,72 @@ def default_sample(data: ProjectData) -> dict:
         "version": data.versions[-1],
         "reviewers": [],
     }
+
+
+def true_clusters(store: ReviewStore) -> pd.Series:
+    """The reviewed true clusters so far (empty before the first decision)."""
+    if not store.reviewed_records():
+        return pd.Series([], index=pd.Index([], dtype=object), dtype=object)
+    return store.true_clusters()
+
+
+def reviewed_sample(data: ProjectData, store: ReviewStore, settings: dict, queue: pd.DataFrame):
+    """The design-based :class:`~er_evaluation.sampling.Sample` of what has been reviewed.
+
+    Only finished units count: a record design uses every sampled record already in a
+    reviewed true cluster (its cluster drawn with probability proportional to size, one
+    draw per sampled record); cluster and block designs use the units whose every record
+    is in a reviewed true cluster. Returns ``(sample, n_finished_units)`` or ``(None, 0)``.
+    """
+    from er_evaluation.sampling import Sample, benchmark_sample
+
+    truth = true_clusters(store)
+    done = queue["record_id"].isin(truth.index)
+    design = settings["design"]
+    prediction = data.predictions[settings["version"]]
+    if design == "records":
+        sampled = queue.loc[done, "record_id"]
+        if sampled.empty:
+            return None, 0
+        draws = truth.loc[sampled].value_counts()
+        reference = truth[truth.isin(draws.index)]
+        sample = benchmark_sample(
+            reference,
+            weights="cluster_size",
+            multiplicity=draws,
+            replace=False,
+            population_size=len(prediction),
+            design="records",
+        )
+        return sample, len(sampled)
+    finished = done.groupby(queue["unit"]).all()
+    units = finished.index[finished.to_numpy()]
+    if len(units) == 0:
+        return None, 0
+    rows = queue[queue["unit"].isin(units)]
+    if design == "clusters":
+        reference = truth.loc[rows["record_id"]]
+        sample = Sample(
+            reference=reference,
+            units=pd.Index(units),
+            multiplicity=np.ones(len(units), dtype=np.int64),
+            probability=np.ones(len(units)),
+            design="clusters",
+            weights="uniform",
+            replace=False,
+            population_size=int(prediction.nunique()),
+            sample_of="predicted",
+        )
+        return sample, len(units)
+    # Blocks: the true clusters of the finished blocks, each record labelled with its block.
+    reference = truth[truth.isin(truth.loc[rows["record_id"]].unique())]
+    blocks = data.records.loc[reference.index, data.block_col]
+    sample = benchmark_sample(
+        reference,
+        weights="uniform",
+        blocks=blocks,
+        replace=False,
+        population_size=int(data.records.loc[prediction.index, data.block_col].nunique()),
+        design="blocks",
+    )
+    return sample, len(units)

@@ -1,0 +1,222 @@
+"""Review queue: correct each sampled record's predicted cluster; every save goes to the store."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from app_common import (
+    default_sample,
+    draw_queue,
+    load_project,
+    open_store,
+    plain_errors,
+    read_queue,
+    read_sample_config,
+    record_index,
+    reviewer_name,
+    save_queue,
+    true_clusters,
+)
+
+from er_evaluation.review import ReviewError, check_review, names_beside
+
+TICK = "does not belong"
+ADD = "add"
+
+st.title("Review queue")
+data = load_project()
+queue = read_queue()
+if queue is None:
+    if data.source != "demo":
+        st.info("No sample yet.")
+        st.page_link("views/sample.py", label="Draw a sample to review")
+        st.stop()
+    # The demo opens ready to review: a default record sample, changeable on the Sample page.
+    settings = default_sample(data)
+    queue = draw_queue(data, settings)
+    save_queue(queue, settings)
+settings = read_sample_config()
+version = settings["version"]
+prediction = data.predictions[version]
+store = open_store()
+blind = st.session_state.get("blind", False)
+
+me = reviewer_name()
+if queue["reviewer"].notna().any():
+    mine = st.toggle("Only my records", value=me in set(queue["reviewer"]), key="only_mine")
+    if mine:
+        queue = queue[queue["reviewer"] == me]
+        if queue.empty:
+            st.warning(f"No records are assigned to {me!r}: set your name in the sidebar.")
+            st.stop()
+queue = queue.reset_index(drop=True)
+ids = queue["record_id"]
+
+# A queue record is done once it belongs to a reviewed true cluster (its own or another's).
+covered = ids.isin(true_clusters(store).index).to_numpy()
+reviewed = set(store.reviewed_records())
+n_done = int(covered.sum())
+st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} records reviewed")
+
+position = min(int(st.session_state.get("queue_position", 0)), len(queue) - 1)
+
+
+def next_unreviewed(start: int) -> int:
+    todo = [i for i in range(len(queue)) if not covered[i]]
+    after = [i for i in todo if i > start]
+    return (after or todo or [start])[0]
+
+
+if "queue_position" not in st.session_state:
+    position = next_unreviewed(-1)
+
+nav = st.columns([1, 1, 1, 3])
+if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0):
+    position -= 1
+if nav[1].button("Next ▶", key="nav_next", disabled=position >= len(queue) - 1):
+    position += 1
+if nav[2].button("Next unreviewed ⏭", key="nav_next_unreviewed"):
+    position = next_unreviewed(position)
+jump = nav[3].number_input(
+    "Go to item", min_value=1, max_value=len(queue), value=position + 1, key=f"goto_{position}"
+)
+if jump != position + 1:
+    position = int(jump) - 1
+st.session_state["queue_position"] = position
+
+record = str(ids.iloc[position])
+row = data.records.loc[record]
+status = "reviewed" if record in reviewed else "covered" if covered[position] else "to review"
+st.subheader(f"Item {position + 1} of {len(queue)}: `{record}` — {status}")
+
+prev = store.decision(record)
+if prev is not None:
+    st.caption(
+        f"Current decision ({prev.status}) saved by {prev.reviewer} at {prev.created_at}: "
+        f"removed {list(prev.removed)}, added {list(prev.added)}. "
+        "Saving again replaces it; the history is kept."
+    )
+
+if record in prediction.index:
+    cluster_id = prediction[record]
+    members = prediction.index[(prediction == cluster_id).to_numpy()]
+else:
+    cluster_id = None
+    members = pd.Index([record])
+    st.warning(f"`{record}` is not in version {version}: starting from a singleton.")
+# The sampled record first, then the others in record order.
+members = pd.Index([record]).append(members.drop(record))
+where = "a predicted cluster" if blind else f"version **{version}**, cluster `{cluster_id}`"
+st.markdown(f"Predicted cluster of the sampled record ({where}): {len(members)} records.")
+
+table = data.records.loc[members, data.fields].copy()
+table.insert(0, TICK, table.index.isin(list(prev.removed) if prev is not None else []))
+table.insert(1, "record", table.index)
+edited = st.data_editor(
+    table,
+    hide_index=True,
+    disabled=[c for c in table.columns if c != TICK],
+    column_config={
+        TICK: st.column_config.CheckboxColumn(TICK, help="Tick records of another person")
+    },
+    key=f"cluster_{record}",
+    height=min(600, 40 + 35 * len(table)),
+)
+removed = list(edited.loc[edited[TICK], "record"])
+
+added_key = f"added_{record}"
+if added_key not in st.session_state:
+    st.session_state[added_key] = list(prev.added) if prev is not None else []
+added: list[str] = st.session_state[added_key]
+
+with st.expander("Search all records to add missing ones", expanded=bool(added)):
+    c1, c2, c3 = st.columns([3, 2, 1])
+    query = c1.text_input("Search", key="search_query", placeholder="name, city, assignee, id…")
+    field = c2.selectbox("In field", ["any field", *data.fields], key="search_field")
+    same_block = c3.checkbox(
+        "Same block",
+        value=data.block_col is not None,
+        key="search_block",
+        disabled=data.block_col is None,
+    )
+    if query.strip():
+        index = record_index(data)
+        block = row[data.block_col] if same_block and data.block_col else None
+        with plain_errors("Search failed"):
+            hits = index.search(
+                query, fields=None if field == "any field" else [field], block=block, limit=50
+            )
+        hits = hits[~hits.index.isin(members) & ~hits.index.isin(added)]
+        if hits.empty:
+            st.caption("No other records match.")
+        else:
+            found = data.records.loc[hits.index, data.fields].copy()
+            found.insert(0, ADD, False)
+            found.insert(1, "record", found.index)
+            picked = st.data_editor(
+                found,
+                hide_index=True,
+                disabled=[c for c in found.columns if c != ADD],
+                key=f"search_{record}_{query}_{field}_{same_block}",
+            )
+            if st.button("Add ticked records", key="add_ticked"):
+                st.session_state[added_key] = added + list(picked.loc[picked[ADD], "record"])
+                st.rerun()
+    if added:
+        st.markdown("**Records to add**")
+        st.dataframe(
+            data.records.loc[added, data.fields].reset_index(names="record"),
+            hide_index=True,
+            key=f"added_table_{record}",
+        )
+        if st.button("Clear added records", key="clear_added"):
+            st.session_state[added_key] = []
+            st.rerun()
+
+notes = st.text_area("Notes", value=prev.notes if prev is not None else "", key=f"notes_{record}")
+
+problem = None
+try:
+    issues = check_review(prediction, record, removed, added, records=data.records)
+except ReviewError as exc:
+    problem, issues = str(exc), []
+    st.error(problem)
+for issue in issues:
+    st.warning(issue.message)
+if added:
+    with plain_errors("Could not show names"):
+        beside = names_beside(data.records, record, added)
+    st.markdown("**Added names beside the sampled name**")
+    st.dataframe(beside, hide_index=True, key=f"names_{record}")
+
+
+def save(rem: list, add: list) -> None:
+    with plain_errors("Could not save"):
+        store.record_review(
+            reviewer=me,
+            sampled_record=record,
+            predicted_cluster=None if cluster_id is None else str(cluster_id),
+            shown_records=list(members),
+            removed=rem,
+            added=add,
+            notes=notes,
+            version=version,
+        )
+    st.session_state["queue_position"] = next_unreviewed(position)
+    st.session_state["last_saved"] = record
+
+
+b1, b2, b3 = st.columns(3)
+if b1.button("Correct as is", key="correct_as_is", disabled=bool(removed or added)):
+    save([], [])
+    st.rerun()
+if b2.button("Save review", key="save_review", type="primary", disabled=problem is not None):
+    save(removed, added)
+    st.rerun()
+if b3.button("Undo my last save", key="undo_review", disabled=record not in reviewed):
+    with plain_errors("Undo failed"):
+        store.undo(reviewer=me, sampled_record=record)
+    st.session_state.pop(added_key, None)
+    st.rerun()
+if st.session_state.get("last_saved"):
+    st.toast(f"Saved review of {st.session_state.pop('last_saved')}")
