@@ -1,0 +1,41 @@
+"""Design-based estimators of entity-resolution metrics from reviewed samples
+(paper 003 §2.3 and appendix A.2; design §4).
+
+Entry points: :func:`estimate` (one metric, one prediction), :func:`estimate_table`
+(tidy table for many predictions x metrics), :func:`compare` (paired differences).
+Samples come from :mod:`er_evaluation.sampling`. Interval methods live in
+:mod:`er_evaluation.estimators.intervals`. All "weights"/"probability" arguments are
+selection probabilities (up to a constant), never inverse-probability weights.
+"""
+
+from er_evaluation.estimators import intervals
+from er_evaluation.estimators.api import (
+    METRICS,
+    compare,
+    estimate,
+    estimate_from_units,
+    estimate_table,
+)
+from er_evaluation.estimators.intervals import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
+from er_evaluation.estimators.ratio import fpc, ratio_estimate, smooth_estimate
+from er_evaluation.estimators.results import Estimate, estimates_frame
+from er_evaluation.estimators.units import UnitTable, unit_table
+
+__all__ = [
+    "METRICS",
+    "CI_METHODS",
+    "DEFAULT_CI_METHOD",
+    "Estimate",
+    "UnitTable",
+    "compare",
+    "confidence_interval",
+    "estimate",
+    "estimate_from_units",
+    "estimate_table",
+    "estimates_frame",
+    "fpc",
+    "intervals",
+    "ratio_estimate",
+    "smooth_estimate",
+    "unit_table",
+]

@@ -1,0 +1,353 @@
+"""The entry points: :func:`estimate`, :func:`estimate_table` and :func:`compare`."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.errors import CoverageError, UndefinedMetricWarning, examples
+from er_evaluation.estimators.cluster_metrics import CLUSTER_METRICS, cluster_metric_function
+from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
+from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
+from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
+from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
+from er_evaluation.estimators.results import Estimate, estimates_frame
+from er_evaluation.estimators.units import UnitTable, unit_table
+from er_evaluation.sampling import Sample
+
+__all__ = ["METRICS", "estimate", "estimate_table", "compare", "estimate_from_units"]
+
+METRICS = PAIRWISE_METRICS + CLUSTER_METRICS
+
+# metrics estimable from a sample of predicted clusters, and the dual metric computed
+# with the roles of prediction and truth swapped (paper 003, Remark 2)
+_DUAL = {"precision": "recall", "cluster_precision": "cluster_recall", "b3_precision": "b3_recall"}
+
+
+def _label(metric: str, beta: float) -> str:
+    return f"f{beta:g}" if metric in ("f1", "fscore") else metric
+
+
+def _function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; choose one of {METRICS}")
+    if metric == "f1":
+        beta = 1.0
+    if metric in PAIRWISE_METRICS:
+        est = estimator or default_estimator(ut, metric)
+        phi, cols = pairwise_function(ut, metric, est, beta)
+    else:
+        est = estimator or ("block" if ut.unit_kind == "block" else "cluster")
+        phi, cols = cluster_metric_function(ut, metric, est)
+    return est, phi, cols
+
+
+def _fit(ut: UnitTable, phi: Smooth, cols: dict, naive: bool) -> SmoothFit:
+    if naive:  # the reviewed records taken as the population: plug-in value, no variance
+        return smooth_estimate(
+            phi,
+            cols,
+            multiplicity=np.ones(len(ut.sample.units)),
+            population_size=len(ut.sample.units),
+            replace=False,
+        )
+    return smooth_estimate(
+        phi,
+        cols,
+        multiplicity=ut.multiplicity,
+        population_size=ut.sample.population_size,
+        replace=ut.sample.replace,
+    )
+
+
+def _to_estimate(
+    fit: SmoothFit,
+    ut: UnitTable,
+    *,
+    metric: str,
+    estimator: str,
+    level: float,
+    ci_method: str | None,
+    naive: bool,
+    name: str | None,
+    bounds=(0.0, 1.0),
+    n_boot: int = N_BOOT,
+    seed=0,
+) -> Estimate:
+    method = ci_method or _DEFAULT
+    if naive:
+        se, lo, hi, value = math.nan, math.nan, math.nan, fit.plugin
+        method = "none"
+    else:
+        value, se = fit.value, fit.std_error
+        lo, hi = confidence_interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
+    if not np.isfinite(value):
+        warnings.warn(
+            f"{metric} is undefined for {name or 'the prediction'} on this sample "
+            f"(e.g. no predicted or true links); returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    return Estimate(
+        metric=metric,
+        estimator=estimator,
+        design=ut.sample.design,
+        value=float(value),
+        std_error=float(se),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        level=float(level),
+        ci_method=method,
+        n_units=ut.sample.n_units,
+        n_draws=ut.sample.n_draws,
+        n_records=ut.n_records_used,
+        plugin=float(fit.plugin),
+        prediction=name,
+        dropped_records=ut.dropped_records,
+    )
+
+
+def estimate_from_units(
+    ut: UnitTable,
+    metric: str = "precision",
+    *,
+    estimator: str | None = None,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    beta: float = 1.0,
+    name: str | None = None,
+    n_boot: int = N_BOOT,
+    seed=0,
+) -> Estimate:
+    """:func:`estimate` on precomputed per-unit quantities (one :func:`unit_table` per
+    prediction serves every metric)."""
+    est, phi, cols = _function(ut, metric, estimator, beta)
+    naive = est == "naive"
+    fit = _fit(ut, phi, cols, naive)
+    return _to_estimate(
+        fit,
+        ut,
+        metric=_label(metric, beta),
+        estimator=est,
+        level=level,
+        ci_method=ci_method,
+        naive=naive,
+        name=name,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def _dual_units(
+    prediction: pd.Series, sample: Sample, on_missing: str, validate: bool
+) -> UnitTable:
+    """Samples of predicted clusters: swap roles (the reviewed true labels play the
+    prediction, the sampled predicted clusters the reference)."""
+    ref = sample.reference
+    pos = prediction.index.get_indexer(ref.index)
+    if (pos < 0).any():
+        if on_missing == "error":
+            bad = ref.index[pos < 0]
+            raise CoverageError(
+                f"{len(bad)} reviewed record(s) are absent from the prediction: {examples(bad)}"
+            )
+        ref = ref[pos >= 0]
+        pos = pos[pos >= 0]
+    pred_of = pd.Series(prediction.to_numpy()[pos], index=ref.index)
+    sampled = prediction[prediction.isin(sample.units)]
+    full = sampled.value_counts(sort=False)
+    seen = pred_of.value_counts(sort=False).reindex(full.index, fill_value=0)
+    incomplete = full.index[(seen != full).to_numpy()]
+    if len(incomplete):
+        raise CoverageError(
+            f"a sample of predicted clusters must review every record of each sampled cluster; "
+            f"{len(incomplete)} cluster(s) are incomplete: {examples(incomplete)}"
+        )
+    swapped = Sample(
+        reference=pred_of,
+        units=sample.units,
+        multiplicity=sample.multiplicity,
+        probability=sample.probability,
+        design=sample.design,
+        weights=sample.weights,
+        replace=sample.replace,
+        population_size=sample.population_size,
+    )
+    return unit_table(ref, swapped, on_missing="error", validate=validate)
+
+
+def _units(prediction, sample, on_missing, validate) -> UnitTable:
+    if sample.sample_of == "predicted":
+        return _dual_units(prediction, sample, on_missing, validate)
+    return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
+
+
+def _metric_for(sample: Sample, metric: str) -> str:
+    if sample.sample_of != "predicted":
+        return metric
+    if metric not in _DUAL:
+        raise ValueError(
+            f"{metric!r} cannot be estimated from a sample of predicted clusters: it needs "
+            f"population totals of the true clustering (e.g. |T|) that such a sample does not "
+            f"reveal; estimable: {tuple(_DUAL)}"
+        )
+    return _DUAL[metric]
+
+
+def estimate(
+    prediction: pd.Series,
+    sample: Sample,
+    metric: str = "precision",
+    *,
+    estimator: str | None = None,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "error",
+    beta: float = 1.0,
+    name: str | None = None,
+    n_boot: int = N_BOOT,
+    seed=0,
+    validate: bool = True,
+) -> Estimate:
+    """Design-based estimate of ``metric`` for the full ``prediction`` from a reviewed
+    ``sample`` (paper 003 §2.3, appendix A.2; design §4), with standard error and CI.
+
+    ``prediction``: membership Series of the WHOLE population (N, |P| and the number of
+    predicted clusters are taken from it; never from the sample). Every sampled record must
+    be in it: ``on_missing="error"`` raises :class:`CoverageError` naming the missing ids,
+    ``on_missing="restrict"`` drops them with a :class:`CoverageWarning` saying how many.
+
+    ``sample``: a :class:`~er_evaluation.sampling.Sample` (its per-unit selection
+    probabilities, multiplicities and design are used; no other design argument).
+
+    ``metric``: "precision", "recall", "f1", "fscore" (with ``beta``), "cluster_precision",
+    "cluster_recall", "cluster_f1", "b3_precision", "b3_recall", "b3_f1", "homogeneity",
+    "completeness", "v_measure".
+
+    ``estimator``: None for the recommended one ("cluster_block" precision and "record"
+    recall for cluster samples reached by uniform record sampling, "cluster" recall for
+    other cluster probabilities, "block" for block samples; "cluster" for cluster-level
+    metrics), or "record", "cluster", "cluster_block", "block", "naive" (the metric on the
+    reviewed records alone: biased, no variance). F-scores accept "P_EST+R_EST".
+
+    ``level`` and ``ci_method`` ("normal", "logit", "fieller", "percentile", "studentized";
+    None = :data:`~er_evaluation.estimators.intervals.DEFAULT_CI_METHOD`) choose the
+    interval; bootstrap intervals use ``n_boot`` replicates and ``seed``. Samples of
+    predicted clusters (``sample.sample_of == "predicted"``) estimate precision-type
+    metrics by duality. Returns an :class:`Estimate`.
+    """
+    ut = _units(prediction, sample, on_missing, validate)
+    e = estimate_from_units(
+        ut,
+        _metric_for(sample, metric),
+        estimator=estimator,
+        level=level,
+        ci_method=ci_method,
+        beta=beta,
+        name=name,
+        n_boot=n_boot,
+        seed=seed,
+    )
+    return _rename(e, _label(metric, beta)) if sample.sample_of == "predicted" else e
+
+
+def estimate_table(
+    predictions: Mapping[str, pd.Series],
+    sample: Sample,
+    metrics: Iterable[str] = ("precision", "recall", "f1"),
+    *,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "error",
+    estimator: str | None = None,
+    beta: float = 1.0,
+    n_boot: int = N_BOOT,
+    seed=0,
+    validate: bool = True,
+) -> pd.DataFrame:
+    """Tidy DataFrame of estimates, one row per (prediction, metric), columns as the
+    :class:`Estimate` fields. One contingency per prediction serves all metrics. Each
+    prediction must be a full population (see :func:`estimate`); with PatentsView
+    versions, whose populations differ, use ``on_missing="restrict"``."""
+    rows = []
+    for name, prediction in predictions.items():
+        ut = _units(prediction, sample, on_missing, validate)
+        for metric in metrics:
+            e = estimate_from_units(
+                ut,
+                _metric_for(sample, metric),
+                estimator=estimator,
+                level=level,
+                ci_method=ci_method,
+                beta=beta,
+                name=str(name),
+                n_boot=n_boot,
+                seed=seed,
+            )
+            if sample.sample_of == "predicted":
+                e = _rename(e, _label(metric, beta))
+            rows.append(e)
+    return estimates_frame(rows)
+
+
+def _rename(e: Estimate, metric: str) -> Estimate:
+    return replace(e, metric=metric)
+
+
+def compare(
+    predictions: Mapping[str, pd.Series],
+    sample: Sample,
+    metric: str = "precision",
+    *,
+    baseline: str | None = None,
+    estimator: str | None = None,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "error",
+    beta: float = 1.0,
+    n_boot: int = N_BOOT,
+    seed=0,
+    validate: bool = True,
+) -> Estimate | pd.DataFrame:
+    """Paired comparison of predictions on the same sample: ``metric(other) -
+    metric(baseline)`` for every other prediction, with its own standard error and CI
+    from the per-unit linearised differences (joint delta method on the stacked per-unit
+    matrices), not by combining two error bars.
+
+    ``baseline`` defaults to the first prediction. Returns an :class:`Estimate` (metric
+    ``"<metric> difference"``, prediction ``"<other> - <baseline>"``) when there is one
+    difference, else a tidy DataFrame with one row per difference.
+    """
+    from er_evaluation.estimators.paired import paired_difference
+
+    names = [str(k) for k in predictions]
+    if len(names) < 2:
+        raise ValueError("compare needs at least two predictions")
+    baseline = names[0] if baseline is None else str(baseline)
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
+    uts = {str(k): _units(p, sample, on_missing, validate) for k, p in predictions.items()}
+    m = _metric_for(sample, metric)
+    out = []
+    for name in names:
+        if name == baseline:
+            continue
+        e = paired_difference(
+            uts[name],
+            uts[baseline],
+            m,
+            estimator=estimator,
+            level=level,
+            ci_method=ci_method,
+            beta=beta,
+            n_boot=n_boot,
+            seed=seed,
+            names=(name, baseline),
+        )
+        out.append(_rename(e, f"{_label(metric, beta)} difference"))
+    return out[0] if len(out) == 1 else estimates_frame(out)

@@ -1,0 +1,177 @@
+"""Confidence interval methods for smooth-function estimates, selectable by ``ci_method``.
+
+- ``"normal"``: estimate ± z·SE, the paper's normal approximation with eq. 9's variance;
+- ``"logit"``: the normal interval on the logit scale (delta method, SE/(v(1-v))),
+  transformed back: asymmetric near 0 and 1, where precision lives;
+- ``"fieller"``: Fieller's interval for a ratio of two means (plain ratio estimators only):
+  the set of R with (B̄ - R Ā)² <= z² Var(B̄ - R Ā);
+- ``"percentile"``: bootstrap percentile interval over sampled units (draws resampled
+  with replacement, multiplicities respected), shifted to the bias-corrected estimate;
+- ``"studentized"``: bootstrap-t: quantiles of (phi* - phi)/SE* with SE* the delta-method
+  standard error recomputed in every replicate; robust to the skewness that heavy-tailed
+  cluster sizes give the ratio estimators.
+
+Bootstrap replicates are vectorised over the per-unit matrix (one multinomial draw of
+counts per replicate, one matrix product), with a fixed number of replicates and a fixed
+seed so results are reproducible. Intervals are clipped to the metric's range.
+``DEFAULT_CI_METHOD`` is used when the caller passes ``ci_method=None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from scipy import stats
+
+from er_evaluation.estimators.ratio import SmoothFit
+
+__all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
+
+DEFAULT_CI_METHOD = "studentized"
+N_BOOT = 1000
+
+Bounds = tuple[float, float]
+
+
+def _z(level: float) -> float:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def _clip(lo: float, hi: float, bounds: Bounds | None) -> tuple[float, float]:
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return float(lo), float(hi)
+
+
+def normal_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, **_
+) -> tuple[float, float]:
+    """value ± z·SE (paper 003, eq. 9 variance)."""
+    z = _z(level)
+    return _clip(fit.value - z * fit.std_error, fit.value + z * fit.std_error, bounds)
+
+
+def logit_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> tuple[float, float]:
+    """Normal interval for logit(value) with SE/(v(1-v)), mapped back to [0, 1]. Falls back
+    to the clipped normal interval when the estimate is not strictly inside (0, 1)."""
+    v, se = fit.value, fit.std_error
+    if not 0.0 < v < 1.0:
+        return normal_interval(fit, level, bounds)
+    z = _z(level)
+    center, half = math.log(v / (1 - v)), z * se / (v * (1 - v))
+    lo, hi = (1 / (1 + math.exp(-(center + s * half))) for s in (-1, 1))
+    return _clip(lo, hi, bounds)
+
+
+def fieller_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, **_
+) -> tuple[float, float]:
+    """Fieller's interval for a ratio of two column means B̄/Ā with covariance θ S / n."""
+    if not fit.phi.is_ratio():
+        raise ValueError("the Fieller interval applies to plain ratio estimators only")
+    z2 = _z(level) ** 2
+    ib, ia = (fit.index[c.name] for c in fit.phi.args)
+    b, a = fit.mean[ib], fit.mean[ia]
+    V = fit.theta / fit.n * fit.cov
+    vaa, vbb, vab = V[ia, ia], V[ib, ib], V[ia, ib]
+    qa = a * a - z2 * vaa
+    qb = a * b - z2 * vab
+    qc = b * b - z2 * vbb
+    disc = qb * qb - qa * qc
+    if qa <= 0 or disc < 0 or not np.isfinite(disc):
+        lo, hi = -math.inf, math.inf  # the denominator is not significantly non-zero
+    else:
+        r = math.sqrt(disc)
+        lo, hi = (qb - r) / qa, (qb + r) / qa
+    return _clip(lo, hi, bounds)
+
+
+def _replicates(fit: SmoothFit, n_boot: int, seed, studentized: bool):
+    rng = np.random.default_rng(seed)
+    m = fit.multiplicity
+    counts = rng.multinomial(fit.n, m / m.sum(), size=n_boot).astype(float)
+    M = counts @ fit.Y / fit.n
+    if not studentized:
+        return fit.phi.value(M, fit.index), None
+    v, g, _ = fit.phi.evaluate(M, fit.index)
+    second = counts @ np.einsum("ui,uj->uij", fit.Y, fit.Y).reshape(len(fit.Y), -1) / fit.n
+    k = fit.Y.shape[1]
+    cov = (second.reshape(-1, k, k) - M[:, :, None] * M[:, None, :]) * (fit.n / (fit.n - 1))
+    var = np.einsum("bi,bij,bj->b", g, cov, g) / fit.n
+    return v, np.sqrt(np.clip(var, 0, None))
+
+
+def percentile_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
+) -> tuple[float, float]:
+    """Bootstrap percentile interval of phi(means*), shifted by the bias correction and
+    scaled by sqrt(theta) for sampling without replacement."""
+    if fit.n < 2 or not np.isfinite(fit.std_error):
+        return math.nan, math.nan
+    v, _ = _replicates(fit, n_boot, seed, studentized=False)
+    d = v[np.isfinite(v)] - fit.plugin
+    if len(d) == 0:
+        return normal_interval(fit, level, bounds)
+    alpha = 1 - level
+    qlo, qhi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
+    s = math.sqrt(fit.theta)
+    return _clip(fit.value + s * qlo, fit.value + s * qhi, bounds)
+
+
+def studentized_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
+) -> tuple[float, float]:
+    """Bootstrap-t interval: [v - q_{1-a/2}(t*) SE, v - q_{a/2}(t*) SE] with
+    t* = (phi* - phi)/SE*, SE* the delta-method SE of each replicate."""
+    se = fit.std_error
+    if fit.n < 2 or not np.isfinite(se):
+        return math.nan, math.nan
+    if se == 0:
+        return _clip(fit.value, fit.value, bounds)
+    v, se_star = _replicates(fit, n_boot, seed, studentized=True)
+    d = v - fit.plugin
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = d / se_star
+    t = np.where(se_star > 0, t, np.where(d == 0, 0.0, np.sign(d) * 1e6))
+    t = t[np.isfinite(t)]
+    if len(t) == 0:
+        return normal_interval(fit, level, bounds)
+    alpha = 1 - level
+    qlo, qhi = np.quantile(t, [alpha / 2, 1 - alpha / 2])
+    return _clip(fit.value - qhi * se, fit.value - qlo * se, bounds)
+
+
+CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
+    "normal": normal_interval,
+    "logit": logit_interval,
+    "fieller": fieller_interval,
+    "percentile": percentile_interval,
+    "studentized": studentized_interval,
+}
+
+
+def confidence_interval(
+    fit: SmoothFit,
+    level: float = 0.95,
+    method: str | None = None,
+    *,
+    bounds: Bounds | None = (0.0, 1.0),
+    n_boot: int = N_BOOT,
+    seed=0,
+) -> tuple[float, float]:
+    """``level`` confidence interval of ``fit.value`` by ``method`` (default
+    :data:`DEFAULT_CI_METHOD`), clipped to ``bounds``. NaN when no variance exists."""
+    method = DEFAULT_CI_METHOD if method is None else method
+    if method not in CI_METHODS:
+        raise ValueError(f"unknown ci_method {method!r}; choose one of {sorted(CI_METHODS)}")
+    _z(level)
+    if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
+        return math.nan, math.nan
+    f = CI_METHODS[method]
+    if method in ("percentile", "studentized"):
+        return f(fit, level, bounds, n_boot=n_boot, seed=seed)
+    return f(fit, level, bounds)

@@ -1,0 +1,116 @@
+"""Pairwise precision, recall and F-score estimators of paper 003 (appendix A.2).
+
+Each estimator is a smooth function ``phi`` of design-weighted means of per-unit columns
+(see :mod:`er_evaluation.estimators.units` for the quantities, and
+:func:`er_evaluation.estimators.ratio.smooth_estimate` for the bias correction and
+variance). ``p`` below is the unit's per-draw selection probability up to a constant
+(never an inverse weight), N the number of records of the population and |P| its number
+of predicted links, both from the full prediction.
+
+=================  ======================================  ==================================
+estimator          precision                               recall
+=================  ======================================  ==================================
+``record``         mean of N f(c)/(|P| |c|)  (eq. 10-11)   ratio (2 f(c)/|c|) / (|c|-1) (eq. 12)
+``cluster``        ratio (N f(c)/|P| / p) / (|c|/p) (13)   ratio (f(c)/p) / (C(|c|,2)/p) (14)
+``cluster_block``  ratio (f/p) / ((f + out/2)/p) (15)      same as ``cluster``
+``block``          ratio (|T_b∩P_b|/p) / ((|P_b| +          ratio (|T_b∩P_b|/p) / (|T_b|/p)
+                   |P_b^-|/2)/p)  (15)                     (16)
+``naive``          precision of the reviewed records alone (biased baseline, no variance)
+=================  ======================================  ==================================
+
+``record`` estimators assume records were sampled uniformly (``weights="cluster_size"``
+samples: each sampled cluster's probability is proportional to its size; the unit's
+multiplicity counts its sampled records), so p_i = 1/N exactly. ``cluster_block`` takes
+each sampled true cluster as its own block (|T_b∩P_b| = |P_b| = f(c), |P_b^-| = out(c),
+|T_b| = C(|c|,2)): the paper's recommended precision estimator. ``block`` requires a
+block sample (blocks containing whole true clusters). F_beta combines the estimated
+precision and recall on the joint per-unit matrix (delta method).
+"""
+
+from __future__ import annotations
+
+from er_evaluation.estimators.ratio import Column, FBeta, Ratio, Smooth
+from er_evaluation.estimators.units import UnitTable
+
+__all__ = ["PAIRWISE_METRICS", "pairwise_function", "default_estimator"]
+
+PAIRWISE_METRICS = ("precision", "recall", "f1", "fscore")
+ESTIMATORS = ("record", "cluster", "cluster_block", "block", "naive")
+
+
+def default_estimator(ut: UnitTable, metric: str) -> str:
+    """The recommended estimator: ``cluster_block`` precision and ``record`` recall for
+    samples of clusters reached by uniform record sampling (``cluster`` recall for other
+    cluster probabilities; identical to ``record`` under size-proportional sampling);
+    ``block`` for block samples."""
+    if ut.unit_kind == "block":
+        return "block"
+    if metric == "precision":
+        return "cluster_block"
+    if metric == "recall":
+        return "record" if ut.sample.weights == "cluster_size" else "cluster"
+    p, r = default_estimator(ut, "precision"), default_estimator(ut, "recall")
+    return f"{p}+{r}"
+
+
+def _check(ut: UnitTable, estimator: str) -> None:
+    if estimator not in ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}; choose one of {ESTIMATORS}")
+    if ut.unit_kind == "block" and estimator not in ("block", "naive"):
+        raise ValueError(
+            f"estimator {estimator!r} needs sampled true clusters, but the sample's units are "
+            f"blocks; use 'block' (or 'naive')"
+        )
+    if estimator == "record" and ut.sample.weights != "cluster_size":
+        raise ValueError(
+            "the record estimators need records sampled uniformly (cluster probabilities "
+            f"proportional to size, weights='cluster_size'); this sample has weights="
+            f"{ut.sample.weights!r}: use 'cluster' or 'cluster_block'"
+        )
+
+
+def pairwise_function(
+    ut: UnitTable, metric: str, estimator: str, beta: float = 1.0
+) -> tuple[Smooth, dict]:
+    """``(phi, columns)`` of a pairwise metric under ``estimator`` for the sample ``ut``.
+
+    ``columns`` maps column names to per-unit values (already divided by the selection
+    probability where the estimator needs it). For the naive estimator the columns are the
+    census columns of the reviewed records taken as a population (probability 1).
+    """
+    if metric in ("f1", "fscore"):
+        if "+" in estimator:
+            p_est, r_est = estimator.split("+", 1)
+        else:
+            p_est = r_est = estimator
+        phi_p, cols_p = pairwise_function(ut, "precision", p_est)
+        phi_r, cols_r = pairwise_function(ut, "recall", r_est)
+        return FBeta(phi_p, phi_r, beta), {**cols_p, **cols_r}
+    if metric not in ("precision", "recall"):
+        raise ValueError(f"unknown pairwise metric {metric!r}")
+    _check(ut, estimator)
+    if estimator == "naive":
+        ut = ut.naive
+        estimator = "cluster_block" if ut.unit_kind == "cluster" else "block"
+    q, w = ut.q, ut.weighted
+    N, P = ut.n_records_population, ut.predicted_links
+    if metric == "precision":
+        if estimator in ("cluster_block", "block"):
+            cols = {"P_tp": w("tp"), "P_links": (q["plinks"] + q["pout"] / 2) / ut.probability}
+            return Ratio(Column("P_tp"), Column("P_links")), cols
+        if estimator == "cluster":
+            cols = {"Pc_tp": w("tp") * (N / P if P else float("nan")), "Pc_size": w("size")}
+            return Ratio(Column("Pc_tp"), Column("Pc_size")), cols
+        # record: eq. 10, plain mean of Z = g(c)/(|c| p_i) with p_i = 1/N
+        size = q["size"]
+        z = N * q["tp"] / (P * size) if P else q["tp"] * float("nan")
+        z[size == 0] = 0.0
+        return Column("Pr_z"), {"Pr_z": z}
+    if estimator == "record":
+        size = q["size"]
+        b = 2 * q["tp"] / size
+        b[size == 0] = 0.0
+        cols = {"Rr_tp": b, "Rr_pairs": size - (size > 0)}
+        return Ratio(Column("Rr_tp"), Column("Rr_pairs")), cols
+    cols = {"R_tp": w("tp"), "R_pairs": w("pairs")}
+    return Ratio(Column("R_tp"), Column("R_pairs")), cols

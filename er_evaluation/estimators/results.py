@@ -1,0 +1,96 @@
+"""Result objects of the estimators: one :class:`Estimate` per (prediction, metric), and a
+tidy table of many of them.
+
+Every estimate carries its value together with its standard error, confidence interval
+(with the level and the interval method), the estimator and design that produced it and
+the sample size, so a number is never reported without its error bar.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+__all__ = ["Estimate", "estimates_frame"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A design-based estimate of one metric for one prediction.
+
+    ``value`` is the (bias-corrected) estimate, ``std_error`` its estimated standard error
+    (square root of the linearised variance, paper 003 eq. 9), ``[ci_low, ci_high]`` the
+    ``level`` confidence interval computed by ``ci_method``. ``n_units`` counts the distinct
+    sampled units (clusters or blocks), ``n_draws`` the draws including with-replacement
+    repeats (the ``n`` of eq. 8-9), ``n_records`` the reviewed records used. ``plugin`` is the
+    uncorrected smooth function of the sample means; ``value - plugin`` is the bias
+    correction. ``dropped_records`` counts sampled records absent from the prediction that
+    were dropped under ``on_missing="restrict"``. NaN ``std_error`` means no variance
+    estimate exists (one draw, or the naive estimator).
+    """
+
+    metric: str
+    estimator: str
+    design: str
+    value: float
+    std_error: float
+    ci_low: float
+    ci_high: float
+    level: float
+    ci_method: str
+    n_units: int
+    n_draws: int
+    n_records: int
+    plugin: float = math.nan
+    prediction: str | None = None
+    dropped_records: int = 0
+
+    def __repr__(self) -> str:
+        name = f"{self.prediction}: " if self.prediction is not None else ""
+        return (
+            f"<Estimate {name}{self.metric} = {_fmt(self.value)} "
+            f"(SE {_fmt(self.std_error)}, {self.level:.0%} CI [{_fmt(self.ci_low)}, "
+            f"{_fmt(self.ci_high)}] {self.ci_method}); estimator={self.estimator}, "
+            f"design={self.design}, n={self.n_draws} draws of {self.n_units} units, "
+            f"{self.n_records} records>"
+        )
+
+    def summary(self) -> str:
+        """Multi-line human-readable summary."""
+        lines = [
+            f"{self.metric} ({self.estimator} estimator, {self.design} design)"
+            + (f" for {self.prediction}" if self.prediction is not None else ""),
+            f"  estimate       {_fmt(self.value)}",
+            f"  std. error     {_fmt(self.std_error)}",
+            f"  {self.level:.0%} CI         [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}] "
+            f"({self.ci_method})",
+            f"  bias corr.     {_fmt(self.value - self.plugin)}",
+            f"  sample         {self.n_draws} draws, {self.n_units} distinct units, "
+            f"{self.n_records} records",
+        ]
+        if self.dropped_records:
+            lines.append(
+                f"  dropped        {self.dropped_records} sampled records not in the prediction"
+            )
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """Plain dict of all fields (JSON-serialisable: floats, ints, strings, None)."""
+        return asdict(self)
+
+
+def estimates_frame(estimates: Iterable[Estimate]) -> pd.DataFrame:
+    """Tidy DataFrame with one row per estimate (columns = the :class:`Estimate` fields,
+    ``prediction`` and ``metric`` first)."""
+    rows = [e.to_dict() for e in estimates]
+    columns = list(Estimate.__dataclass_fields__)
+    first = ["prediction", "metric"]
+    order = first + [c for c in columns if c not in first]
+    return pd.DataFrame(rows, columns=columns)[order]
+
+
+def _fmt(x: float) -> str:
+    return "nan" if x is None or math.isnan(x) else f"{x:.4f}"

@@ -1,0 +1,192 @@
+"""Per-unit quantities of a sample, computed once per prediction from ONE contingency.
+
+Every estimator in this package is a smooth function of design-weighted means of
+per-unit quantities (paper 003 §2.3, appendix A.2; design §4). For a sampled unit u (a
+true cluster, or a block of whole true clusters) and the prediction Ĉ:
+
+- ``size``: records of u in the population; ``n_clusters``: true clusters in u;
+- ``pairs`` = |T_u| = Σ_{c⊂u} C(|c|,2); ``tp`` = |T_u ∩ P_u| = Σ_{c⊂u} f(c) with
+  f(c) = Σ_ĉ C(|c∩ĉ|,2);
+- ``plinks`` = |P_u| = Σ_ĉ C(|ĉ∩u|,2); ``pout`` = |P_u^-| = Σ_ĉ |ĉ∩u|(|ĉ|-|ĉ∩u|) (for a
+  cluster unit, |P_c| = f(c) and |P_c^-| = out(c));
+- ``exact``: true clusters of u that are exactly a predicted cluster; ``b3p`` =
+  Σ_{c,ĉ} n²/|ĉ| and ``b3r`` = Σ_{c,ĉ} n²/|c| (B-cubed sums, n = |c∩ĉ|); ``nlogn`` =
+  Σ n log n and ``slogs`` = Σ_c |c| log |c| (entropy sums).
+
+Population totals come from the full prediction (``scope="prediction"`` contingency):
+N records, |P| predicted links, number of predicted clusters, Σ_ĉ |ĉ| log |ĉ|. Grouped
+sums only (``np.bincount`` on codes); no loop over records, pairs or clusters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.contingency import Contingency, comb2, contingency
+from er_evaluation.errors import CoverageError, examples
+from er_evaluation.estimators.ratio import fpc
+from er_evaluation.sampling import Sample
+
+__all__ = ["UnitTable", "unit_table"]
+
+QUANTITIES = (
+    "size",
+    "n_clusters",
+    "pairs",
+    "tp",
+    "plinks",
+    "pout",
+    "exact",
+    "b3p",
+    "b3r",
+    "nlogn",
+    "slogs",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class UnitTable:
+    """Per-unit quantities (``q[name]``, one value per distinct sampled unit, raw: not
+    divided by the selection probability) with the sample's design and the population
+    totals of the prediction. ``probability`` is normalised to mean 1 over draws.
+    ``naive`` is the same table computed as if the reviewed records were the whole
+    population (for the naive baseline)."""
+
+    q: dict[str, np.ndarray]
+    sample: Sample
+    probability: np.ndarray
+    n_records_population: int
+    predicted_links: int
+    n_pred_clusters: int
+    pred_size_entropy_sum: float
+    n_records_used: int
+    dropped_records: int
+    naive: UnitTable | None = None
+
+    @property
+    def unit_kind(self) -> str:
+        return "block" if self.sample.blocks is not None else "cluster"
+
+    @property
+    def multiplicity(self) -> np.ndarray:
+        return self.sample.multiplicity
+
+    @property
+    def theta(self) -> float:
+        return fpc(self.sample.n_draws, self.sample.population_size, self.sample.replace)
+
+    def weighted(self, name: str) -> np.ndarray:
+        """Quantity divided by the unit's selection probability (the paper's ``X/p``)."""
+        return self.q[name] / self.probability
+
+
+def _xlogx(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    return x * np.log(np.where(x > 0, x, 1.0))
+
+
+def _quantities(
+    ct: Contingency, pred_size: np.ndarray, unit_of_ref: np.ndarray, n_units: int
+) -> dict[str, np.ndarray]:
+    count = ct.count
+    cps = pred_size[ct.pred].astype(float)
+    crs = ct.ref_size[ct.ref].astype(float)
+    cell_unit = unit_of_ref[ct.ref]
+    per_ref = {
+        "size": ct.ref_size.astype(float),
+        "n_clusters": np.ones(ct.n_ref_clusters),
+        "pairs": comb2(ct.ref_size).astype(float),
+        "tp": ct.per_reference(comb2(count).astype(float)),
+        "exact": ct.per_reference(((count == crs) & (count == cps)).astype(float)),
+        "b3p": ct.per_reference(count.astype(float) ** 2 / cps),
+        "b3r": ct.per_reference(count.astype(float) ** 2 / crs),
+        "nlogn": ct.per_reference(_xlogx(count)),
+        "slogs": _xlogx(ct.ref_size),
+    }
+    q = {k: np.bincount(unit_of_ref, weights=v, minlength=n_units) for k, v in per_ref.items()}
+    # |ĉ ∩ u| for every (predicted cluster, unit) pair touched by the sample
+    key = ct.pred.astype(np.int64) * n_units + cell_unit
+    codes, keys = pd.factorize(key)
+    inter = np.bincount(codes, weights=count).astype(float)
+    pu = np.asarray(keys, dtype=np.int64)
+    unit = pu % n_units
+    size_hat = pred_size[pu // n_units].astype(float)
+    q["plinks"] = np.bincount(unit, weights=inter * (inter - 1) / 2, minlength=n_units)
+    q["pout"] = np.bincount(unit, weights=inter * (size_hat - inter), minlength=n_units)
+    return q
+
+
+def unit_table(
+    prediction: pd.Series,
+    sample: Sample,
+    *,
+    on_missing: str = "error",
+    validate: bool = True,
+) -> UnitTable:
+    """Per-unit quantities of ``sample`` under ``prediction`` (one contingency).
+
+    ``prediction`` must be the FULL prediction of the population: N, |P| and the number of
+    predicted clusters are taken from it. Every sampled record must be in it:
+    ``on_missing="error"`` raises :class:`CoverageError` naming missing ids;
+    ``on_missing="restrict"`` drops them with a :class:`CoverageWarning` saying how many
+    (the sampled clusters are then evaluated on their records present in this
+    population; a unit left with no record contributes zeros).
+    """
+    if sample.sample_of != "reference":
+        raise NotImplementedError(
+            "estimators for samples of predicted clusters are computed by "
+            "er_evaluation.estimators.estimate, which swaps the roles (duality)"
+        )
+    ct = contingency(
+        prediction, sample.reference, scope="prediction", on_missing=on_missing, validate=validate
+    )
+    units = sample.units
+    n_units = len(units)
+    if sample.blocks is None:
+        unit_of_ref = units.get_indexer(ct.ref_labels)
+    else:
+        ref_code = ct.ref_labels.get_indexer(sample.reference.to_numpy())
+        block_code = units.get_indexer(sample.blocks.reindex(sample.reference.index).to_numpy())
+        ok = ref_code >= 0
+        unit_of_ref = np.full(ct.n_ref_clusters, -1, dtype=np.int64)
+        unit_of_ref[ref_code[ok]] = block_code[ok]
+    if (unit_of_ref < 0).any():
+        bad = ct.ref_labels[unit_of_ref < 0]
+        raise CoverageError(
+            f"{len(bad)} reference cluster(s) are not sampled units of the sample: {examples(bad)}"
+        )
+    unit_of_ref = unit_of_ref.astype(np.int64)
+    p = np.asarray(sample.probability, dtype=float)
+    m = np.asarray(sample.multiplicity, dtype=float)
+    p = p / (m @ p / m.sum())
+    pred_size = ct.pred_size
+    q = _quantities(ct, pred_size, unit_of_ref, n_units)
+
+    # naive baseline: the reviewed records taken as the whole population
+    sub_size = ct.per_prediction(ct.count.astype(float)).astype(np.int64)
+    naive = UnitTable(
+        q=_quantities(ct, sub_size, unit_of_ref, n_units),
+        sample=sample,
+        probability=np.ones(n_units),
+        n_records_population=ct.n_shared,
+        predicted_links=int(comb2(sub_size).sum()),
+        n_pred_clusters=int((sub_size > 0).sum()),
+        pred_size_entropy_sum=float(_xlogx(sub_size).sum()),
+        n_records_used=ct.n_shared,
+        dropped_records=ct.dropped_reference,
+    )
+    return UnitTable(
+        q=q,
+        sample=sample,
+        probability=p,
+        n_records_population=ct.n_records,
+        predicted_links=ct.predicted_links,
+        n_pred_clusters=ct.n_pred_clusters,
+        pred_size_entropy_sum=float(_xlogx(pred_size).sum()),
+        n_records_used=ct.n_shared,
+        dropped_records=ct.dropped_reference,
+        naive=naive,
+    )

@@ -1,0 +1,364 @@
+"""Sampling designs that create what analysts review, and the :class:`Sample` they return.
+
+A :class:`Sample` is everything a design-based estimator needs, so estimators take a
+sample and no other design argument:
+
+- ``reference``: the reviewed (true) cluster of every record of the sampled units;
+- ``units``: the distinct sampled unit ids (true cluster ids, or block ids) with their
+  with-replacement ``multiplicity`` (a unit drawn twice counts twice; never dropped);
+- ``probability``: the per-draw **selection probability** of each unit, known up to a
+  constant. These are always probabilities, never inverse-probability weights: an
+  argument called ``weights`` anywhere in this package means "selection probabilities up
+  to a constant" ("uniform", "cluster_size", or explicit positive per-unit values);
+- ``design`` ("records", "clusters", "blocks" or "benchmark"), ``weights`` (which kind of
+  probabilities: "uniform", "cluster_size" or "custom"), ``replace``;
+- ``population_size``: the number of units ``T`` of the sampling frame when known (records
+  for record sampling, clusters, blocks), for the finite-population correction of
+  sampling without replacement.
+
+Sampling records uniformly and taking their true clusters is the same as sampling
+clusters with probability proportional to size (paper 003, §2.4); :func:`sample_records`
+returns that cluster sample with the number of sampled records per cluster as
+multiplicity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.clustering import validate_membership
+from er_evaluation.errors import examples
+
+__all__ = [
+    "Sample",
+    "sample_records",
+    "sample_clusters",
+    "sample_blocks",
+    "benchmark_sample",
+    "selection_probability",
+]
+
+Weights = Literal["uniform", "cluster_size"] | pd.Series
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """A design-based sample of reviewed units (see the module docstring for the fields).
+
+    ``probability[k]`` is the per-draw selection probability of ``units[k]`` up to a
+    constant (not an inverse weight). ``blocks`` maps every sampled record to its block id
+    for block designs (``None`` otherwise). ``sample_of`` is ``"reference"`` when the
+    sampled units are true clusters / blocks of true clusters, ``"predicted"`` when they are
+    predicted clusters whose records were reviewed (precision/recall duality).
+    """
+
+    reference: pd.Series
+    units: pd.Index
+    multiplicity: np.ndarray
+    probability: np.ndarray
+    design: str
+    weights: str
+    replace: bool
+    population_size: int | None = None
+    blocks: pd.Series | None = None
+    sample_of: str = "reference"
+
+    def __post_init__(self) -> None:
+        if len(self.units) == 0:
+            raise ValueError("empty sample: no sampled units")
+        if len(self.multiplicity) != len(self.units) or len(self.probability) != len(self.units):
+            raise ValueError("units, multiplicity and probability must have the same length")
+        if not self.units.is_unique:
+            raise ValueError(
+                f"duplicated unit ids: {examples(self.units[self.units.duplicated()])}"
+            )
+        if (np.asarray(self.multiplicity) < 1).any():
+            raise ValueError("every sampled unit must have multiplicity >= 1")
+        _check_positive(pd.Series(self.probability, index=self.units), "probability")
+        if self.sample_of not in ("reference", "predicted"):
+            raise ValueError(
+                f"sample_of must be 'reference' or 'predicted', got {self.sample_of!r}"
+            )
+        if (
+            not self.replace
+            and self.population_size is not None
+            and self.n_draws > self.population_size
+        ):
+            raise ValueError(
+                f"{self.n_draws} draws without replacement from {self.population_size} units"
+            )
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws n (sum of multiplicities)."""
+        return int(np.sum(self.multiplicity))
+
+    @property
+    def n_units(self) -> int:
+        """Number of distinct sampled units."""
+        return len(self.units)
+
+    @property
+    def n_records(self) -> int:
+        """Number of reviewed records."""
+        return len(self.reference)
+
+    @property
+    def unit_of_record(self) -> pd.Series:
+        """Sampled unit of every reviewed record (its block, or its own cluster)."""
+        return self.blocks if self.blocks is not None else self.reference
+
+    def __repr__(self) -> str:
+        t = "" if self.population_size is None else f" of {self.population_size}"
+        return (
+            f"Sample(design={self.design!r}, weights={self.weights!r}, replace={self.replace}, "
+            f"{self.n_draws} draws{t}, {self.n_units} distinct units, {self.n_records} records)"
+        )
+
+
+def _check_positive(p: pd.Series, what: str) -> None:
+    values = np.asarray(p, dtype=float)
+    bad = ~np.isfinite(values) | (values <= 0)
+    if bad.any():
+        raise ValueError(
+            f"{what} must be finite and > 0 (selection probabilities up to a constant); "
+            f"{int(bad.sum())} unit(s) are not, e.g. {examples(p.index[bad])}"
+        )
+
+
+def selection_probability(sizes: pd.Series, weights: Weights) -> tuple[pd.Series, str]:
+    """Per-unit selection probabilities (up to a constant) for units with ``sizes``.
+
+    ``weights`` is "uniform" (all equal), "cluster_size" (proportional to the number of
+    records: what sampling records uniformly does to their clusters) or a Series of
+    explicit positive values indexed by unit id (probabilities up to a constant, NOT
+    inverse weights). Returns the probabilities aligned with ``sizes`` and the kind.
+    """
+    if isinstance(weights, str):
+        if weights == "uniform":
+            return pd.Series(1.0, index=sizes.index), "uniform"
+        if weights == "cluster_size":
+            return sizes.astype(float), "cluster_size"
+        raise ValueError(f"weights must be 'uniform', 'cluster_size' or a Series, got {weights!r}")
+    if not isinstance(weights, pd.Series):
+        raise TypeError("weights must be 'uniform', 'cluster_size' or a pandas Series")
+    missing = sizes.index.difference(weights.index)
+    if len(missing):
+        raise ValueError(f"weights are missing for {len(missing)} unit(s): {examples(missing)}")
+    p = weights.reindex(sizes.index).astype(float)
+    _check_positive(p, "weights")
+    return p, "custom"
+
+
+def _rng(seed) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def _draw(
+    units: pd.Index, p: np.ndarray, n: int, replace: bool, rng: np.random.Generator
+) -> tuple[pd.Index, np.ndarray]:
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    if not replace and n > len(units):
+        raise ValueError(f"cannot draw n={n} units without replacement from {len(units)}")
+    idx = rng.choice(len(units), size=n, replace=replace, p=p / p.sum())
+    codes, counts = np.unique(idx, return_counts=True)
+    return units[codes], counts.astype(np.int64)
+
+
+def _unequal_without_replacement(kind: str, replace: bool) -> None:
+    if not replace and kind != "uniform":
+        raise ValueError(
+            "unequal-probability sampling without replacement has no fixed per-draw "
+            "selection probabilities for the estimators; use replace=True (repeats are kept "
+            "as multiplicities) or sample_records(..., replace=False)"
+        )
+
+
+def sample_records(clustering: pd.Series, n: int, *, replace: bool = True, seed=None) -> Sample:
+    """Sample ``n`` records uniformly at random; their clusters become the sample.
+
+    Equivalent to sampling clusters with probability proportional to size
+    (``weights="cluster_size"``); a cluster reached by k sampled records has multiplicity k.
+    The population is the records of ``clustering`` (``population_size`` = number of
+    records, used for the finite-population correction when ``replace=False``). Pass the
+    true clustering in a simulation; in practice, draw records of the prediction's
+    population to review and build the sample with :func:`benchmark_sample`.
+    """
+    clustering = validate_membership(clustering)
+    rng = _rng(seed)
+    N = len(clustering)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    if not replace and n > N:
+        raise ValueError(f"cannot draw n={n} records without replacement from {N}")
+    rows = rng.choice(N, size=n, replace=replace)
+    clusters = pd.Series(clustering.to_numpy()[rows])
+    counts = clusters.value_counts(sort=False)
+    units = pd.Index(counts.index)
+    reference = clustering[clustering.isin(units)]
+    sizes = reference.value_counts(sort=False).reindex(units)
+    return Sample(
+        reference=reference,
+        units=units,
+        multiplicity=counts.to_numpy(dtype=np.int64),
+        probability=sizes.to_numpy(dtype=float),
+        design="records",
+        weights="cluster_size",
+        replace=replace,
+        population_size=N,
+    )
+
+
+def sample_clusters(
+    clustering: pd.Series,
+    n: int,
+    *,
+    weights: Weights = "uniform",
+    replace: bool = True,
+    seed=None,
+) -> Sample:
+    """Sample ``n`` clusters of ``clustering`` with selection probabilities ``weights``.
+
+    ``weights``: "uniform", "cluster_size" (probability proportional to size) or a Series
+    of positive selection probabilities up to a constant indexed by cluster id (never
+    inverse weights). With replacement repeats are kept as multiplicities. Without
+    replacement only uniform probabilities are allowed (``population_size`` = number of
+    clusters gives the finite-population correction).
+    """
+    clustering = validate_membership(clustering)
+    sizes = clustering.value_counts(sort=False)
+    p, kind = selection_probability(sizes, weights)
+    _unequal_without_replacement(kind, replace)
+    units, mult = _draw(pd.Index(sizes.index), p.to_numpy(), n, replace, _rng(seed))
+    return Sample(
+        reference=clustering[clustering.isin(units)],
+        units=units,
+        multiplicity=mult,
+        probability=p.reindex(units).to_numpy(dtype=float),
+        design="clusters",
+        weights=kind,
+        replace=replace,
+        population_size=len(sizes),
+    )
+
+
+def sample_blocks(
+    clustering: pd.Series,
+    blocks: pd.Series,
+    n: int,
+    *,
+    weights: Weights = "uniform",
+    replace: bool = True,
+    seed=None,
+) -> Sample:
+    """Sample ``n`` disjoint blocks (e.g. a blocking key) and review all their records.
+
+    ``blocks`` maps every record of ``clustering`` to a block id; every true cluster must lie
+    inside one block (paper 003 Lemma 3), otherwise a ValueError names the split clusters.
+    ``weights``: "uniform", "cluster_size" (proportional to the block's number of records)
+    or a Series of positive selection probabilities up to a constant indexed by block id.
+    """
+    clustering = validate_membership(clustering)
+    blocks = validate_membership(blocks, name="blocks")
+    check_blocks(clustering, blocks)
+    blocks = blocks.reindex(clustering.index)
+    sizes = blocks.value_counts(sort=False)
+    p, kind = selection_probability(sizes, weights)
+    _unequal_without_replacement(kind, replace)
+    units, mult = _draw(pd.Index(sizes.index), p.to_numpy(), n, replace, _rng(seed))
+    keep = blocks.isin(units).to_numpy()
+    return Sample(
+        reference=clustering[keep],
+        units=units,
+        multiplicity=mult,
+        probability=p.reindex(units).to_numpy(dtype=float),
+        design="blocks",
+        weights=kind,
+        replace=replace,
+        population_size=len(sizes),
+        blocks=blocks[keep],
+    )
+
+
+def check_blocks(clustering: pd.Series, blocks: pd.Series) -> None:
+    """Raise ValueError naming the true clusters that are split across blocks, or the
+    records without a block."""
+    missing = clustering.index.difference(blocks.index)
+    if len(missing):
+        raise ValueError(f"{len(missing)} record(s) have no block: {examples(missing)}")
+    b = blocks.reindex(clustering.index)
+    c_codes, c_labels = pd.factorize(clustering.to_numpy())
+    b_codes, _ = pd.factorize(b.to_numpy())
+    lo = np.full(len(c_labels), np.iinfo(np.int64).max)
+    hi = np.full(len(c_labels), -1)
+    np.minimum.at(lo, c_codes, b_codes)
+    np.maximum.at(hi, c_codes, b_codes)
+    split = lo != hi
+    if split.any():
+        raise ValueError(
+            f"blocks must contain whole true clusters; {int(split.sum())} cluster(s) are split "
+            f"across blocks: {examples(pd.Index(c_labels)[split])}"
+        )
+
+
+def benchmark_sample(
+    reference: pd.Series,
+    *,
+    weights: Weights = "cluster_size",
+    multiplicity: pd.Series | None = None,
+    replace: bool = True,
+    population_size: int | None = None,
+    design: str = "benchmark",
+    blocks: pd.Series | None = None,
+    sample_of: Literal["reference", "predicted"] = "reference",
+) -> Sample:
+    """Wrap an existing reviewed benchmark as a :class:`Sample`.
+
+    ``reference`` maps every reviewed record to its true cluster; each cluster is one
+    sampled unit (or each block of ``blocks``). ``weights`` are the units' selection
+    probabilities up to a constant: "cluster_size" when records were sampled uniformly and
+    their clusters recovered (the Binette 2022 PatentsView benchmark), "uniform" when
+    clusters were drawn uniformly, or a Series indexed by unit id. ``multiplicity``
+    (Series, unit id -> draws) restores repeats of a with-replacement sample (default one
+    draw per unit). ``population_size`` (number of units in the frame) is only used with
+    ``replace=False``. ``sample_of="predicted"`` declares that the units are predicted
+    clusters whose records were reviewed (the reference then holds the records of those
+    predicted clusters with their true cluster ids; only precision-type metrics are
+    estimable from such a sample, by duality).
+    """
+    reference = validate_membership(reference, name="reference")
+    if blocks is not None:
+        blocks = validate_membership(blocks, name="blocks")
+        check_blocks(reference, blocks)
+        blocks = blocks.reindex(reference.index)
+        sizes = blocks.value_counts(sort=False)
+    else:
+        sizes = reference.value_counts(sort=False)
+    p, kind = selection_probability(sizes, weights)
+    units = pd.Index(sizes.index)
+    if multiplicity is None:
+        mult = np.ones(len(units), dtype=np.int64)
+    else:
+        missing = units.difference(multiplicity.index)
+        if len(missing):
+            raise ValueError(
+                f"multiplicity is missing for {len(missing)} unit(s): {examples(missing)}"
+            )
+        mult = multiplicity.reindex(units).to_numpy(dtype=np.int64)
+    return Sample(
+        reference=reference,
+        units=units,
+        multiplicity=mult,
+        probability=p.to_numpy(dtype=float),
+        design=design if blocks is None or design != "benchmark" else "blocks",
+        weights=kind,
+        replace=replace,
+        population_size=population_size,
+        blocks=blocks,
+        sample_of=sample_of,
+    )
