@@ -1,0 +1,292 @@
+"""Fast substring search over a records table, to find the records a reviewer must add to
+a cluster.
+
+A query is split on whitespace into tokens; a record matches when every token occurs,
+case- and accent-insensitively, as a substring of one of its searched fields (a token never
+spans two fields). :class:`RecordIndex` normalises the text once (Unicode NFKD, combining
+marks dropped, lower-cased, with pyarrow compute kernels) and lays it out as one contiguous
+UTF-8 buffer, rows ordered by block, each field followed by a ``\\x1f`` separator. A query
+then scans that buffer:
+
+- the longest token is located with ``bytes.find`` (a C-speed substring search over the
+  whole buffer, about 1 GB/s), each hit is mapped to its row by binary search on the row
+  offsets and the other tokens are checked inside that row only; the scan jumps to the next
+  row after a hit and stops as soon as ``limit`` rows are found, so a common query stops
+  early and a rare one costs one pass over the buffer;
+- if a query keeps hitting rows that fail the other tokens, the rest of the range is
+  finished with pyarrow's vectorised ``match_substring`` in chunks, so no query loops in
+  Python over more than a bounded number of rows;
+- a block restriction is a contiguous slice of rows (blocks are factorised and sorted once,
+  no per-query dictionary), so searching inside a block only touches that block's bytes.
+
+Throughput figures are in ``benchmarks/README.md`` (``benchmarks/bench_search.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from er_evaluation.errors import examples
+
+__all__ = ["RecordIndex", "normalize_text"]
+
+_FIELD_SEP = "\x1f"
+# After this many rows hit by the scanned token, finish vectorised (bounds the Python loop).
+_HIT_BUDGET = 2_000
+_CHUNK_ROWS = 1 << 19
+
+
+def normalize_text(values: pa.Array | pa.ChunkedArray | pd.Series | Sequence) -> pa.Array:
+    """Lower-case and accent-fold text: NFKD decomposition, combining marks (Unicode
+    category Mn) removed, lower case; missing values become empty strings. Returns a
+    pyarrow ``large_string`` array."""
+    arr = _as_large_string(values)
+    if not pc.all(pc.string_is_ascii(arr)).as_py():
+        arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"\p{Mn}", "")
+    # utf8_lower, not ascii_lower: pyarrow 26's ascii_lower corrupts arrays whose offsets
+    # do not start at zero (chunks sliced out of a shared buffer, as pandas hands them over).
+    return pc.utf8_lower(arr)
+
+
+def _as_large_string(values: Any) -> pa.Array:
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        arr = values
+    elif isinstance(values, pd.Series):
+        try:
+            arr = pa.Array.from_pandas(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            arr = pa.Array.from_pandas(values.astype("string"))
+    else:
+        arr = pa.array(list(values))
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        try:
+            arr = pc.cast(arr, pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            arr = pa.array(pd.Series(arr.to_pandas()).astype("string"), pa.large_string())
+    arr = pc.cast(arr, pa.large_string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = pa.concat_arrays(arr.chunks) if arr.num_chunks else pa.array([], pa.large_string())
+    return pc.fill_null(arr, "")
+
+
+class _Haystack:
+    """Normalised text of some fields, one row per record in block order, as one bytes
+    buffer with int64 row offsets and a zero-copy pyarrow view for vectorised kernels."""
+
+    def __init__(self, columns: list[pa.Array]) -> None:
+        sep = pa.scalar(_FIELD_SEP, pa.large_string())
+        # The empty last element ends every row with the separator, so no token spans rows.
+        empty = pa.scalar("", pa.large_string())
+        joined = pc.binary_join_element_wise(*columns, empty, sep)
+        if isinstance(joined, pa.ChunkedArray):
+            joined = joined.combine_chunks()
+        n = len(joined)
+        _, offsets_buf, data_buf = joined.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64)[joined.offset : joined.offset + n + 1]
+        start, stop = int(offsets[0]), int(offsets[-1])
+        self.data = data_buf.to_pybytes()[start:stop]
+        self.offsets = offsets - start
+        del joined
+        self.array = pa.LargeStringArray.from_buffers(
+            n, pa.py_buffer(self.offsets), pa.py_buffer(self.data)
+        )
+
+    def scan(self, tokens: list[str], lo: int, hi: int, limit: int | None) -> np.ndarray:
+        """Rows in [lo, hi) containing every token, in row order, at most ``limit``."""
+        tokens = sorted(tokens, key=len, reverse=True)
+        first = tokens[0].encode("utf-8")
+        rest = [t.encode("utf-8") for t in tokens[1:]]
+        data, offsets = self.data, self.offsets
+        found: list[int] = []
+        start = lo
+        if limit is not None:
+            pos, end = int(offsets[lo]), int(offsets[hi])
+            for _ in range(_HIT_BUDGET):
+                hit = data.find(first, pos, end)
+                if hit < 0:
+                    return np.asarray(found, dtype=np.int64)
+                row = int(np.searchsorted(offsets, hit, side="right")) - 1
+                row_start, row_end = int(offsets[row]), int(offsets[row + 1])
+                if all(data.find(t, row_start, row_end) >= 0 for t in rest):
+                    found.append(row)
+                    if len(found) >= limit:
+                        return np.asarray(found, dtype=np.int64)
+                pos = row_end
+                start = row + 1
+        more = self._vector_scan(tokens, start, hi, None if limit is None else limit - len(found))
+        return np.concatenate([np.asarray(found, dtype=np.int64), more])
+
+    def _vector_scan(self, tokens: list[str], lo: int, hi: int, limit: int | None) -> np.ndarray:
+        parts = []
+        total = 0
+        for a in range(lo, hi, _CHUNK_ROWS):
+            view = self.array.slice(a, min(_CHUNK_ROWS, hi - a))
+            rows = np.flatnonzero(_mask(pc.match_substring(view, tokens[0])))
+            for token in tokens[1:]:
+                if len(rows) == 0:
+                    break
+                keep = _mask(pc.match_substring(view.take(pa.array(rows)), token))
+                rows = rows[keep]
+            parts.append(rows + a)
+            total += len(rows)
+            if limit is not None and total >= limit:
+                break
+        out = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+        return out if limit is None else out[:limit]
+
+
+def _mask(boolean: pa.Array) -> np.ndarray:
+    return boolean.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+
+
+class RecordIndex:
+    """Search index over a records table (built once; queries are read-only).
+
+    ``records`` holds one row per record; ``id_col`` names the unique record-id column;
+    ``text_cols`` the searched fields (default: every column); ``block_col`` an optional
+    blocking key (e.g. PatentsView's ``block``) so a search can be restricted to one
+    block. Results come in (block, table) order: sorted by block label, ties in the
+    table's order; without ``block_col``, in the table's order.
+    """
+
+    def __init__(
+        self,
+        records: pd.DataFrame,
+        id_col: str,
+        text_cols: Sequence[str] | None = None,
+        *,
+        block_col: str | None = None,
+    ) -> None:
+        if not isinstance(records, pd.DataFrame):
+            raise TypeError(f"records must be a DataFrame, got {type(records).__name__}")
+        if len(records) == 0:
+            raise ValueError("records table is empty: nothing to search")
+        columns = list(records.columns)
+        named = [id_col, *(text_cols or []), *([block_col] if block_col is not None else [])]
+        unknown = [c for c in named if c not in columns]
+        if unknown:
+            raise ValueError(f"records: column(s) {unknown} not found; columns are {columns}")
+        ids = pd.Index(records[id_col])
+        if ids.hasnans:
+            raise ValueError(f"records: {int(ids.isna().sum())} missing id(s) in {id_col!r}")
+        if ids.has_duplicates:
+            raise ValueError(
+                f"records: id(s) repeated in {id_col!r}: {examples(ids[ids.duplicated()].unique())}"
+            )
+        self.records = records
+        self.id_col = id_col
+        self.ids = ids
+        self.text_cols = tuple(text_cols) if text_cols is not None else tuple(columns)
+        if not self.text_cols:
+            raise ValueError("text_cols is empty: name at least one column to search")
+        self.block_col = block_col
+        n = len(records)
+        if block_col is None:
+            self.order = np.arange(n)
+            self.blocks = pd.Index([])
+            self._bounds = np.array([0, n])
+        else:
+            codes, uniques = pd.factorize(records[block_col], sort=True)
+            codes = np.where(codes < 0, len(uniques), codes)  # missing block: last group
+            self.order = np.argsort(codes, kind="stable")
+            self.blocks = pd.Index(uniques)
+            counts = np.bincount(codes, minlength=len(uniques) + 1)
+            self._bounds = np.concatenate([[0], np.cumsum(counts)])
+        self._fields: dict[str, pa.Array] = {}
+        self._haystacks: dict[tuple[str, ...], _Haystack] = {}
+        self._haystack(self.text_cols)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def _field(self, col: str) -> pa.Array:
+        if col not in self._fields:
+            self._fields[col] = normalize_text(self.records[col]).take(pa.array(self.order))
+        return self._fields[col]
+
+    def _haystack(self, fields: tuple[str, ...]) -> _Haystack:
+        if fields not in self._haystacks:
+            hay = _Haystack([self._field(c) for c in fields])
+            # Per-field arrays are only needed to build haystacks; keep memory at one copy.
+            self._fields.clear()
+            self._haystacks[fields] = hay
+        return self._haystacks[fields]
+
+    def tokens(self, query: str) -> list[str]:
+        """The normalised, de-duplicated whitespace tokens of ``query``."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        text = normalize_text(pa.array([query], pa.large_string()))[0].as_py()
+        text = text.replace(_FIELD_SEP, " ")
+        return list(dict.fromkeys(text.split()))
+
+    def block_of(self, record_id: Any) -> Any:
+        """Block label of one record (requires ``block_col``)."""
+        if self.block_col is None:
+            raise ValueError("this index has no block column (block_col=None)")
+        pos = self.ids.get_indexer([record_id])[0]
+        if pos < 0:
+            raise KeyError(f"record {record_id!r} is not in the records table")
+        return self.records[self.block_col].iloc[pos]
+
+    def _row_range(self, block: Any) -> tuple[int, int]:
+        if block is None:
+            return 0, len(self.records)
+        if self.block_col is None:
+            raise ValueError("block= given but this index has no block column (block_col=None)")
+        code = self.blocks.get_indexer([block])[0]
+        if code < 0:
+            raise ValueError(f"block {block!r} not found in column {self.block_col!r}")
+        return int(self._bounds[code]), int(self._bounds[code + 1])
+
+    def matches(
+        self,
+        query: str,
+        *,
+        fields: Sequence[str] | str | None = None,
+        block: Any = None,
+        limit: int | None = None,
+    ) -> np.ndarray:
+        """Row positions (into ``records``) of the records matching every token of
+        ``query`` in one of ``fields`` (default: all indexed fields), inside ``block`` if
+        given, in (block, table) order, at most ``limit`` (None: all). An empty query
+        matches every record of the block; without a block it is an error."""
+        tokens = self.tokens(query)
+        if limit is not None and (not isinstance(limit, (int, np.integer)) or limit < 1):
+            raise ValueError(f"limit must be a positive integer or None, got {limit!r}")
+        if isinstance(fields, str):
+            fields = (fields,)
+        fields = self.text_cols if fields is None else tuple(fields)
+        if not fields:
+            raise ValueError("fields is empty: name at least one column to search")
+        unknown = [f for f in fields if f not in self.records.columns]
+        if unknown:
+            raise ValueError(
+                f"fields {unknown} not found; columns are {list(self.records.columns)}"
+            )
+        lo, hi = self._row_range(block)
+        if not tokens:
+            if block is None:
+                raise ValueError("empty query: type a name or other text, or choose a block")
+            rows = np.arange(lo, hi)[:limit]
+        else:
+            rows = self._haystack(fields).scan(tokens, lo, hi, limit)
+        return self.order[rows]
+
+    def search(
+        self,
+        query: str,
+        *,
+        fields: Sequence[str] | str | None = None,
+        block: Any = None,
+        limit: int | None = 50,
+    ) -> pd.DataFrame:
+        """Records matching every token of ``query`` (see :meth:`matches`), at most
+        ``limit`` rows of the records table, in (block, table) order."""
+        return self.records.iloc[self.matches(query, fields=fields, block=block, limit=limit)]
