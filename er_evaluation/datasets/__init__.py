@@ -16,6 +16,8 @@ from importlib import resources
 
 import pandas as pd
 
+from er_evaluation.datasets.pools import POOLS, load_pool  # noqa: F401 (pair pools)
+
 __all__ = [
     "PATENTSVIEW_VERSIONS",
     "load_patentsview_mentions",
