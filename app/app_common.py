@@ -246,12 +246,21 @@ def load_project(config: dict | None = None) -> ProjectData:
 def _record_index(_data: ProjectData, key: str):
     from er_evaluation.record_search import RecordIndex
 
-    records = _data.records
-    return RecordIndex(records, id_col=_data.id_col, text_cols=list(_data.fields))
+    return RecordIndex(
+        _data.records,
+        id_col=_data.id_col,
+        text_cols=[_data.id_col, *_data.fields],
+        block_col=_data.block_col,
+    )
+
+
+def data_key(data: ProjectData) -> str:
+    """Cache key of a loaded project (the loaded object lives as long as its cache entry)."""
+    return f"{data.source}:{id(data.records)}"
 
 
 def record_index(data: ProjectData):
-    return _record_index(data, f"{data.source}:{id(data.records)}")
+    return _record_index(data, data_key(data))
 
 
 def open_store():

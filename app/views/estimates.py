@@ -1,0 +1,143 @@
+"""Estimates: precision, recall and F1 with confidence intervals for every version."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from app_common import (
+    DESIGNS,
+    load_project,
+    open_store,
+    plain_errors,
+    read_queue,
+    read_sample_config,
+    reviewed_sample,
+)
+from er_evaluation.plots import plot_estimates
+
+from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.sampling import benchmark_sample
+
+METRICS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+
+st.title("Estimates")
+data = load_project()
+sources = ["reviews"] + (["benchmark"] if data.benchmark is not None else [])
+source = st.radio(
+    "Reviewed benchmark",
+    sources,
+    format_func={
+        "reviews": "Reviews saved in this project",
+        "benchmark": "The project's existing benchmark"
+        + (" (Binette et al. 2022 PatentsView inventors)" if data.source == "demo" else ""),
+    }.get,
+    key="est_source",
+    horizontal=True,
+)
+
+if source == "reviews":
+    settings, queue = read_sample_config(), read_queue()
+    if queue is None:
+        st.info("No sample yet: draw one on the Sample page and review it.")
+        st.stop()
+    store = open_store()
+    with plain_errors("Could not build the reviewed sample"):
+        sample, n_units = reviewed_sample(data, store, settings, queue)
+    if sample is None:
+        st.info("No finished review yet: estimates appear as soon as the first one is saved.")
+        st.stop()
+    cache_key = (str(store.path), len(store.events()), settings["design"], settings["version"])
+    st.caption(
+        f"Design: {DESIGNS[settings['design']]} from version {settings['version']}; "
+        f"{n_units} finished units, {sample.n_records} reviewed records."
+    )
+else:
+    weights = st.selectbox(
+        "How the benchmark's clusters were sampled",
+        ["cluster_size", "uniform"],
+        format_func={
+            "cluster_size": "records uniformly (clusters by size)",
+            "uniform": "clusters uniformly",
+        }.get,
+        key="bench_weights",
+    )
+    with plain_errors("Could not use the benchmark"):
+        sample = benchmark_sample(data.benchmark, weights=weights)
+    cache_key = ("benchmark", weights, len(data.benchmark))
+    st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
+
+versions = st.multiselect("Versions", data.versions, default=data.versions, key="est_versions")
+if not versions:
+    st.stop()
+
+
+@st.cache_data(show_spinner="Estimating…", max_entries=32)
+def estimates(key: tuple, versions: tuple, _sample) -> pd.DataFrame:
+    return estimate_table(
+        {v: data.predictions[v] for v in versions}, _sample, METRICS, on_missing="restrict"
+    )
+
+
+with plain_errors("Could not estimate"):
+    table = estimates(cache_key, tuple(versions), sample)
+
+focus = st.selectbox("Version in focus", versions, index=len(versions) - 1, key="est_focus")
+cols = st.columns(len(METRICS))
+for col, (metric, label) in zip(cols, METRICS.items(), strict=True):
+    row = table[(table["prediction"] == focus) & (table["metric"] == metric)].iloc[0]
+    col.metric(
+        label,
+        f"{row['value']:.3f}",
+        help=f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
+    )
+    col.caption(
+        f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · SE "
+        f"{row['std_error']:.3f} · {row['estimator']} estimator, {row['design']} design, "
+        f"n = {row['n_draws']}"
+    )
+
+st.plotly_chart(plot_estimates(table), key="est_chart")
+shown = table[
+    [
+        "prediction",
+        "metric",
+        "value",
+        "std_error",
+        "ci_low",
+        "ci_high",
+        "estimator",
+        "design",
+        "ci_method",
+        "n_units",
+        "n_draws",
+        "n_records",
+    ]
+]
+st.dataframe(shown, hide_index=True, key="est_table")
+
+st.subheader("Paired difference between two versions")
+st.caption("The difference on the same reviewed sample, with its own standard error.")
+c1, c2, c3 = st.columns(3)
+base = c1.selectbox("Baseline", versions, index=0, key="diff_a")
+other = c2.selectbox("Compared with", versions, index=len(versions) - 1, key="diff_b")
+metric = c3.selectbox("Metric", list(METRICS), format_func=METRICS.get, key="diff_metric")
+if base == other:
+    st.info("Choose two different versions.")
+    st.stop()
+with plain_errors("Could not compare"):
+    diff = compare(
+        {other: data.predictions[other], base: data.predictions[base]},
+        sample,
+        metric,
+        baseline=base,
+        on_missing="restrict",
+    )
+st.metric(
+    f"{METRICS[metric]}: {other} − {base}",
+    f"{diff.value:+.3f}",
+    help=f"{diff.level:.0%} CI [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}]",
+)
+st.caption(
+    f"{diff.level:.0%} CI [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}] · SE {diff.std_error:.3f} · "
+    f"{diff.estimator} estimator, {diff.design} design, n = {diff.n_draws}"
+)

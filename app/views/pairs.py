@@ -1,0 +1,93 @@
+"""Pair labelling: label the record pairs an adaptive sampler (OASIS) draws inside a block."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from app_common import data_key, load_project, plain_errors, project_dir
+
+from er_evaluation.pairs import (
+    LabellingSession,
+    PairPool,
+    field_similarity_score,
+    pool_from_blocks,
+)
+
+st.title("Pair labelling")
+data = load_project()
+if data.block_col is None:
+    st.info("Pair labelling draws pairs inside blocks: map a block column on the Project page.")
+    st.stop()
+
+c1, c2, c3 = st.columns(3)
+version = c1.selectbox("Version", data.versions, index=len(data.versions) - 1, key="pairs_version")
+prediction = data.predictions[version]
+block_sizes = data.records.loc[prediction.index, data.block_col].value_counts().sort_index()
+# A block of a few hundred records: tens of thousands of pairs, enough to need sampling.
+mid = block_sizes[(block_sizes >= 100) & (block_sizes <= 400)]
+default = mid.index[0] if len(mid) else block_sizes.index[0]
+block = c2.selectbox(
+    "Block",
+    list(block_sizes.index),
+    index=list(block_sizes.index).index(default),
+    format_func=lambda b: f"{b} ({block_sizes[b]} records)",
+    key="pairs_block",
+)
+method = c3.selectbox(
+    "Sampler", ["oasis", "passive", "stratified", "importance"], key="pairs_method"
+)
+
+
+@st.cache_resource(show_spinner="Building the pair pool…", max_entries=8)
+def pool_of(key: str, version: str, block: str) -> PairPool:
+    members = data.records.loc[prediction.index]
+    members = members[members[data.block_col] == block]
+    pairs = pool_from_blocks(members, data.block_col)
+    pairs["score"] = field_similarity_score(members, pairs, data.fields)
+    return PairPool.from_frame(pairs, prediction=prediction)
+
+
+with plain_errors("Could not build the pair pool"):
+    pool = pool_of(data_key(data), version, block)
+log = project_dir() / "pairs" / f"{version}__{block}__{method}.jsonl".replace(":", "_")
+sessions = st.session_state.setdefault("pair_sessions", {})
+if str(log) not in sessions:
+    with plain_errors("Could not open the label log"):
+        sessions[str(log)] = LabellingSession(pool, log, method=method, seed=0)
+session: LabellingSession = sessions[str(log)]
+st.caption(
+    f"{pool.n_pairs:,} candidate pairs in the block; {session.n_labels} labelled, "
+    f"{session.n_unsure} unsure. Labels are saved to `{log.name}` as you answer."
+)
+
+pending = session.next_pair()
+if pending is None:
+    st.success("Every pair the sampler can draw is labelled.")
+else:
+    st.subheader(f"Pair {session.n_draws + session.n_unsure + 1}: same person?")
+    side = data.records.loc[[pending.id_left, pending.id_right], data.fields].T
+    side.columns = pd.Index([f"left: {pending.id_left}", f"right: {pending.id_right}"])
+    st.dataframe(side.astype(str), key="pairs_side")
+    st.caption(f"Similarity score {pending.score:.3f}")
+    b1, b2, b3 = st.columns(3)
+    for column, label, answer in (
+        (b1, "Match", 1),
+        (b2, "Non-match", 0),
+        (b3, "Unsure", None),
+    ):
+        if column.button(label, key=f"pairs_{label.lower()}"):
+            session.answer(answer)
+            st.rerun()
+
+if session.n_labels >= 2:
+    with plain_errors("Could not estimate"):
+        result = session.estimate().to_frame()
+    st.subheader("Running estimate")
+    cols = st.columns(len(result))
+    for col, (metric, row) in zip(cols, result.iterrows(), strict=True):
+        col.metric(metric, f"{row['value']:.3f}")
+        col.caption(
+            f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · "
+            f"SE {row['std_error']:.3f}"
+        )
+    st.dataframe(result, key="pairs_estimates")
