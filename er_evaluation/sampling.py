@@ -24,7 +24,7 @@ multiplicity.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -111,6 +111,24 @@ class Sample:
     def unit_of_record(self) -> pd.Series:
         """Sampled unit of every reviewed record (its block, or its own cluster)."""
         return self.blocks if self.blocks is not None else self.reference
+
+    def reviewed_predicted(self, truth: pd.Series) -> Sample:
+        """This sample drawn from the PREDICTION (its units are predicted clusters, e.g.
+        ``sample_clusters(prediction, n)``), with the reviewed true cluster ids ``truth``
+        of its records attached: a sample of predicted clusters (``sample_of="predicted"``).
+        By duality (paper 003, Remark 2) it estimates precision-type metrics (pairwise,
+        cluster and B-cubed precision). Every record of every sampled predicted cluster must
+        be labelled in ``truth`` (extra records are ignored)."""
+        if self.blocks is not None:
+            raise ValueError("block samples cannot be reinterpreted as predicted-cluster samples")
+        truth = validate_membership(truth, name="truth")
+        missing = self.reference.index.difference(truth.index)
+        if len(missing):
+            raise ValueError(
+                f"{len(missing)} record(s) of the sampled predicted clusters have no reviewed "
+                f"true cluster: {examples(missing)}"
+            )
+        return replace(self, reference=truth.reindex(self.reference.index), sample_of="predicted")
 
     def __repr__(self) -> str:
         t = "" if self.population_size is None else f" of {self.population_size}"
@@ -315,7 +333,6 @@ def benchmark_sample(
     population_size: int | None = None,
     design: str = "benchmark",
     blocks: pd.Series | None = None,
-    sample_of: Literal["reference", "predicted"] = "reference",
 ) -> Sample:
     """Wrap an existing reviewed benchmark as a :class:`Sample`.
 
@@ -326,10 +343,8 @@ def benchmark_sample(
     clusters were drawn uniformly, or a Series indexed by unit id. ``multiplicity``
     (Series, unit id -> draws) restores repeats of a with-replacement sample (default one
     draw per unit). ``population_size`` (number of units in the frame) is only used with
-    ``replace=False``. ``sample_of="predicted"`` declares that the units are predicted
-    clusters whose records were reviewed (the reference then holds the records of those
-    predicted clusters with their true cluster ids; only precision-type metrics are
-    estimable from such a sample, by duality).
+    ``replace=False``. For samples of predicted clusters see
+    :meth:`Sample.reviewed_predicted`.
     """
     reference = validate_membership(reference, name="reference")
     if blocks is not None:
@@ -360,5 +375,4 @@ def benchmark_sample(
         replace=replace,
         population_size=population_size,
         blocks=blocks,
-        sample_of=sample_of,
     )

@@ -90,17 +90,42 @@ def fieller_interval(
     return _clip(lo, hi, bounds)
 
 
+_COUNTS_CACHE: dict = {}
+
+
+def bootstrap_counts(multiplicity: np.ndarray, n_boot: int, seed) -> np.ndarray:
+    """``(n_boot, units)`` matrix of bootstrap draw counts: each replicate resamples the
+    ``n`` draws with replacement (so a unit drawn k times is resampled from k copies).
+    Cached per (multiplicities, n_boot, seed): every metric and prediction evaluated on one
+    sample reuses the same replicates (consistent, and cheap)."""
+    m = np.asarray(multiplicity, dtype=np.int64)
+    key = (m.tobytes(), int(n_boot), repr(seed))
+    counts = _COUNTS_CACHE.get(key)
+    if counts is None:
+        rng = np.random.default_rng(seed)
+        n = int(m.sum())
+        unit_of_draw = np.repeat(np.arange(len(m)), m)
+        picks = unit_of_draw[rng.integers(0, n, size=(n_boot, n))]
+        offsets = (np.arange(n_boot) * len(m))[:, None]
+        counts = np.bincount((picks + offsets).ravel(), minlength=n_boot * len(m))
+        counts = counts.reshape(n_boot, len(m)).astype(float)
+        if len(_COUNTS_CACHE) > 32:
+            _COUNTS_CACHE.clear()
+        _COUNTS_CACHE[key] = counts
+    return counts
+
+
 def _replicates(fit: SmoothFit, n_boot: int, seed, studentized: bool):
-    rng = np.random.default_rng(seed)
-    m = fit.multiplicity
-    counts = rng.multinomial(fit.n, m / m.sum(), size=n_boot).astype(float)
-    M = counts @ fit.Y / fit.n
+    counts = bootstrap_counts(fit.multiplicity, n_boot, seed)
+    dev = fit.Y - fit.mean  # centred: no cancellation in the replicate covariances
+    D = counts @ dev / fit.n
+    M = fit.mean + D
     if not studentized:
         return fit.phi.value(M, fit.index), None
     v, g, _ = fit.phi.evaluate(M, fit.index)
-    second = counts @ np.einsum("ui,uj->uij", fit.Y, fit.Y).reshape(len(fit.Y), -1) / fit.n
-    k = fit.Y.shape[1]
-    cov = (second.reshape(-1, k, k) - M[:, :, None] * M[:, None, :]) * (fit.n / (fit.n - 1))
+    second = counts @ np.einsum("ui,uj->uij", dev, dev).reshape(len(dev), -1) / fit.n
+    k = dev.shape[1]
+    cov = (second.reshape(-1, k, k) - D[:, :, None] * D[:, None, :]) * (fit.n / (fit.n - 1))
     var = np.einsum("bi,bij,bj->b", g, cov, g) / fit.n
     return v, np.sqrt(np.clip(var, 0, None))
 

@@ -129,14 +129,16 @@ class _Op(Smooth):
         parts = [a.evaluate(M, index) for a in self.args]
         xs = [p[0] for p in parts]
         f, df, d2f = self._f(xs)
-        g = sum(df[i][..., None] * parts[i][1] for i in range(len(parts)))
-        H = sum(df[i][..., None, None] * parts[i][2] for i in range(len(parts)))
-        for i in range(len(parts)):
-            for j in range(len(parts)):
-                if d2f[i][j] is not None:
-                    H = H + d2f[i][j][..., None, None] * (
-                        parts[i][1][..., :, None] * parts[j][1][..., None, :]
-                    )
+        # undefined metrics (0/0) propagate NaN silently; callers warn once
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            g = sum(df[i][..., None] * parts[i][1] for i in range(len(parts)))
+            H = sum(df[i][..., None, None] * parts[i][2] for i in range(len(parts)))
+            for i in range(len(parts)):
+                for j in range(len(parts)):
+                    if d2f[i][j] is not None:
+                        H = H + d2f[i][j][..., None, None] * (
+                            parts[i][1][..., :, None] * parts[j][1][..., None, :]
+                        )
         return f, g, H
 
     def value(self, M, index):
