@@ -1,13 +1,21 @@
 """Merge/split counts: the generalised merge distance with unit costs.
 
 Menestrina, Whang & Garcia-Molina (2010), "Evaluating entity resolution
-results", define the generalised merge distance (GMD) as the cheapest sequence
-of cluster merges and splits turning the prediction Ĉ into the reference C.
-With unit costs their linear-time algorithm gives, in contingency terms:
+results", define the generalised merge distance (GMD) as the cost of turning
+the prediction Ĉ into the reference C by cluster splits and merges, computed by
+their slice algorithm: first split every predicted cluster along the reference
+clusters it meets, then merge the pieces of each reference cluster. With unit
+costs, in contingency terms:
 
     splits = Σ_ĉ (k_ĉ − 1) = (#cells) − |Ĉ|   (ĉ cut into the k_ĉ reference clusters it meets)
     merges = Σ_c (m_c − 1) = (#cells) − |C|   (the m_c pieces of c joined back)
     GMD    = splits + merges
+
+This is the fewest operations among routes that do every split before every
+merge. Routes that merge first can be shorter ({1,2},{3,4} -> {1,3},{2,4} takes
+4 operations this way, 2 by merging everything and splitting once), but such
+routes do not say which records were wrongly split or merged, so they are not
+what an error count should report.
 
 Normalised GMD divides by 2N − |Ĉ| − |C|, the cost of the worst route (split
 the prediction into singletons, then merge them into the reference), which is
