@@ -1,0 +1,180 @@
+"""AppTest of the sample and review pages on the bundled PatentsView data: what the pages
+show and what they save in the project folder (queue file, review store)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from er_evaluation import datasets  # noqa: E402
+from er_evaluation.review import ReviewStore  # noqa: E402
+
+APP = Path(__file__).resolve().parents[1] / "app"
+ENTRY = str(APP / "er_eval_app.py")
+TICK = "does not belong"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.syspath_prepend(str(APP))
+    return tmp_path / "project"
+
+
+@pytest.fixture(scope="module")
+def predictions() -> dict[str, pd.Series]:
+    return datasets.load_patentsview_predictions()
+
+
+def run_app() -> AppTest:
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def current_record(at: AppTest) -> str:
+    return at.session_state["queue_position"], at.subheader[0].value.split("`")[1]
+
+
+def tick(at: AppTest, record: str, rows: list[int]) -> None:
+    """Tick "does not belong" on the given rows of the cluster table (as a user would)."""
+    at.session_state[f"cluster_{record}"] = {
+        "edited_rows": {r: {TICK: True} for r in rows},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+
+
+def test_demo_opens_on_first_review_item(project, predictions):
+    at = run_app()
+    queue = pd.read_parquet(project / "queue.parquet")
+    assert len(queue) == 50  # the default demo sample: 50 records of the newest version
+    _, record = current_record(at)
+    assert record == queue["record_id"].iloc[0]
+    newest = predictions["2022-06-30"]
+    table = at.data_editor[0].value
+    members = newest.index[newest == newest[record]]
+    assert set(table["record"]) == set(members)
+    assert table["record"].iloc[0] == record  # the sampled record comes first
+    assert not table[TICK].any()
+    # The reviewer sees the records' own fields.
+    assert {"name_first", "name_last", "city", "patent_title", "assignees", "coinventors"} <= set(
+        table.columns
+    )
+
+
+def test_sample_page_draws_and_saves_the_queue(project, predictions):
+    at = run_app()
+    at.switch_page("views/sample.py").run()
+    at.radio(key="sample_design").set_value("clusters")
+    at.number_input(key="sample_size").set_value(7)
+    at.number_input(key="sample_seed").set_value(3)
+    at.selectbox(key="sample_version").set_value("2021-12-30")
+    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    at.button(key="draw_sample").click().run()
+    assert not at.exception
+    queue = pd.read_parquet(project / "queue.parquet")
+    version = predictions["2021-12-30"]
+    assert queue["unit"].nunique() == 7
+    # Every record of each sampled predicted cluster is in the queue, nothing else.
+    expected = version[version.isin(queue["unit"])]
+    assert set(queue["record_id"]) == set(expected.index)
+    # Whole clusters go to one reviewer; both reviewers get work.
+    assert (queue.groupby("unit")["reviewer"].nunique() == 1).all()
+    assert set(queue["reviewer"]) == {"ann", "bob"}
+    shown = at.dataframe[-1].value
+    assert list(shown["record"]) == list(queue["record_id"])
+
+
+def test_review_correct_remove_add_undo_are_saved(project, predictions):
+    at = run_app()
+    at.text_input(key="reviewer").set_value("ann").run()
+    store = ReviewStore(project / "reviews.sqlite")
+    newest = predictions["2022-06-30"]
+
+    # 1. Correct as is.
+    _, first = current_record(at)
+    at.button(key="correct_as_is").click().run()
+    assert not at.exception
+    decision = store.decision(first)
+    assert decision.status == "correct" and decision.reviewer == "ann"
+    assert set(decision.shown_records) == set(newest.index[newest == newest[first]])
+    assert decision.version == "2022-06-30"
+
+    # 2. Remove one record: the page moves on to the next unreviewed item first.
+    position, second = current_record(at)
+    assert position == 1 and second != first
+    wrong = at.data_editor[0].value["record"].iloc[1]
+    tick(at, second, [1])
+    at.text_area(key=f"notes_{second}").set_value("different employer").run()
+    at.button(key="save_review").click().run()
+    assert not at.exception
+    decision = store.decision(second)
+    assert decision.removed == (wrong,) and decision.added == ()
+    assert decision.notes == "different employer"
+    assert wrong not in store.true_clusters()[lambda s: s == s[second]].index
+
+    # 3. Add a record found with the search panel.
+    _, third = current_record(at)
+    members = set(at.data_editor[0].value["record"])
+    name = f"{at.data_editor[0].value['name_first'].iloc[0]} {at.data_editor[0].value['name_last'].iloc[0]}"
+    at.text_input(key="search_query").set_value(name).run()
+    at.checkbox(key="search_block").uncheck().run()
+    results = [e for e in at.data_editor if e.key and e.key.startswith(f"search_{third}")]
+    assert results, "search found no other record"
+    hits = results[0].value
+    assert not set(hits["record"]) & members  # records already shown are not offered
+    extra = hits["record"].iloc[0]
+    at.session_state[results[0].key] = {
+        "edited_rows": {0: {"add": True}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    at.button(key="add_ticked").click().run()
+    assert at.session_state[f"added_{third}"] == [extra]
+    beside = at.dataframe[-1].value
+    assert list(beside["record_id"]) == [extra]
+    at.button(key="save_review").click().run()
+    assert not at.exception
+    assert store.decision(third).added == (extra,)
+    assert store.true_clusters()[extra] == store.true_clusters()[third]
+
+    # Progress counts the covered queue records.
+    assert "3 of 50 records reviewed" in at.get("progress")[0].proto.text
+
+    # 4. Undo the addition: go back and undo.
+    at.button(key="nav_prev").click().run()
+    assert current_record(at)[1] == third
+    at.button(key="undo_review").click().run()
+    assert not at.exception
+    assert store.decision(third) is None
+    assert third not in store.reviewed_records()
+    events = store.events()
+    assert list(events["status"]) == ["correct", "reviewed", "reviewed", "undo"]
+
+
+def test_inline_check_blocks_removing_the_sampled_record(project):
+    at = run_app()
+    _, record = current_record(at)
+    tick(at, record, [0])
+    assert any("cannot be removed" in e.value for e in at.error)
+    assert at.button(key="save_review").disabled
+    assert not at.exception
+    assert (
+        not (project / "reviews.sqlite").exists()
+        or not ReviewStore(project / "reviews.sqlite").reviewed_records()
+    )
+
+
+def test_blind_mode_hides_the_version(project):
+    at = run_app()
+    assert any("2022-06-30" in m.value for m in at.markdown)
+    at.toggle(key="blind").set_value(True).run()
+    assert not any("2022-06-30" in m.value for m in at.markdown)
