@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from er_evaluation.estimators import estimate, estimate_from_units, unit_table
+from er_evaluation.metrics import pairwise_precision, pairwise_recall
+from er_evaluation.sampling import sample_records
+from er_evaluation.simulation import (
+    DEFAULT_ESTIMATORS,
+    _census,
+    _naive,
+    _units_of,
+    misattribute,
+    run_study,
+)
+
+
+def synthetic_truth(n_clusters: int = 600, seed: int = 0) -> pd.Series:
+    """Heavy-ish tailed cluster sizes (1 + geometric), string ids like real data."""
+    rng = np.random.default_rng(seed)
+    sizes = 1 + rng.geometric(0.25, size=n_clusters)
+    labels = np.repeat([f"c{i}" for i in range(n_clusters)], sizes)
+    ids = [f"r{i}" for i in range(len(labels))]
+    return pd.Series(labels, index=pd.Index(ids, name="record"))
+
+
+def test_misattribute_changes_about_rate_and_keeps_ids():
+    truth = synthetic_truth()
+    pred = misattribute(truth, 0.2, seed=1)
+    assert pred.index.equals(truth.index)
+    assert set(pred.unique()) <= set(truth.unique())
+    changed = int((pred != truth).sum())
+    k = round(0.2 * len(truth))
+    # a donor in the record's own cluster leaves it unchanged: rare with 600 clusters
+    assert 0.95 * k <= changed <= k
+
+
+def test_misattribute_rate_zero_is_identity_and_seed_reproducible():
+    truth = synthetic_truth(50)
+    pd.testing.assert_series_equal(misattribute(truth, 0.0, seed=3), truth)
+    pd.testing.assert_series_equal(
+        misattribute(truth, 0.3, seed=3), misattribute(truth, 0.3, seed=3)
+    )
+    assert not misattribute(truth, 0.3, seed=3).equals(misattribute(truth, 0.3, seed=4))
+
+
+def test_misattribute_donors_are_drawn_per_record():
+    # one cluster holds 90% of the records: moved records land there about 90% of the time
+    truth = pd.Series(["big"] * 9000 + [f"s{i}" for i in range(1000)])
+    pred = misattribute(truth, 0.5, seed=0)
+    moved_singletons = (truth != "big") & (pred != truth)
+    share_big = (pred[moved_singletons] == "big").mean()
+    assert abs(share_big - 0.9) < 0.05
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5])
+def test_misattribute_rejects_bad_rate(rate):
+    with pytest.raises(ValueError, match="rate"):
+        misattribute(synthetic_truth(10), rate, seed=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    labels=st.lists(st.integers(0, 6), min_size=2, max_size=40),
+    rate=st.floats(0, 1),
+    seed=st.integers(0, 2**16),
+)
+def test_misattribute_properties(labels, rate, seed):
+    truth = pd.Series(labels, index=[f"id{i}" for i in range(len(labels))])
+    pred = misattribute(truth, rate, seed=seed)
+    assert pred.index.equals(truth.index)
+    assert set(pred) <= set(truth)
+    assert int((pred != truth).sum()) <= round(rate * len(truth))
+
+
+def test_census_indexing_equals_unit_table_of_the_sample():
+    truth = synthetic_truth(300, seed=2)
+    pred = misattribute(truth, 0.15, seed=5)
+    census = _census(pred, truth)
+    sample = sample_records(truth, 80, seed=7)
+    fast = _units_of(census, sample)
+    direct = unit_table(pred, sample)
+    for name in ("size", "pairs", "tp", "plinks", "pout"):
+        np.testing.assert_allclose(fast.q[name], direct.q[name], err_msg=name)
+    np.testing.assert_allclose(fast.probability, direct.probability)
+    assert fast.predicted_links == direct.predicted_links
+    assert fast.n_records_population == direct.n_records_population
+    for metric, estimator in DEFAULT_ESTIMATORS:
+        if estimator == "naive":
+            naive = estimate(pred, sample, metric, estimator="naive").value
+            assert _naive(pred, sample)[metric] == pytest.approx(naive)
+            continue
+        for method in ("normal", "studentized"):
+            e = estimate(pred, sample, metric, estimator=estimator, ci_method=method)
+            f = estimate_from_units(fast, metric, estimator=estimator, ci_method=method)
+            assert (f.value, f.std_error, f.ci_low, f.ci_high) == pytest.approx(
+                (e.value, e.std_error, e.ci_low, e.ci_high)
+            )
+
+
+@pytest.fixture(scope="module")
+def study():
+    truth = synthetic_truth(800, seed=11)
+    return truth, run_study(
+        truth,
+        rates=(0.1, 0.3),
+        sample_sizes=(60, 120),
+        repetitions=150,
+        ci_methods=("normal", "fieller"),
+        seed=123,
+        progress=False,
+    )
+
+
+def test_study_shapes(study):
+    _, res = study
+    R, cells = 150, 2 * 2
+    assert len(res.truth) == 2
+    assert len(res.replicates) == cells * R * len(DEFAULT_ESTIMATORS)
+    # intervals: 3 non-naive estimators x 2 methods, minus Fieller for the record precision (a mean)
+    assert len(res.intervals) == cells * R * 5
+    assert len(res.summary) == cells * len(DEFAULT_ESTIMATORS)
+    assert set(res.coverage["ci_method"]) == {"normal", "fieller"}
+    assert res.summary["replicates"].eq(R).all()
+    table = res.table("bias", "precision")
+    assert table.shape == (3, 4)
+    assert list(table.index) == ["cluster_block", "naive", "record"]
+
+
+def test_study_truth_is_the_exact_metric(study):
+    truth, res = study
+    for row in res.truth.itertuples():
+        pred = res.predictions[row.rate]
+        assert pred.index.equals(truth.index)
+        assert row.precision == pytest.approx(pairwise_precision(pred, truth))
+        assert row.recall == pytest.approx(pairwise_recall(pred, truth))
+        assert row.changed == int((pred != truth).sum())
+        assert abs(row.changed - row.rate * len(truth)) < 0.05 * row.rate * len(truth)
+
+
+def test_study_cluster_block_unbiased_naive_biased(study):
+    _, res = study
+    s = res.summary.set_index(["rate", "sample_size", "metric", "estimator"])
+    for (rate, n, metric, est), row in s.iterrows():
+        mc = row["sd"] / math.sqrt(row["replicates"])
+        if est in ("cluster_block", "record"):
+            # bias-corrected estimators: unbiased within Monte-Carlo error (+ O(1/n^2) remainder)
+            assert abs(row["bias"]) < 4 * mc + 0.002, (rate, n, metric, est, row["bias"], mc)
+        elif metric == "precision":
+            assert row["bias"] > 0.05, (rate, n, row["bias"])  # the naive precision is optimistic
+    assert s["mean_se"].xs("naive", level="estimator").isna().all()
+
+
+def test_study_coverage_and_summary_consistent(study):
+    _, res = study
+    iv = res.intervals
+    assert iv["covered"].eq((iv["ci_low"] <= iv["truth"]) & (iv["truth"] <= iv["ci_high"])).all()
+    c = res.coverage
+    assert ((c["coverage"] >= 0) & (c["coverage"] <= 1)).all()
+    np.testing.assert_allclose(c["mc_se"], np.sqrt(c["coverage"] * (1 - c["coverage"]) / 150))
+    # normal intervals of the cluster-block precision cover in a sane range on this easy truth
+    cb = c[(c["estimator"] == "cluster_block") & (c["ci_method"] == "normal")]
+    assert (cb["coverage"] > 0.8).all()
+    rep = res.replicates
+    one = rep[(rep["estimator"] == "record") & (rep["metric"] == "recall")]
+    g = one.groupby(["rate", "sample_size"])
+    got = res.summary.set_index(["rate", "sample_size", "metric", "estimator"]).xs(
+        ("recall", "record"), level=("metric", "estimator")
+    )
+    np.testing.assert_allclose(
+        got["rmse"], np.sqrt(g.apply(lambda d: ((d["value"] - d["truth"]) ** 2).mean()))
+    )
+
+
+def test_run_study_rejects_bad_arguments():
+    truth = synthetic_truth(20)
+    with pytest.raises(ValueError, match="ci_methods"):
+        run_study(truth, ci_methods=("nope",), repetitions=1, progress=False)
+    with pytest.raises(ValueError, match="repetitions"):
+        run_study(truth, repetitions=0, progress=False)
+    with pytest.raises(ValueError, match="sample sizes"):
+        run_study(truth, sample_sizes=(1,), repetitions=1, progress=False)
+    with pytest.raises(ValueError, match="metric"):
+        run_study(truth, estimators=[("f1", "record")], repetitions=1, progress=False)
