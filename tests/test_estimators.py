@@ -497,3 +497,23 @@ def test_invariant_to_relabelling_and_permuting(instance):
             np.testing.assert_allclose(
                 [a.value, a.std_error], [b.value, b.std_error], rtol=1e-9, atol=1e-12
             )
+
+
+def test_cluster_metric_estimators_hand_computed():
+    # truth {1,2},{3},{4,5,6}; prediction {1,2},{3,4},{5,6}; sample clusters A={1,2}, C={4,5,6}
+    truth = pd.Series(["A", "A", "B", "C", "C", "C"], index=range(1, 7))
+    pred = pd.Series([1, 1, 2, 2, 3, 3], index=range(1, 7))
+    s = benchmark_sample(truth[truth.isin(["A", "C"])], weights="uniform")
+    # cluster recall: exact = 1, 0 over one cluster each: ratio 1/2, A/Abar = 1 so no
+    # bias correction; variance = 1/4 * 1/2 * ((1-2)^2 + (1-0)^2) = 1/4
+    cr = estimate(pred, s, "cluster_recall", ci_method="normal")
+    assert cr.value == pytest.approx(0.5) and cr.std_error == pytest.approx(0.5)
+    # B-cubed precision: h = Σ n²/|ĉ| = 4/2 = 2 for A; 1/2 + 4/2 = 2.5 for C; sizes 2, 3
+    # ratio 4.5/5 = 0.9; A/Abar = 0.8, 1.2; B/Bbar = 8/9, 10/9
+    # sum = 0.8*(0.8/9) + 1.2*(-0.8/9) = -0.32/9 -> 0.9 * (1 - 0.16/9) = 0.884
+    # variance = 0.81 * 1/2 * 2 * (0.8/9)^2 = 0.0064
+    bp = estimate(pred, s, "b3_precision", ci_method="normal")
+    assert bp.value == pytest.approx(0.884) and bp.std_error == pytest.approx(0.08)
+    # cluster precision = (N/|Ĉ|) * E[exact]/E[|c|] = 6/3 * 0.5/2.5 = 0.4 before correction
+    cp = estimate(pred, s, "cluster_precision", ci_method="normal")
+    assert cp.plugin == pytest.approx(0.4)

@@ -9,7 +9,9 @@
   with replacement, multiplicities respected), shifted to the bias-corrected estimate;
 - ``"studentized"``: bootstrap-t: quantiles of (phi* - phi)/SE* with SE* the delta-method
   standard error recomputed in every replicate; robust to the skewness that heavy-tailed
-  cluster sizes give the ratio estimators.
+  cluster sizes give the ratio estimators;
+- ``"jackknife"``: estimate ± z·SE with the delete-one jackknife standard error;
+- ``"bca"``: bias-corrected and accelerated bootstrap percentile interval.
 
 Bootstrap replicates are vectorised over the per-unit matrix (one multinomial draw of
 counts per replicate, one matrix product), with a fixed number of replicates and a fixed
@@ -170,12 +172,73 @@ def studentized_interval(
     return _clip(fit.value - qhi * se, fit.value - qlo * se, bounds)
 
 
+def _jackknife(fit: SmoothFit) -> tuple[np.ndarray, np.ndarray]:
+    """phi at the leave-one-draw-out means (one value per distinct unit; a unit drawn k
+    times stands for k identical deletions) and the draw weights."""
+    m = fit.multiplicity
+    loo = (fit.n * fit.mean - fit.Y) / (fit.n - 1)
+    return fit.phi.value(loo, fit.index), m
+
+
+def jackknife_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, **_
+) -> tuple[float, float]:
+    """value ± z·SE_jack with the delete-one jackknife variance over draws,
+    theta (n-1)/n Σ (phi_(i) - mean phi_(.))², usually a little larger than the
+    linearised variance for ratios when a few large units dominate."""
+    if fit.n < 2:
+        return math.nan, math.nan
+    v, m = _jackknife(fit)
+    if not np.isfinite(v).all():
+        return normal_interval(fit, level, bounds)
+    center = m @ v / fit.n
+    var = fit.theta * (fit.n - 1) / fit.n * float(m @ (v - center) ** 2)
+    z = _z(level)
+    half = z * math.sqrt(var)
+    return _clip(fit.value - half, fit.value + half, bounds)
+
+
+def bca_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
+) -> tuple[float, float]:
+    """Bias-corrected and accelerated bootstrap interval (Efron 1987): percentiles of
+    phi* at levels adjusted by the bootstrap bias z0 and the jackknife acceleration a."""
+    if fit.n < 2 or not np.isfinite(fit.std_error):
+        return math.nan, math.nan
+    if fit.std_error == 0:
+        return _clip(fit.value, fit.value, bounds)
+    v, _ = _replicates(fit, n_boot, seed, studentized=False)
+    v = v[np.isfinite(v)]
+    jack, m = _jackknife(fit)
+    if len(v) == 0 or not np.isfinite(jack).all():
+        return normal_interval(fit, level, bounds)
+    prop = (np.sum(v < fit.plugin) + 0.5 * np.sum(v == fit.plugin)) / len(v)
+    z0 = stats.norm.ppf(min(max(prop, 1 / (2 * len(v))), 1 - 1 / (2 * len(v))))
+    u = m @ jack / fit.n - jack
+    denom = 6.0 * float(m @ u**2) ** 1.5
+    a = float(m @ u**3) / denom if denom > 0 else 0.0
+    z = _z(level)
+    qs = []
+    for zz in (-z, z):
+        w = z0 + zz
+        qs.append(stats.norm.cdf(z0 + w / (1 - a * w)))
+    lo, hi = np.quantile(v, qs)
+    shift, s = fit.value - fit.plugin, math.sqrt(fit.theta)
+    return _clip(
+        fit.plugin + shift + s * (lo - fit.plugin),
+        fit.plugin + shift + s * (hi - fit.plugin),
+        bounds,
+    )
+
+
 CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
     "normal": normal_interval,
     "logit": logit_interval,
     "fieller": fieller_interval,
     "percentile": percentile_interval,
     "studentized": studentized_interval,
+    "jackknife": jackknife_interval,
+    "bca": bca_interval,
 }
 
 
@@ -197,6 +260,6 @@ def confidence_interval(
     if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
         return math.nan, math.nan
     f = CI_METHODS[method]
-    if method in ("percentile", "studentized"):
+    if method in ("percentile", "studentized", "bca"):
         return f(fit, level, bounds, n_boot=n_boot, seed=seed)
     return f(fit, level, bounds)

@@ -1,0 +1,137 @@
+"""Interval methods: closed forms, brute-force checks of the vectorised bootstrap and
+jackknife, reproducibility, clipping."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
+from er_evaluation.estimators.intervals import _replicates, bootstrap_counts
+from er_evaluation.estimators.ratio import Column, FBeta, Ratio, smooth_estimate
+
+Z95 = stats.norm.ppf(0.975)
+
+
+def _fit(seed=0, n=25, replace=True, population_size=None, multiplicity=None):
+    rng = np.random.default_rng(seed)
+    A = rng.gamma(1.5, 4.0, n)
+    B = A * rng.uniform(0.5, 1.0, n)
+    phi = Ratio(Column("B"), Column("A"))
+    return smooth_estimate(
+        phi,
+        {"A": A, "B": B},
+        multiplicity=multiplicity,
+        population_size=population_size,
+        replace=replace,
+    )
+
+
+def test_default_method_is_registered():
+    assert DEFAULT_CI_METHOD in CI_METHODS
+
+
+def test_normal_interval_closed_form():
+    fit = _fit()
+    lo, hi = confidence_interval(fit, 0.95, "normal", bounds=None)
+    assert lo == pytest.approx(fit.value - Z95 * fit.std_error)
+    assert hi == pytest.approx(fit.value + Z95 * fit.std_error)
+
+
+def test_logit_interval_is_symmetric_on_logit_scale():
+    fit = _fit()
+    lo, hi = confidence_interval(fit, 0.9, "logit")
+    logit = lambda x: math.log(x / (1 - x))  # noqa: E731
+    v = fit.value
+    assert logit(v) - logit(lo) == pytest.approx(logit(hi) - logit(v))
+    assert logit(hi) - logit(v) == pytest.approx(
+        stats.norm.ppf(0.95) * fit.std_error / (v * (1 - v))
+    )
+
+
+def test_fieller_interval_against_grid_search():
+    fit = _fit(seed=2, n=12)
+    lo, hi = confidence_interval(fit, 0.95, "fieller", bounds=None)
+    ia, ib = fit.index["A"], fit.index["B"]
+    a, b = fit.mean[ia], fit.mean[ib]
+    V = fit.cov / fit.n
+    grid = np.linspace(0, 2, 200001)
+    inside = (b - grid * a) ** 2 <= Z95**2 * (
+        V[ib, ib] - 2 * grid * V[ia, ib] + grid**2 * V[ia, ia]
+    )
+    assert lo == pytest.approx(grid[inside].min(), abs=2e-5)
+    assert hi == pytest.approx(grid[inside].max(), abs=2e-5)
+    with pytest.raises(ValueError, match="plain ratio"):
+        f = smooth_estimate(
+            FBeta(Ratio(Column("B"), Column("A")), Ratio(Column("B"), Column("A"))),
+            {"A": fit.Y[:, ia], "B": fit.Y[:, ib]},
+        )
+        confidence_interval(f, 0.95, "fieller")
+
+
+def test_jackknife_interval_against_explicit_deletions():
+    m = np.array([1, 2, 1, 3, 1, 1, 2, 1])
+    fit = _fit(seed=3, n=8, multiplicity=m)
+    A, B = np.repeat(fit.Y[:, fit.index["A"]], m), np.repeat(fit.Y[:, fit.index["B"]], m)
+    n = len(A)
+    loo = np.array([np.delete(B, i).mean() / np.delete(A, i).mean() for i in range(n)])
+    var = (n - 1) / n * np.sum((loo - loo.mean()) ** 2)
+    lo, hi = confidence_interval(fit, 0.95, "jackknife", bounds=None)
+    assert (hi - lo) / 2 == pytest.approx(Z95 * math.sqrt(var))
+
+
+def test_bootstrap_counts_resample_draws():
+    m = np.array([3, 1, 1])
+    counts = bootstrap_counts(m, 4000, seed=5)
+    assert counts.shape == (4000, 3)
+    assert (counts.sum(axis=1) == 5).all()
+    assert counts.mean(axis=0) == pytest.approx([3, 1, 1], rel=0.05)
+    assert bootstrap_counts(m, 4000, seed=5) is counts  # cached and reused
+
+
+def test_vectorised_bootstrap_replicates_against_explicit_resamples():
+    m = np.array([2, 1, 1, 3, 1, 1, 1, 2, 1, 1])
+    fit = _fit(seed=4, n=10, multiplicity=m)
+    v, se = _replicates(fit, 50, seed=9, studentized=True)
+    counts = bootstrap_counts(m, 50, seed=9).astype(int)
+    for b in (0, 17, 49):
+        cols = {c: fit.Y[:, fit.index[c]] for c in ("A", "B")}
+        ref = smooth_estimate(fit.phi, cols, multiplicity=counts[b])
+        assert v[b] == pytest.approx(ref.plugin)
+        assert se[b] == pytest.approx(ref.std_error)
+
+
+@pytest.mark.parametrize("method", ["percentile", "studentized", "bca"])
+def test_bootstrap_intervals_reproducible_and_sensible(method):
+    fit = _fit(seed=6, n=40)
+    a = confidence_interval(fit, 0.95, method, seed=1)
+    b = confidence_interval(fit, 0.95, method, seed=1)
+    c = confidence_interval(fit, 0.95, method, seed=2)
+    assert a == b and a != c
+    assert a[0] < fit.value < a[1]
+    normal = confidence_interval(fit, 0.95, "normal")
+    assert 0.5 < (a[1] - a[0]) / (normal[1] - normal[0]) < 2.0
+    narrow = confidence_interval(fit, 0.5, method, seed=1)
+    assert a[0] <= narrow[0] and narrow[1] <= a[1]
+
+
+@pytest.mark.parametrize("method", sorted(CI_METHODS))
+def test_census_without_replacement_gives_zero_width(method):
+    fit = _fit(seed=7, n=15, replace=False, population_size=15)
+    assert fit.variance == 0.0
+    lo, hi = confidence_interval(fit, 0.95, method)
+    assert lo == pytest.approx(fit.value) and hi == pytest.approx(fit.value)
+
+
+def test_intervals_clipped_to_bounds_and_nan_without_variance():
+    rng = np.random.default_rng(8)
+    A = rng.uniform(1, 2, 6)
+    fit = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": A, "B": A * 0.999})
+    for method in CI_METHODS:
+        lo, hi = confidence_interval(fit, 0.99, method)
+        assert 0.0 <= lo <= hi <= 1.0
+    one = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": [2.0], "B": [1.0]})
+    assert all(math.isnan(x) for x in confidence_interval(one, 0.95, "studentized"))
