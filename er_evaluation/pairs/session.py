@@ -104,6 +104,7 @@ class LabellingSession:
     match / non-match / unsure. ``run(oracle, budget)`` labels automatically.
     ``sync_every`` > 1 fsyncs only every that many events (for automatic oracles, whose
     labels are cheap to recompute); a person's answers are synced one by one.
+    ``readonly=True`` replays an existing log without opening it for writing (estimates).
     """
 
     def __init__(
@@ -114,6 +115,7 @@ class LabellingSession:
         seed: int | None = None,
         *,
         sync_every: int = 1,
+        readonly: bool = False,
         **params,
     ) -> None:
         self.pool = pool
@@ -130,11 +132,14 @@ class LabellingSession:
         self._step = 0
         self._pending: PendingPair | None = None
         self._unsynced = 0
+        self.readonly = readonly
         if self.path.exists() and self.path.stat().st_size > 0:
             self._resume(method, seed, params)
+        elif readonly:
+            raise FileNotFoundError(f"no such label log: {self.path}")
         else:
             self._create(method or "oasis", 0 if seed is None else int(seed), params)
-        self._handle = open(self.path, "ab")  # noqa: SIM115 (kept open for appends)
+        self._handle = None if readonly else open(self.path, "ab")  # noqa: SIM115
 
     # -- creation and replay -------------------------------------------------------
     def _create(self, method: str, seed: int, params: dict) -> None:
@@ -163,7 +168,8 @@ class LabellingSession:
             header, events = read_log(self.path)
         if caught:
             warnings.warn(str(caught[0].message), stacklevel=3)
-            self._truncate_torn_line()
+            if not self.readonly:
+                self._truncate_torn_line()
         if header.get("version") != LOG_VERSION:
             raise SessionError(f"{self.path}: unsupported log version {header.get('version')}")
         if (
@@ -220,6 +226,8 @@ class LabellingSession:
         self._new.append(new)
 
     def _append(self, draw: Draw, answer: str, label: int | None, source: str) -> None:
+        if self._handle is None:
+            raise SessionError(f"{self.path} was opened read-only")
         pairs = self.pool.pairs
         event = {
             "type": "draw",
@@ -243,7 +251,7 @@ class LabellingSession:
 
     def flush(self) -> None:
         """Write buffered events to disk (fsync)."""
-        if self._unsynced:
+        if self._unsynced and self._handle is not None:
             self._handle.flush()
             os.fsync(self._handle.fileno())
             self._unsynced = 0
@@ -340,7 +348,7 @@ class LabellingSession:
         return estimate(self.label_run(), self.pool.predicted, alpha=alpha, level=level)
 
     def close(self) -> None:
-        if not self._handle.closed:
+        if self._handle is not None and not self._handle.closed:
             self.flush()
             self._handle.close()
 

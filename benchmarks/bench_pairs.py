@@ -1,0 +1,191 @@
+"""Label efficiency and speed of the pair samplers (issue 4).
+
+Label efficiency: on each pool with full truth, every method runs ``--reps`` times to
+5000 labels (one run gives every budget from its history: the estimate at budget b is
+the one after the last draw that needed at most b labels). Per pool, method and budget:
+mean squared error of precision, recall and F1, the share of runs whose 95% single-run
+CI covers the truth, the share of runs where the estimate is still undefined (NaN,
+excluded from the MSE), and time per draw.
+
+Speed: stratifying a synthetic pool of 10 million pairs, and sampler overhead per draw
+(draw + observe, oracle excluded) at that pool size.
+
+    nice -n 10 python benchmarks/bench_pairs.py --reps 200 --out benchmarks/data/bench_pairs_results.csv
+    nice -n 10 python benchmarks/bench_pairs.py --speed
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
+
+from er_evaluation.datasets import load_pool  # noqa: E402
+from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs.estimates import _history_arrays  # noqa: E402
+
+BUDGETS = (250, 500, 1000, 2000, 5000)
+METHODS = ("passive", "stratified", "importance", "oasis")
+METRICS = ("precision", "recall", "F1")
+
+
+def pools(names):
+    for name in names:
+        if name in ("abt-buy", "dblp-acm", "restaurant"):
+            yield name, load_pool(name)
+        elif name == "febrl":
+            yield name, cached("febrl", febrl_pool)
+        elif name == "patentsview":
+            yield name, cached("patentsview", patentsview_pool)
+        else:
+            raise ValueError(name)
+
+
+def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
+    truth = pool.truth()
+    truth_vec = np.array([truth["precision"], truth["recall"], truth["f"]])
+    oracle = LabelOracle(pool.labels)
+    strata = stratify(pool.scores, pool.predicted, n_strata)
+    rows = []
+    for method in methods:
+        params = {"strata": strata} if method in ("stratified", "oasis") else {}
+        if method == "importance":
+            template = make_sampler("importance", pool, 0)
+        err = np.full((reps, len(BUDGETS), 3), np.nan)
+        cover = np.zeros((reps, len(BUDGETS), 3), dtype=bool)
+        draw_time, n_draws = 0.0, 0
+        for rep in range(reps):
+            seed = seed0 + 1000 * rep
+            if method == "importance":
+                sampler = template
+                sampler.rng = np.random.Generator(np.random.PCG64(seed))
+            else:
+                sampler = make_sampler(method, pool, seed, **params)
+            start = time.perf_counter()
+            run = sample_labels(pool, sampler, oracle, max(BUDGETS))
+            draw_time += time.perf_counter() - start
+            n_draws += run.n_draws
+            value, se = _history_arrays(run, pool.predicted, [0.5], "martingale")
+            n_labels = np.cumsum(run.new_label)
+            for b, budget in enumerate(BUDGETS):
+                last = np.searchsorted(n_labels, budget, side="right") - 1
+                if last < 0:
+                    continue
+                v, s = value[last], se[last]
+                err[rep, b] = v - truth_vec
+                low, high = np.clip(v - 1.96 * s, 0, 1), np.clip(v + 1.96 * s, 0, 1)
+                cover[rep, b] = (low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12)
+        for b, budget in enumerate(BUDGETS):
+            row = {"pool": name, "method": method, "budget": budget, "reps": reps}
+            for m, metric in enumerate(METRICS):
+                e = err[:, b, m]
+                ok = ~np.isnan(e)
+                row[f"mse_{metric}"] = float(np.mean(e[ok] ** 2)) if ok.any() else np.nan
+                row[f"mse_{metric}_mcse"] = (
+                    float(np.std(e[ok] ** 2) / np.sqrt(ok.sum())) if ok.sum() > 1 else np.nan
+                )
+                row[f"cover_{metric}"] = float(np.mean(cover[:, b, m]))
+                row[f"undef_{metric}"] = float(np.mean(~ok))
+            row["us_per_draw"] = 1e6 * draw_time / max(n_draws, 1)
+            row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
+            rows.append(row)
+        print(f"  {name} {method}: {draw_time:.1f}s for {reps} runs", flush=True)
+    return pd.DataFrame(rows)
+
+
+def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    from er_evaluation.pairs import PairPool
+
+    rng = np.random.default_rng(seed)
+    scores = rng.beta(0.3, 6.0, size=n)
+    predicted = (scores > 0.6).astype(np.int8)
+    frame = pd.DataFrame(
+        {
+            "id_left": np.arange(n),
+            "id_right": np.arange(n) + n,
+            "score": scores,
+            "predicted": predicted,
+        }
+    )
+    start = time.perf_counter()
+    pool = PairPool.from_frame(frame)
+    t_pool = time.perf_counter() - start
+    start = time.perf_counter()
+    strata = stratify(pool.scores, pool.predicted, 30)
+    t_strat = time.perf_counter() - start
+    rows = [
+        {"step": "PairPool.from_frame (validation)", "n_pairs": n, "seconds": t_pool},
+        {"step": f"stratify (CSF, {strata.n_strata} strata)", "n_pairs": n, "seconds": t_strat},
+    ]
+    labels = (rng.random(n) < scores).astype(np.int8)
+    for method in METHODS:
+        start = time.perf_counter()
+        sampler = make_sampler(
+            method, pool, 1, **({"strata": strata} if method in ("stratified", "oasis") else {})
+        )
+        t_setup = time.perf_counter() - start
+        start = time.perf_counter()
+        for _ in range(draws):
+            d = sampler.draw()
+            sampler.observe(d.index, int(labels[d.index]))
+        per = (time.perf_counter() - start) / draws
+        rows.append({"step": f"{method}: setup (strata given)", "n_pairs": n, "seconds": t_setup})
+        rows.append({"step": f"{method}: draw + observe", "n_pairs": n, "us_per_draw": 1e6 * per})
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--pools", nargs="+", default=["abt-buy", "dblp-acm", "restaurant", "febrl", "patentsview"]
+    )
+    parser.add_argument("--methods", nargs="+", default=list(METHODS))
+    parser.add_argument("--reps", type=int, default=200)
+    parser.add_argument("--strata", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--out", default="benchmarks/data/bench_pairs_results.csv")
+    parser.add_argument(
+        "--speed", action="store_true", help="run the 10M-pair speed benchmark instead"
+    )
+    args = parser.parse_args()
+    if args.speed:
+        table = speed()
+        print(table.to_string(index=False))
+        return
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frames = []
+    for name, pool in pools(args.pools):
+        start = time.perf_counter()
+        frames.append(one_pool(name, pool, args.reps, args.methods, args.strata, args.seed))
+        pd.concat(frames).to_csv(out, index=False)
+        print(f"{name}: {time.perf_counter() - start:.0f}s", flush=True)
+    table = pd.concat(frames)
+    cols = [
+        "pool",
+        "method",
+        "budget",
+        "mse_F1",
+        "mse_precision",
+        "mse_recall",
+        "cover_F1",
+        "cover_precision",
+        "cover_recall",
+        "undef_F1",
+        "us_per_draw",
+    ]
+    print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+if __name__ == "__main__":
+    main()
