@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from typing import Literal
+import weakref
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,7 +22,9 @@ import pandas as pd
 from er_evaluation.contingency import Contingency
 from er_evaluation.errors import UndefinedMetricWarning
 
-__all__ = ["check_contingency", "undefined", "OnMissing"]
+__all__ = ["check_contingency", "undefined", "cached", "OnMissing"]
+
+T = TypeVar("T")
 
 OnMissing = Literal["error", "restrict"]
 
@@ -75,6 +79,21 @@ def undefined(metric: str, reason: str) -> float:
         stacklevel=3,
     )
     return float("nan")
+
+
+_CACHE: weakref.WeakKeyDictionary[Contingency, dict[str, object]] = weakref.WeakKeyDictionary()
+
+
+def cached(ct: Contingency, key: str, compute: Callable[[Contingency], T]) -> T:
+    """``compute(ct)``, remembered for as long as ``ct`` lives.
+
+    Several metrics share one intermediate (the mutual information, B-cubed
+    precision and recall); a metric table on one contingency computes each once.
+    """
+    store = _CACHE.setdefault(ct, {})
+    if key not in store:
+        store[key] = compute(ct)
+    return store[key]  # type: ignore[return-value]
 
 
 def _is_empty_series(value: object) -> bool:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 from er_evaluation.metrics.pairwise import _check_beta
 
 __all__ = ["bcubed_precision", "bcubed_recall", "bcubed_fscore"]
@@ -93,13 +93,15 @@ def bcubed_fscore(
 def _bcubed(ct: Contingency, average: str, which: str) -> float:
     if ct.n_shared == 0:
         return undefined(f"B-cubed {which}", "there are no records")
+    return cached(ct, f"bcubed_{which}_{average}", lambda ct: _bcubed_sum(ct, average, which))
+
+
+def _bcubed_sum(ct: Contingency, average: str, which: str) -> float:
     n2 = ct.count.astype(np.float64) ** 2
-    ref_size = ct.cell_ref_size.astype(np.float64)
-    if average == "record":
-        other = ct.cell_pred_size if which == "precision" else ct.cell_ref_size
-        return float(np.sum(n2 / other) / ct.n_shared)
     other = ct.cell_pred_size if which == "precision" else ct.cell_ref_size
-    return float(np.sum(n2 / (ref_size * other)) / ct.n_ref_clusters)
+    if average == "record":
+        return float(np.sum(n2 / other) / ct.n_shared)
+    return float(np.sum(n2 / (ct.cell_ref_size * other.astype(np.float64))) / ct.n_ref_clusters)
 
 
 def _check_average(average: str) -> str:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 from er_evaluation.metrics.pairwise import _check_beta
 
 __all__ = ["exact_cluster_count", "cluster_precision", "cluster_recall", "cluster_fscore"]
@@ -26,6 +26,10 @@ def exact_cluster_count(
 ) -> int:
     """Number of predicted clusters equal (as record sets) to a reference cluster."""
     ct = check_contingency(prediction, reference, on_missing=on_missing)
+    return cached(ct, "exact_clusters", _exact_clusters)
+
+
+def _exact_clusters(ct: Contingency) -> int:
     exact = (ct.count == ct.cell_pred_size) & (ct.count == ct.cell_ref_size)
     return int(np.count_nonzero(exact))
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 
 __all__ = ["homogeneity", "completeness", "v_measure", "mutual_information"]
 
@@ -39,6 +39,10 @@ def mutual_information(
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.n_shared == 0:
         return undefined("mutual information", "there are no records")
+    return cached(ct, "mutual_information", _mutual_information)
+
+
+def _mutual_information(ct: Contingency) -> float:
     n = ct.count.astype(np.float64)
     total = float(ct.n_shared)
     log_ratio = np.log(n) - np.log(ct.cell_pred_size) - np.log(ct.cell_ref_size) + np.log(total)
@@ -55,7 +59,7 @@ def homogeneity(
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.n_shared == 0:
         return undefined("homogeneity", "there are no records")
-    return _ratio(mutual_information(ct), _entropy(ct.ref_size))
+    return _ratio(mutual_information(ct), _reference_entropy(ct))
 
 
 def completeness(
@@ -68,7 +72,7 @@ def completeness(
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.n_shared == 0:
         return undefined("completeness", "there are no records")
-    return _ratio(mutual_information(ct), _entropy(ct.pred_size))
+    return _ratio(mutual_information(ct), _prediction_entropy(ct))
 
 
 def v_measure(
@@ -88,11 +92,19 @@ def v_measure(
     if ct.n_shared == 0:
         return undefined("V-measure", "there are no records")
     mi = mutual_information(ct)
-    h = _ratio(mi, _entropy(ct.ref_size))
-    c = _ratio(mi, _entropy(ct.pred_size))
+    h = _ratio(mi, _reference_entropy(ct))
+    c = _ratio(mi, _prediction_entropy(ct))
     if h + c == 0:
         return 0.0
     return (1 + beta) * h * c / (beta * h + c)
+
+
+def _reference_entropy(ct: Contingency) -> float:
+    return cached(ct, "reference_entropy", lambda ct: _entropy(ct.ref_size))
+
+
+def _prediction_entropy(ct: Contingency) -> float:
+    return cached(ct, "prediction_entropy", lambda ct: _entropy(ct.pred_size))
 
 
 def _entropy(sizes: np.ndarray) -> float:
