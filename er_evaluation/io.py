@@ -13,6 +13,8 @@ from er_evaluation.errors import ClusteringError
 
 __all__ = ["read_table", "read_membership", "write_membership", "write_table_atomic"]
 
+_COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.tsv``, optionally compressed) or Parquet file into a DataFrame.
@@ -65,11 +67,15 @@ def write_table_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    suffixes = [s.lower() for s in path.suffixes]
+    # the temporary file's name says nothing about the format: take it from the target's
+    compression = next((_COMPRESSION[s] for s in reversed(suffixes) if s in _COMPRESSION), None)
     try:
-        if path.suffix.lower() in (".parquet", ".pq"):
+        if ".parquet" in suffixes or ".pq" in suffixes:
             frame.to_parquet(tmp, index=False)
         else:
-            frame.to_csv(tmp, index=False, sep="\t" if path.suffix.lower() == ".tsv" else ",")
+            sep = "\t" if ".tsv" in suffixes else ","
+            frame.to_csv(tmp, index=False, sep=sep, compression=compression)
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
