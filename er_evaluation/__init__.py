@@ -13,11 +13,14 @@ from er_evaluation.clustering import (
     validate_membership,
 )
 from er_evaluation.contingency import Contingency, contingency
+from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import (
     ClusteringError,
     CoverageError,
     CoverageWarning,
     UndefinedMetricWarning,
 )
+from er_evaluation.metrics import evaluate
+from er_evaluation.summary import cluster_size_distribution, summary_statistics, summary_table
 
 __version__ = "0.1.0"
