@@ -1,0 +1,230 @@
+"""``er-eval estimate``: precision and recall of whole predictions from a reviewed sample.
+
+    er-eval estimate PREDICTION... --reference REF [--weights cluster_size|uniform]
+                     [--metrics precision recall f1] [--level 0.95] [--ci-method M]
+                     [--paired [--baseline NAME]] [--on-missing error|restrict]
+    er-eval estimate --demo        # the 15 bundled PatentsView versions vs the Binette 2022 benchmark
+
+Each PREDICTION is a full clustering of its population (CSV/TSV/Parquet: record id,
+cluster id); REF holds the reviewed true clusters of the sampled units. ``--weights`` says
+how those clusters were selected: ``cluster_size`` when records were drawn uniformly and
+their clusters reviewed (probability proportional to size), ``uniform`` when clusters were
+drawn uniformly. Estimates come from :func:`er_evaluation.estimators.estimate_table`
+(design-based, bias-corrected, with standard errors and confidence intervals);
+``--paired`` reports differences against the baseline prediction with their own paired
+standard errors (:func:`er_evaluation.estimators.compare`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
+from er_evaluation.errors import CoverageWarning
+from er_evaluation.estimators import CI_METHODS, METRICS, compare, estimate_table
+from er_evaluation.sampling import Sample, benchmark_sample
+
+_TABLE_COLUMNS = [
+    "estimator",
+    "value",
+    "std_error",
+    "ci_low",
+    "ci_high",
+    "n_units",
+    "n_records",
+    "dropped_records",
+]
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "estimate",
+        help="estimate precision/recall of predictions from a reviewed sample, with CIs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "predictions",
+        nargs="*",
+        metavar="PREDICTION",
+        help="clustering files of the predictions to evaluate (each a full population)",
+    )
+    parser.add_argument("--reference", help="reviewed true clusters of the sampled units")
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="the 15 bundled PatentsView versions against the Binette 2022 inventor benchmark",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=["cluster_size", "uniform"],
+        default="cluster_size",
+        help="how the reviewed clusters were selected: cluster_size = records drawn uniformly "
+        "(clusters with probability proportional to size; default), uniform = clusters drawn "
+        "uniformly. These are selection probabilities, not inverse weights.",
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        default=["precision", "recall", "f1"],
+        choices=METRICS,
+        metavar="METRIC",
+        help=f"metrics to estimate (default: precision recall f1; any of {', '.join(METRICS)})",
+    )
+    parser.add_argument(
+        "--estimator",
+        help="estimator for every metric (default: the recommended one: cluster_block "
+        "precision, record recall for cluster_size samples); 'naive' gives the biased baseline",
+    )
+    parser.add_argument("--level", type=float, default=0.95, help="confidence level (0.95)")
+    parser.add_argument(
+        "--ci-method",
+        choices=sorted(CI_METHODS),
+        help="confidence interval method (default: the library's default)",
+    )
+    parser.add_argument(
+        "--paired",
+        action="store_true",
+        help="report each prediction's difference from the baseline, with paired SEs",
+    )
+    parser.add_argument("--baseline", help="baseline prediction name for --paired (default: first)")
+    parser.add_argument(
+        "--on-missing",
+        choices=["error", "restrict"],
+        default="error",
+        help="reviewed records absent from a prediction: stop with an error naming them "
+        "(default) or drop them and say how many (--demo always restricts: each PatentsView "
+        "version has its own population)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_clustering_options(parser)
+    parser.add_argument("-o", "--output", help="write the result to this file instead of stdout")
+    parser.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="output format (default: an aligned text table; json: a list of records)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
+    if args.demo:
+        if args.predictions or args.reference:
+            raise ValueError("--demo uses the bundled data: give no PREDICTION or --reference")
+        from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
+
+        reference = load_patentsview_benchmark()
+        predictions = load_patentsview_predictions()
+        args.on_missing = "restrict"
+        sample = benchmark_sample(reference, weights="cluster_size")
+        source = (
+            f"PatentsView inventor disambiguation, {len(predictions)} versions; benchmark: "
+            f"Binette et al. (2022), {sample.n_records:,} mentions of {sample.n_units} inventors "
+            f"sampled through uniformly drawn mentions (weights=cluster_size)"
+        )
+        return predictions, sample, source
+    if not args.predictions:
+        raise ValueError("give at least one PREDICTION file (or --demo)")
+    if not args.reference:
+        raise ValueError("--reference is required (the reviewed true clusters)")
+    reference = read_clustering(args.reference, args, "reference")
+    predictions: dict[str, pd.Series] = {}
+    stems = [Path(p).stem.split(".")[0] for p in args.predictions]
+    unique = len(set(stems)) == len(stems)
+    for path, stem in zip(args.predictions, stems, strict=True):
+        name = stem if unique else path
+        if name in predictions:
+            raise ValueError(f"prediction {path!r} is given twice")
+        predictions[name] = read_clustering(path, args, f"prediction {path}")
+    sample = benchmark_sample(reference, weights=args.weights)
+    source = (
+        f"reference {args.reference}: {sample.n_records:,} records of {sample.n_units} "
+        f"clusters (weights={args.weights})"
+    )
+    return predictions, sample, source
+
+
+def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
+    """The command's result table (tidy, one row per prediction x metric, or per
+    difference with ``--paired``) and a one-line description of the data."""
+    predictions, sample, source = _load(args)
+    # np.errstate: units with no record left in a population (dropped under restrict)
+    # divide 0 by 0 before being zeroed by the estimators; not worth a warning per version
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        np.errstate(divide="ignore", invalid="ignore"),
+    ):
+        warnings.simplefilter("always", CoverageWarning)
+        if args.paired:
+            if len(predictions) < 2:
+                raise ValueError("--paired needs at least two predictions")
+            parts = []
+            for metric in args.metrics:
+                d = compare(
+                    predictions,
+                    sample,
+                    metric,
+                    baseline=args.baseline,
+                    estimator=args.estimator,
+                    level=args.level,
+                    ci_method=args.ci_method,
+                    on_missing=args.on_missing,
+                    seed=args.seed,
+                )
+                parts.append(d if isinstance(d, pd.DataFrame) else pd.DataFrame([d.to_dict()]))
+            table = pd.concat(parts, ignore_index=True)
+        else:
+            table = estimate_table(
+                predictions,
+                sample,
+                metrics=args.metrics,
+                level=args.level,
+                ci_method=args.ci_method,
+                on_missing=args.on_missing,
+                estimator=args.estimator,
+                seed=args.seed,
+            )
+    # the per-prediction counts are in the table's dropped_records column
+    for w in caught:
+        if not issubclass(w.category, CoverageWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return table, source
+
+
+def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
+    level = table["level"].iloc[0]
+    method = table["ci_method"].iloc[0]
+    lines = [source, f"{level:.0%} confidence intervals ({method})"]
+    dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
+    if (dropped > 0).any():
+        lines.append(
+            f"on_missing={args.on_missing}: reviewed records absent from a prediction's "
+            f"population were dropped ({int(dropped.min()):,} to {int(dropped.max()):,} per "
+            f"prediction; column dropped_records)"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    table, source = estimates(args)
+    if args.format == "json":
+        text = json.dumps(json.loads(table.to_json(orient="records")), indent=2) + "\n"
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    elif args.format == "csv":
+        emit(table.set_index(["prediction", "metric"]), args)
+    else:
+        shown = table.set_index(["prediction", "metric"])[_TABLE_COLUMNS]
+        emit(shown, args)
+    print(_note(table, source, args), file=sys.stderr)
+    return 0
