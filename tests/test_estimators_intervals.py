@@ -135,3 +135,25 @@ def test_intervals_clipped_to_bounds_and_nan_without_variance():
         assert 0.0 <= lo <= hi <= 1.0
     one = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": [2.0], "B": [1.0]})
     assert all(math.isnan(x) for x in confidence_interval(one, 0.95, "studentized"))
+
+
+def test_fieller_t_endpoints_solve_the_pivot_at_bootstrap_quantiles():
+    m = np.array([1, 2, 1, 1, 3, 1, 1, 1, 2, 1, 1, 1])
+    fit = _fit(seed=10, n=12, multiplicity=m)
+    lo, hi = confidence_interval(fit, 0.9, "fieller_t", bounds=None, n_boot=300, seed=4)
+    A, B = fit.Y[:, fit.index["A"]], fit.Y[:, fit.index["B"]]
+    r = fit.plugin
+    counts = bootstrap_counts(m, 300, seed=4).astype(int)
+    t = []
+    for c in counts:  # explicit resamples: studentized mean of B - r A
+        x = np.repeat(B - r * A, c)
+        t.append(x.mean() / (x.std(ddof=1) / math.sqrt(len(x))))
+    q_lo, q_hi = np.quantile(t, [0.05, 0.95])
+
+    def pivot(R):
+        x = np.repeat(B - R * A, m)
+        return x.mean() / (x.std(ddof=1) / math.sqrt(len(x)))
+
+    assert pivot(lo) == pytest.approx(q_hi, rel=1e-6)
+    assert pivot(hi) == pytest.approx(q_lo, rel=1e-6)
+    assert lo < fit.plugin < hi

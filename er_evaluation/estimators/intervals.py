@@ -5,6 +5,8 @@
   transformed back: asymmetric near 0 and 1, where precision lives;
 - ``"fieller"``: Fieller's interval for a ratio of two means (plain ratio estimators only):
   the set of R with (B̄ - R Ā)² <= z² Var(B̄ - R Ā);
+- ``"fieller_t"``: Fieller's interval with the bootstrap quantiles of its studentized
+  pivot (B̄ - R Ā)/SE in place of ±z (ratio estimators only);
 - ``"percentile"``: bootstrap percentile interval over sampled units (draws resampled
   with replacement, multiplicities respected), shifted to the bias-corrected estimate;
 - ``"studentized"``: bootstrap-t: quantiles of (phi* - phi)/SE* with SE* the delta-method
@@ -69,26 +71,51 @@ def logit_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
     return _clip(lo, hi, bounds)
 
 
+def _ratio_parts(fit: SmoothFit):
+    if not fit.phi.is_ratio():
+        raise ValueError("the Fieller interval applies to plain ratio estimators only")
+    ib, ia = (fit.index[c.name] for c in fit.phi.args)
+    return ia, ib
+
+
 def fieller_interval(
     fit: SmoothFit, level: float, bounds: Bounds | None, **_
 ) -> tuple[float, float]:
-    """Fieller's interval for a ratio of two column means B̄/Ā with covariance θ S / n."""
-    if not fit.phi.is_ratio():
-        raise ValueError("the Fieller interval applies to plain ratio estimators only")
-    z2 = _z(level) ** 2
-    ib, ia = (fit.index[c.name] for c in fit.phi.args)
-    b, a = fit.mean[ib], fit.mean[ia]
+    """Fieller's interval for a ratio of two column means B̄/Ā with covariance θ S / n:
+    {R : (B̄ - R Ā)² <= z² Var(B̄ - R Ā)}."""
+    ia, ib = _ratio_parts(fit)
+    z = _z(level)
     V = fit.theta / fit.n * fit.cov
-    vaa, vbb, vab = V[ia, ia], V[ib, ib], V[ia, ib]
-    qa = a * a - z2 * vaa
-    qb = a * b - z2 * vab
-    qc = b * b - z2 * vbb
-    disc = qb * qb - qa * qc
-    if qa <= 0 or disc < 0 or not np.isfinite(disc):
-        lo, hi = -math.inf, math.inf  # the denominator is not significantly non-zero
-    else:
-        r = math.sqrt(disc)
-        lo, hi = (qb - r) / qa, (qb + r) / qa
+    lo, hi = _fieller_roots(fit.mean[ia], fit.mean[ib], V[ia, ia], V[ib, ib], V[ia, ib], -z, z)
+    return _clip(lo, hi, bounds)
+
+
+def fieller_t_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
+) -> tuple[float, float]:
+    """Studentized-bootstrap Fieller interval for a ratio: the pivot
+    T(R) = (B̄ - R Ā)/SE(B̄ - R Ā) is a studentized mean, whose skewness under heavy-tailed
+    units the bootstrap calibrates: its quantiles q* replace ±z in Fieller's equation."""
+    ia, ib = _ratio_parts(fit)
+    if fit.n < 2 or not np.isfinite(fit.std_error):
+        return math.nan, math.nan
+    if fit.std_error == 0:
+        return _clip(fit.value, fit.value, bounds)
+    r = fit.plugin
+    counts = bootstrap_counts(fit.multiplicity, n_boot, seed)
+    lin = fit.Y[:, ib] - r * fit.Y[:, ia]  # B - R A per unit; its mean is 0 at R = r
+    lin = lin - fit.multiplicity @ lin / fit.n
+    d = counts @ lin / fit.n
+    var = (counts @ lin**2 / fit.n - d**2) * (fit.n / (fit.n - 1)) / fit.n
+    sd = np.sqrt(np.clip(var, 0, None))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, d / sd, np.where(d == 0, 0.0, np.sign(d) * 1e6))
+    alpha = 1 - level
+    q_lo, q_hi = np.quantile(t, [alpha / 2, 1 - alpha / 2])
+    V = fit.theta / fit.n * fit.cov
+    lo, hi = _fieller_roots(
+        fit.mean[ia], fit.mean[ib], V[ia, ia], V[ib, ib], V[ia, ib], float(q_lo), float(q_hi)
+    )
     return _clip(lo, hi, bounds)
 
 
@@ -115,6 +142,24 @@ def bootstrap_counts(multiplicity: np.ndarray, n_boot: int, seed) -> np.ndarray:
             _COUNTS_CACHE.clear()
         _COUNTS_CACHE[key] = counts
     return counts
+
+
+def _fieller_roots(a, b, vaa, vbb, vab, q_lower: float, q_upper: float):
+    """Endpoints {R : q_lower <= (b - R a)/sqrt(vbb - 2R vab + R² vaa) <= q_upper}: the
+    lower endpoint solves the equation with q_upper (where b - R a > 0), the upper one
+    with q_lower (b - R a < 0). Infinite when the quadratic has no such root."""
+
+    def root(q: float, side: int) -> float:
+        q2 = q * q
+        qa, qb, qc = a * a - q2 * vaa, a * b - q2 * vab, b * b - q2 * vbb
+        disc = qb * qb - qa * qc
+        if qa <= 0 or disc < 0 or not np.isfinite(disc):
+            return side * math.inf
+        return (qb + side * math.sqrt(disc)) / qa
+
+    lo = root(q_upper, -1) if q_upper > 0 else -math.inf
+    hi = root(q_lower, +1) if q_lower < 0 else math.inf
+    return lo, hi
 
 
 def _replicates(fit: SmoothFit, n_boot: int, seed, studentized: bool):
@@ -235,6 +280,7 @@ CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
     "normal": normal_interval,
     "logit": logit_interval,
     "fieller": fieller_interval,
+    "fieller_t": fieller_t_interval,
     "percentile": percentile_interval,
     "studentized": studentized_interval,
     "jackknife": jackknife_interval,
@@ -260,6 +306,6 @@ def confidence_interval(
     if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
         return math.nan, math.nan
     f = CI_METHODS[method]
-    if method in ("percentile", "studentized", "bca"):
+    if method in ("percentile", "studentized", "bca", "fieller_t"):
         return f(fit, level, bounds, n_boot=n_boot, seed=seed)
     return f(fit, level, bounds)
