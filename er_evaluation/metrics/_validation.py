@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
@@ -81,16 +80,13 @@ def undefined(metric: str, reason: str) -> float:
     return float("nan")
 
 
-_CACHE: weakref.WeakKeyDictionary[Contingency, dict[str, object]] = weakref.WeakKeyDictionary()
-
-
 def cached(ct: Contingency, key: str, compute: Callable[[Contingency], T]) -> T:
-    """``compute(ct)``, remembered for as long as ``ct`` lives.
+    """``compute(ct)``, remembered on ``ct`` (as its own ``cached_property`` values are).
 
     Several metrics share one intermediate (the mutual information, B-cubed
     precision and recall); a metric table on one contingency computes each once.
     """
-    store = _CACHE.setdefault(ct, {})
+    store = ct.__dict__.setdefault("_metric_cache", {})
     if key not in store:
         store[key] = compute(ct)
     return store[key]  # type: ignore[return-value]
