@@ -9,15 +9,33 @@ from __future__ import annotations
 import streamlit as st
 from app_common import sidebar
 
-st.set_page_config(page_title="er_evaluation review", page_icon="🔎", layout="wide")
+st.set_page_config(page_title="er_evaluation review", page_icon=":material/search:", layout="wide")
 
 pages = [
-    st.Page("views/project.py", title="Project / data", icon="📁", url_path="project"),
-    st.Page("views/sample.py", title="Sample", icon="🎲", url_path="sample"),
-    st.Page("views/review.py", title="Review queue", icon="✅", url_path="review", default=True),
-    st.Page("views/estimates.py", title="Estimates", icon="📊", url_path="estimates"),
-    st.Page("views/compare.py", title="Compare versions", icon="🔀", url_path="compare"),
-    st.Page("views/pairs.py", title="Pair labelling", icon="🔗", url_path="pairs"),
+    st.Page(
+        "views/project.py",
+        title="Project / data",
+        icon=":material/folder_open:",
+        url_path="project",
+    ),
+    st.Page("views/sample.py", title="Sample", icon=":material/casino:", url_path="sample"),
+    st.Page(
+        "views/review.py",
+        title="Review queue",
+        icon=":material/fact_check:",
+        url_path="review",
+        default=True,
+    ),
+    st.Page(
+        "views/estimates.py", title="Estimates", icon=":material/monitoring:", url_path="estimates"
+    ),
+    st.Page(
+        "views/compare.py",
+        title="Compare versions",
+        icon=":material/compare_arrows:",
+        url_path="compare",
+    ),
+    st.Page("views/pairs.py", title="Pair labelling", icon=":material/link:", url_path="pairs"),
 ]
 page = st.navigation(pages)
 sidebar()

@@ -10,14 +10,17 @@ from app_common import (
     load_project,
     open_store,
     plain_errors,
+    project_dir,
     read_queue,
     read_sample_config,
     record_index,
     reviewer_name,
     save_queue,
+    save_upload,
     true_clusters,
 )
 
+from er_evaluation.io import read_table
 from er_evaluation.review import ReviewError, check_review, names_beside
 
 TICK = "does not belong"
@@ -70,18 +73,21 @@ def next_unreviewed(start: int) -> int:
 if "queue_position" not in st.session_state:
     position = next_unreviewed(-1)
 
-nav = st.columns([1, 1, 1, 3])
+nav = st.columns([1, 1, 1.5, 2.5])
 if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0):
     position -= 1
 if nav[1].button("Next ▶", key="nav_next", disabled=position >= len(queue) - 1):
     position += 1
 if nav[2].button("Next unreviewed ⏭", key="nav_next_unreviewed"):
     position = next_unreviewed(position)
-jump = nav[3].number_input(
-    "Go to item", min_value=1, max_value=len(queue), value=position + 1, key=f"goto_{position}"
-)
-if jump != position + 1:
-    position = int(jump) - 1
+st.session_state["goto"] = position + 1
+
+
+def jump() -> None:
+    st.session_state["queue_position"] = int(st.session_state["goto"]) - 1
+
+
+nav[3].number_input("Go to item", min_value=1, max_value=len(queue), key="goto", on_change=jump)
 st.session_state["queue_position"] = position
 
 record = str(ids.iloc[position])
@@ -220,3 +226,32 @@ if b3.button("Undo my last save", key="undo_review", disabled=record not in revi
     st.rerun()
 if st.session_state.get("last_saved"):
     st.toast(f"Saved review of {st.session_state.pop('last_saved')}")
+
+with st.expander("Export the reviewed benchmark / import a review sheet"):
+    st.caption(
+        "The true clusters derived from every current decision, as a membership file "
+        "(`record_id, cluster_id`) that the library's estimators read."
+    )
+    if st.button("Export to the project folder", key="export_benchmark", disabled=not reviewed):
+        with plain_errors("Export failed"):
+            path = store.export(project_dir() / "benchmark.csv")
+        st.success(f"Exported {len(true_clusters(store)):,} records to `{path}`.")
+    if reviewed:
+        st.download_button(
+            "Download benchmark.csv",
+            true_clusters(store).rename_axis("record_id").rename("cluster_id").to_csv(),
+            file_name="benchmark.csv",
+            key="download_benchmark",
+        )
+    sheet = st.file_uploader(
+        "Import an add/remove sheet (columns sampled_record, remove, add; optional "
+        "predicted_cluster, reviewer, notes)",
+        type=["csv", "tsv", "parquet"],
+        key="import_sheet",
+    )
+    if sheet is not None and st.button("Import sheet", key="import_sheet_go"):
+        with plain_errors("Import failed"):
+            events = store.import_sheet(
+                read_table(save_upload(sheet)), prediction=prediction, reviewer=me, version=version
+            )
+        st.success(f"Imported {len(events)} reviews.")

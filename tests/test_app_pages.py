@@ -1,0 +1,253 @@
+"""AppTest of the project, estimates, compare and pair-labelling pages: the numbers shown
+equal the library's results, and what the pages save is on disk."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from er_evaluation import datasets  # noqa: E402
+from er_evaluation.error_analysis import (  # noqa: E402
+    predicted_cluster_errors,
+    reference_cluster_errors,
+)
+from er_evaluation.estimators import compare, estimate_table  # noqa: E402
+from er_evaluation.pairs import LabellingSession  # noqa: E402
+from er_evaluation.review import ReviewStore  # noqa: E402
+from er_evaluation.sampling import benchmark_sample  # noqa: E402
+
+APP = Path(__file__).resolve().parents[1] / "app"
+ENTRY = str(APP / "er_eval_app.py")
+TWO = ["2021-12-30", "2022-06-30"]
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.syspath_prepend(str(APP))
+    return tmp_path / "project"
+
+
+@pytest.fixture(scope="module")
+def predictions() -> dict[str, pd.Series]:
+    return datasets.load_patentsview_predictions()
+
+
+def open_page(page: str | None = None, **state) -> AppTest:
+    at = AppTest.from_file(ENTRY, default_timeout=180).run()
+    for key, value in state.items():
+        at.session_state[key] = value
+    if page:
+        at.switch_page(f"views/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return function(*args, **kwargs)
+
+
+# -- project / data ------------------------------------------------------------------------
+
+
+def test_project_page_shows_the_bundled_data(project, predictions):
+    at = open_page("project")
+    assert metric(at, "Records") == f"{len(datasets.load_patentsview_mentions()):,}"
+    assert metric(at, "Versions") == str(len(predictions))
+    assert metric(at, "Benchmark records") == f"{len(datasets.load_patentsview_benchmark()):,}"
+    versions = at.dataframe[-1].value
+    assert list(versions["version"]) == list(predictions)
+    assert list(versions["records"]) == [len(p) for p in predictions.values()]
+
+
+def write_own_files(folder: Path, bad_id: bool = False) -> dict[str, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    records = pd.DataFrame(
+        {
+            "rid": ["r1", "r2", "r3", "r4", "r5"],
+            "name": ["Ann Lee", "Ann Lee", "A. Lee", "Bo Chen", "Bo Chen"],
+            "blk": ["lee", "lee", "lee", "chen", "chen"],
+        }
+    )
+    wide = pd.DataFrame(
+        {
+            "rid": ["r1", "r2", "r3", "r4", "r9" if bad_id else "r5"],
+            "v1": ["a", "a", "b", "c", "c"],
+            "v2": ["a", "a", "a", "c", None],  # r5 outside v2's population
+        }
+    )
+    bench = pd.DataFrame({"rid": ["r1", "r2", "r3"], "truth": ["x", "x", "y"]})
+    paths = {
+        "records": folder / "records.csv",
+        "wide": folder / "wide.csv",
+        "bench": folder / "b.csv",
+    }
+    records.to_csv(paths["records"], index=False)
+    wide.to_csv(paths["wide"], index=False)
+    bench.to_csv(paths["bench"], index=False)
+    return paths
+
+
+def fill_own_files(at: AppTest, paths: dict[str, Path]) -> AppTest:
+    at.radio(key="source").set_value("My own files").run()
+    at.text_input(key="records_path").set_value(str(paths["records"])).run()
+    at.selectbox(key="records_id_col").set_value("rid")
+    at.selectbox(key="records_block_col").set_value("blk").run()
+    at.text_input(key="pred_path").set_value(str(paths["wide"])).run()
+    at.selectbox(key="pred_id_col").set_value("rid").run()
+    at.multiselect(key="pred_version_cols").set_value(["v1", "v2"])
+    at.text_input(key="bench_path").set_value(str(paths["bench"])).run()
+    at.selectbox(key="bench_id_col").set_value("rid")
+    at.selectbox(key="bench_cluster_col").set_value("truth").run()
+    at.button(key="save_project").click().run()
+    return at
+
+
+def test_project_page_loads_own_files_and_saves_the_project(project, tmp_path):
+    at = open_page("project")
+    at = fill_own_files(at, write_own_files(tmp_path / "inputs"))
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Project saved."]
+    config = json.loads((project / "project.json").read_text())
+    assert config["source"] == "files"
+    assert config["records"]["id_col"] == "rid" and config["records"]["block_col"] == "blk"
+    assert config["predictions"]["version_cols"] == ["v1", "v2"]
+    assert metric(at, "Records") == "5"
+    assert metric(at, "Versions") == "2"
+    assert metric(at, "Benchmark records") == "3"
+    versions = at.dataframe[-1].value
+    assert list(versions["records"]) == [5, 4]  # an empty cell = outside that version
+    assert list(versions["clusters"]) == [3, 2]
+
+
+def test_project_page_shows_validation_errors_in_plain_words(project, tmp_path):
+    at = open_page("project")
+    at = fill_own_files(at, write_own_files(tmp_path / "inputs", bad_id=True))
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "'r9'" in errors[0] and "not in the records" in errors[0]
+    assert not (project / "project.json").exists() or (
+        json.loads((project / "project.json").read_text())["source"] == "demo"
+    )
+
+
+# -- estimates -----------------------------------------------------------------------------
+
+
+def test_estimates_from_the_bundled_benchmark_match_the_library(project, predictions):
+    at = open_page("estimates", est_versions=TWO)
+    at.radio(key="est_source").set_value("benchmark").run()
+    assert not at.exception
+    sample = benchmark_sample(datasets.load_patentsview_benchmark(), weights="cluster_size")
+    expected = quiet(
+        estimate_table, {v: predictions[v] for v in TWO}, sample, on_missing="restrict"
+    ).set_index(["prediction", "metric"])
+    for label, name in (("Precision", "precision"), ("Recall", "recall"), ("F1", "f1")):
+        assert metric(at, label) == f"{expected.loc[('2022-06-30', name), 'value']:.3f}"
+    shown = at.dataframe[-1].value.set_index(["prediction", "metric"])
+    pd.testing.assert_series_equal(shown["value"], expected["value"])
+    assert set(shown["estimator"]) == {"cluster_block", "record", "cluster_block+record"}
+    assert at.get("plotly_chart"), "the error-bar chart is missing"
+    diff = quiet(
+        compare,
+        {"2022-06-30": predictions["2022-06-30"], "2021-12-30": predictions["2021-12-30"]},
+        sample,
+        "precision",
+        baseline="2021-12-30",
+        on_missing="restrict",
+    )
+    assert metric(at, "Precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
+
+
+def test_estimates_follow_the_reviews(project, predictions):
+    at = open_page()  # the demo draws its default sample on first open
+    queue = pd.read_parquet(project / "queue.parquet")
+    newest = predictions["2022-06-30"]
+    store = ReviewStore(project / "reviews.sqlite")
+    for i, record in enumerate(queue["record_id"].iloc[:3]):
+        shown = list(newest.index[newest == newest[record]])
+        removed = [r for r in shown if r != record][:1] if i == 1 else []
+        store.record_review(
+            reviewer="ann",
+            sampled_record=record,
+            predicted_cluster=newest[record],
+            shown_records=shown,
+            removed=removed,
+            version="2022-06-30",
+        )
+    at.session_state["est_versions"] = TWO
+    at.switch_page("views/estimates.py").run()
+    assert not at.exception
+    truth = store.true_clusters()
+    sampled = queue["record_id"][queue["record_id"].isin(truth.index)]
+    draws = truth.loc[sampled].value_counts()
+    sample = benchmark_sample(
+        truth[truth.isin(draws.index)],
+        weights="cluster_size",
+        multiplicity=draws,
+        replace=False,
+        population_size=len(newest),
+        design="records",
+    )
+    expected = quiet(
+        estimate_table, {v: predictions[v] for v in TWO}, sample, on_missing="restrict"
+    ).set_index(["prediction", "metric"])
+    assert metric(at, "Precision") == f"{expected.loc[('2022-06-30', 'precision'), 'value']:.3f}"
+    assert metric(at, "Recall") == f"{expected.loc[('2022-06-30', 'recall'), 'value']:.3f}"
+    shown = at.dataframe[-1].value
+    assert set(shown["design"]) == {"records"} and set(shown["n_draws"]) == {len(sampled)}
+
+
+# -- compare versions ----------------------------------------------------------------------
+
+
+def test_compare_page_counts_splits_and_merges_like_the_library(project, predictions):
+    at = open_page("compare", cmp_versions=TWO)
+    assert not at.exception
+    old, new = predictions[TWO[0]], predictions[TWO[1]]
+    split = quiet(reference_cluster_errors, new, old, on_missing="restrict")
+    merged = quiet(predicted_cluster_errors, new, old, on_missing="restrict")
+    n_split = int((split["n_predicted_clusters"] > 1).sum())
+    n_merged = int((merged["n_reference_clusters"] > 1).sum())
+    assert metric(at, f"{TWO[0]} clusters split in {TWO[1]}") == f"{n_split:,}"
+    assert metric(at, f"{TWO[1]} clusters merging several {TWO[0]} clusters") == f"{n_merged:,}"
+    assert len(at.get("plotly_chart")) == 2  # size distribution and agreement heat map
+    # Drill down: the records of the chosen split cluster, with both versions' cluster ids.
+    chosen = at.selectbox(key="cmp_drill").value
+    detail = at.dataframe[-1].value
+    assert set(detail.index) == set(old.index[old == chosen])
+    assert detail[f"cluster in {TWO[1]}"].nunique() > 1
+
+
+# -- pair labelling ------------------------------------------------------------------------
+
+
+def test_pair_labels_are_logged_and_estimated(project):
+    at = open_page("pairs")
+    for button in ("pairs_match", "pairs_non-match", "pairs_non-match", "pairs_unsure"):
+        at.button(key=button).click().run()
+        assert not at.exception
+    logs = list((project / "pairs").glob("*.jsonl"))
+    assert len(logs) == 1
+    events = [json.loads(line) for line in logs[0].read_text().splitlines()[1:]]
+    assert [e["answer"] for e in events] == ["match", "non-match", "non-match", "unsure"]
+    session = at.session_state["pair_sessions"][str(logs[0])]
+    shown = at.dataframe[-1].value
+    expected = session.estimate().to_frame()
+    pd.testing.assert_frame_equal(shown, expected, check_names=False)
+    # A reopened session (e.g. after a restart) replays the same labels.
+    with LabellingSession(session.pool, logs[0]) as reopened:
+        assert reopened.n_labels == session.n_labels == 3

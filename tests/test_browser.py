@@ -1,0 +1,163 @@
+"""End-to-end test in a real browser (Debian chromium driven by playwright): review two
+clusters of the bundled PatentsView sample (one correct as is, one with a removal), reload
+the page, and check that both reviews are still there, in the UI, in the store and in the
+exported benchmark."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from er_evaluation import datasets
+from er_evaluation.io import read_membership
+from er_evaluation.review import ReviewStore
+
+CHROMIUM = "/usr/bin/chromium"
+ENTRY = Path(__file__).resolve().parents[1] / "app" / "er_eval_app.py"
+ARGS = [
+    "--no-sandbox",
+    "--disable-dev-shm-usage",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')",
+    ),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(project: Path, port: int) -> subprocess.Popen:
+    env = dict(os.environ, ER_EVAL_PROJECT_DIR=str(project))
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ENTRY),
+        "--server.headless", "true",
+        "--server.address", "127.0.0.1",
+        "--server.port", str(port),
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    proc.terminate()
+    proc.wait(10)
+    raise RuntimeError("streamlit did not answer its health check within 90 s")
+
+
+def tick_row(page, row: int) -> None:
+    """Click the "does not belong" checkbox of a row of the cluster table (a canvas grid:
+    35 px header and rows; the checkbox sits in the middle of the first column)."""
+    grid = page.locator("[data-testid='stDataFrameResizable']").first
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
+
+
+def go_to_item(page, number: int) -> None:
+    box = page.get_by_label("Go to item")
+    box.fill(str(number))
+    box.press("Enter")
+    page.get_by_text(re.compile(rf"Item {number} of 50")).wait_for(timeout=TIMEOUT_MS)
+
+
+def test_two_reviews_survive_a_reload_and_export(tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    project = tmp_path / "project"
+    port = free_port()
+    proc = start_app(project, port)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1300})
+            page.set_default_timeout(TIMEOUT_MS)
+            page.goto(f"http://127.0.0.1:{port}/")
+            heading = page.get_by_text(re.compile(r"Item 1 of 50: "))
+            heading.wait_for()
+            first = re.search(r"Item 1 of 50: (\S+)", heading.inner_text()).group(1)
+
+            page.get_by_label("Reviewer").fill("ann")
+            page.get_by_label("Reviewer").press("Enter")
+
+            # Review 1: correct as is.
+            page.get_by_role("button", name="Correct as is").click()
+            heading = page.get_by_text(re.compile(r"Item 2 of 50: "))
+            heading.wait_for()
+            second = re.search(r"Item 2 of 50: (\S+)", heading.inner_text()).group(1)
+
+            # Review 2: tick the second row (the first record after the sampled one).
+            newest = datasets.load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+            members = newest.index[(newest == newest[second]).to_numpy()].drop(second)
+            wrong = members[0]
+            tick_row(page, 1)
+            save = page.get_by_role("button", name="Save review")
+            expect(save).to_be_enabled()
+            page.wait_for_timeout(1500)  # let the edit reach the server before saving
+            save.click()
+            page.get_by_text(re.compile(r"Item 3 of 50: ")).wait_for()
+
+            # Reload: a new browser session; the reviews come back from the store.
+            page.reload()
+            page.get_by_text(re.compile(r"[2-9] of 50 records reviewed")).wait_for()
+            go_to_item(page, 1)
+            page.get_by_text(re.compile(rf"Item 1 of 50: {first}\s*— reviewed")).wait_for()
+            page.get_by_text(re.compile(r"Current decision \(correct\) saved by ann")).wait_for()
+            go_to_item(page, 2)
+            page.get_by_text(re.compile(rf"Item 2 of 50: {second}\s*— reviewed")).wait_for()
+            page.get_by_text(re.compile(rf"removed \['{re.escape(wrong)}'\]")).wait_for()
+
+            # Export from the UI.
+            page.get_by_text("Export the reviewed benchmark").click()
+            page.get_by_role("button", name="Export to the project folder").click()
+            page.get_by_text(re.compile(r"Exported [\d,]+ records")).wait_for()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    store = ReviewStore(project / "reviews.sqlite")
+    decisions = store.decisions().set_index("sampled_record")
+    assert list(decisions.index) == [first, second]
+    assert list(decisions["status"]) == ["correct", "reviewed"]
+    assert list(decisions["reviewer"]) == ["ann", "ann"]
+    assert decisions.loc[second, "removed"] == (wrong,)
+
+    exported = read_membership(project / "benchmark.csv", "record_id", "cluster_id")
+    pd.testing.assert_series_equal(
+        exported.sort_index(), store.true_clusters().astype(str).sort_index(), check_names=False
+    )
+    for sampled in (first, second):
+        cluster = set(exported.index[exported == exported[sampled]])
+        predicted = set(newest.index[newest == newest[sampled]])
+        expected = predicted - {wrong} if sampled == second else predicted
+        assert cluster == expected
+    assert wrong not in exported.index  # removed and not added anywhere: not in the benchmark
