@@ -283,22 +283,31 @@ class OASISSampler(_Base):
         self._offsets = st.offsets
         self._order = st.order
         self._last: Draw | None = None
+        self._w0 = self.omega * (1 - alpha) * (1 - self.lam)
+        self._w1 = self.omega * self.lam
+        self._eps_omega = epsilon * self.omega
         self._v = self._proposal()
 
     def _proposal(self) -> np.ndarray:
+        """v = eps omega + (1 - eps) v*; omega (1 - alpha)(1 - lambda) and omega lambda are
+        precomputed so that each update is a handful of operations on length-K arrays."""
         pi = self.gamma1 / (self.gamma1 + self.gamma0)
-        opt = self.omega * _optimal_terms(self.alpha, self.f_hat, pi, self.lam)
+        af, bf = self.alpha * self.f_hat, 1.0 - self.f_hat
+        opt = self.f_hat * self._w0 * np.sqrt(pi)
+        opt += self._w1 * np.sqrt(af * af + (bf * bf - af * af) * pi)
         total = opt.sum()
         if total <= 0:
-            return self.omega.copy()
-        return self.epsilon * self.omega + (1 - self.epsilon) * opt / total
+            v = self.omega.copy()
+        else:
+            v = self._eps_omega + ((1 - self.epsilon) / total) * opt
+        self._cum = np.cumsum(v)
+        return v
 
     def draw(self) -> Draw:
         v = self._v
         u1, u2 = self.rng.random(2)
-        cum = np.cumsum(v)
-        k = int(np.searchsorted(cum, u1 * cum[-1], side="right"))
-        k = min(k, len(v) - 1)
+        cum = self._cum
+        k = min(int(np.searchsorted(cum, u1 * cum[-1], side="right")), len(v) - 1)
         start = self._offsets[k]
         local = int(u2 * (self._offsets[k + 1] - start))
         index = int(self._order[start + local])

@@ -1,0 +1,276 @@
+"""Resumable labelling sessions and the ``er-eval pairs`` CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from er_evaluation.cli import main
+from er_evaluation.pairs import (
+    METHODS,
+    CountingOracle,
+    LabellingSession,
+    LabelOracle,
+    PairPool,
+    SessionError,
+    read_log,
+)
+
+
+def make_pool(n=300, seed=0) -> PairPool:
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.1).astype(int)
+    score = label + rng.normal(0, 0.6, n)
+    frame = pd.DataFrame(
+        {
+            "id_left": [f"a{i}" for i in range(n)],
+            "id_right": [f"b{i}" for i in range(n)],
+            "score": score,
+            "predicted": (score > 0.5).astype(int),
+            "label": label,
+        }
+    )
+    return PairPool.from_frame(frame, label_col="label")
+
+
+def snapshot(session: LabellingSession):
+    run = session.label_run()
+    return (
+        run.index.tolist(),
+        run.label.tolist(),
+        run.weight.tolist(),
+        run.new_label.tolist(),
+        session.sampler.rng.bit_generator.state,
+    )
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_session_resumes_bit_identically(tmp_path, method):
+    pool = make_pool()
+    oracle = LabelOracle(pool.labels)
+    with LabellingSession(pool, tmp_path / "full.jsonl", method, seed=7) as full:
+        full.run(oracle, 80)
+        expected = snapshot(full)
+        expected_estimate = full.estimate().to_frame()
+    with LabellingSession(pool, tmp_path / "split.jsonl", method, seed=7) as first:
+        first.run(oracle, 30)
+    with LabellingSession(pool, tmp_path / "split.jsonl") as second:
+        assert second.n_labels == 30
+        second.run(oracle, 55)
+    with LabellingSession(pool, tmp_path / "split.jsonl") as third:
+        third.run(oracle, 80)
+        assert snapshot(third) == expected
+        pd.testing.assert_frame_equal(third.estimate().to_frame(), expected_estimate)
+
+
+def test_person_answers_unsure_and_pending_pair_survive_restart(tmp_path):
+    pool = make_pool()
+    path = tmp_path / "labels.jsonl"
+    session = LabellingSession(pool, path, "oasis", seed=1)
+    first = session.next_pair()
+    session.answer("match")
+    second = session.next_pair()
+    session.answer("unsure")
+    third = session.next_pair()
+    session.close()  # closed with `third` still pending (never answered)
+    assert session.n_labels == 1 and session.n_unsure == 1
+
+    resumed = LabellingSession(pool, path)
+    assert resumed.n_labels == 1 and resumed.n_unsure == 1 and resumed.n_draws == 1
+    assert resumed.next_pair().index == third.index  # the same pair is handed out again
+    resumed.answer(False)
+    resumed.close()
+    header, events = read_log(path)
+    assert header["method"] == "oasis" and header["seed"] == 1
+    assert [e["answer"] for e in events] == ["match", "unsure", "non-match"]
+    assert [e["pool_index"] for e in events] == [first.index, second.index, third.index]
+    assert events[1]["label"] is None and events[0]["label"] == 1
+    # every label keeps its sampling probability and weight
+    assert all(e["prob"] > 0 and e["weight"] > 0 for e in events)
+    assert events[0]["weight"] == pytest.approx(1 / (pool.n_pairs * events[0]["prob"]))
+
+
+def test_unsure_answers_are_not_labels(tmp_path):
+    pool = make_pool()
+    answers = iter([None, 1, None, 0, 0])
+    with LabellingSession(pool, tmp_path / "l.jsonl", "passive", seed=0) as session:
+        for answer in answers:
+            session.next_pair()
+            session.answer(answer)
+        assert session.n_labels == 3 and session.n_unsure == 2 and session.n_draws == 3
+        assert session.label_run().label.tolist() == [1, 0, 0]
+
+
+def test_session_cache_never_asks_twice(tmp_path):
+    pool = make_pool(n=40)
+    oracle = CountingOracle(LabelOracle(pool.labels))
+    with LabellingSession(pool, tmp_path / "l.jsonl", "oasis", seed=3, n_strata=3) as session:
+        session.run(oracle, 35)
+        assert len(oracle.asked) == len(set(oracle.asked)) == 35
+        assert session.n_draws >= 35
+        _, events = read_log(session.path)
+    sources = {e["source"] for e in events}
+    assert "oracle" in sources
+    assert sum(e["source"] != "cache" for e in events) == 35
+
+
+def test_torn_last_line_is_cut_off_with_a_warning(tmp_path):
+    pool = make_pool()
+    path = tmp_path / "l.jsonl"
+    with LabellingSession(pool, path, "oasis", seed=2) as session:
+        session.run(LabelOracle(pool.labels), 10)
+    with open(path, "ab") as handle:
+        handle.write(b'{"type": "draw", "step": 10, "pool_in')
+    with pytest.warns(UserWarning, match="not completely written"):
+        resumed = LabellingSession(pool, path)
+    assert resumed.n_labels == 10
+    resumed.run(LabelOracle(pool.labels), 12)
+    resumed.close()
+    header, events = read_log(path)
+    assert len(events) == resumed.n_draws
+
+
+def test_log_from_another_pool_or_seed_is_refused(tmp_path):
+    pool = make_pool()
+    path = tmp_path / "l.jsonl"
+    with LabellingSession(pool, path, "oasis", seed=2) as session:
+        session.run(LabelOracle(pool.labels), 5)
+    with pytest.raises(SessionError, match="another pool"):
+        LabellingSession(make_pool(seed=9), path)
+    with pytest.raises(SessionError, match="seed 2, not 3"):
+        LabellingSession(pool, path, seed=3)
+    with pytest.raises(SessionError, match="'oasis' session, not 'passive'"):
+        LabellingSession(pool, path, "passive")
+    lines = path.read_text().splitlines()
+    event = json.loads(lines[2])
+    event["pool_index"] = (event["pool_index"] + 1) % pool.n_pairs
+    lines[2] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SessionError, match="line 3"):
+        LabellingSession(pool, path)
+
+
+def test_answer_without_pending_pair_and_bad_answer(tmp_path):
+    pool = make_pool()
+    with LabellingSession(pool, tmp_path / "l.jsonl", "passive", seed=0) as session:
+        with pytest.raises(SessionError, match="no pair is waiting"):
+            session.answer(1)
+        session.next_pair()
+        with pytest.raises(ValueError, match="not match / non-match / unsure"):
+            session.answer("maybe")
+
+
+# --- CLI ------------------------------------------------------------------------------
+
+
+def write_pool_files(tmp_path, n=300):
+    pool = make_pool(n)
+    frame = pool.pairs.copy()
+    frame.to_csv(tmp_path / "pool.csv", index=False)
+    # a reference clustering reproducing the labels: matched pairs share a cluster
+    ids = pd.concat([frame.id_left, frame.id_right]).to_numpy()
+    clusters = {i: i for i in ids}
+    for a, b, lab in zip(frame.id_left, frame.id_right, frame.label, strict=False):
+        if lab:
+            clusters[b] = a
+    pd.DataFrame({"record_id": list(clusters), "cluster_id": list(clusters.values())}).to_csv(
+        tmp_path / "reference.csv", index=False
+    )
+    return pool
+
+
+def test_cli_sample_with_reference_then_estimate(tmp_path, capsys):
+    pool = write_pool_files(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    assert (
+        main([*args, "--oracle", f"reference:{tmp_path / 'reference.csv'}", "--budget", "60"]) == 0
+    )
+    assert (
+        main([*args, "--oracle", f"reference:{tmp_path / 'reference.csv'}", "--budget", "90"]) == 0
+    )
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "pairs",
+                "estimate",
+                str(tmp_path / "pool.csv"),
+                "--labels",
+                str(labels),
+                "--format",
+                "json",
+                "--alpha",
+                "0.5",
+                "1",
+            ]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"precision", "recall", "F1", "F(alpha=1)"}
+    assert out["F(alpha=1)"]["value"] == pytest.approx(out["precision"]["value"])
+    assert out["F1"]["n_labels"] == 90
+    # the labels in the log are the reference's
+    _, events = read_log(labels)
+    assert all(e["label"] == pool.labels[e["pool_index"]] for e in events)
+    with LabellingSession(pool, labels, readonly=True) as session:
+        # same numbers as the library computes from the replayed log
+        assert session.estimate().f[0].value == pytest.approx(out["F1"]["value"])
+
+
+def test_cli_interactive_prompts_and_resumes(tmp_path, monkeypatch, capsys):
+    write_pool_files(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    args = [
+        "pairs",
+        "sample",
+        str(tmp_path / "pool.csv"),
+        "--labels",
+        str(labels),
+        "--method",
+        "passive",
+        "--budget",
+        "10",
+    ]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("m\nwhat\nn\nu\nq\n"))
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "is not match / non-match / unsure" in err and "run the same command again" in err
+    _, events = read_log(labels)
+    assert [e["answer"] for e in events] == ["match", "non-match", "unsure"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))  # EOF after one answer also saves
+    assert main(args) == 0
+    _, events = read_log(labels)
+    assert [e["answer"] for e in events] == ["match", "non-match", "unsure", "non-match"]
+
+
+def test_cli_errors_are_clear(tmp_path, capsys):
+    write_pool_files(tmp_path)
+    code = main(
+        [
+            "pairs",
+            "sample",
+            str(tmp_path / "pool.csv"),
+            "--labels",
+            str(tmp_path / "l.jsonl"),
+            "--oracle",
+            "column:nope",
+        ]
+    )
+    assert code == 1 and "no such column" in capsys.readouterr().err
+    code = main(
+        [
+            "pairs",
+            "estimate",
+            str(tmp_path / "pool.csv"),
+            "--labels",
+            str(tmp_path / "missing.jsonl"),
+        ]
+    )
+    assert code == 1 and "no such label log" in capsys.readouterr().err
