@@ -73,3 +73,18 @@ def test_uniform_cluster_sampling_estimators_unbiased():
     assert _within_mc_error(res[("precision", "cluster_block")][:, 0], true["precision"])
     assert _within_mc_error(res[("recall", "cluster")][:, 0], true["recall"])
     assert _within_mc_error(res[("precision", "cluster")][:, 0], true["precision"])
+
+
+def test_cluster_level_metric_estimators_unbiased():
+    from sklearn.metrics import homogeneity_score
+
+    truth, pred, _, _ = _population()
+    keys = [("b3_precision", "cluster"), ("b3_recall", "cluster"), ("homogeneity", "cluster")]
+    res, _ = _simulate(lambda t, rng: sample_records(t, 150, seed=rng), keys, reps=200, seed=2)
+    sizes_pred = pred.value_counts()
+    b3p = (pd.crosstab(truth, pred) ** 2 / sizes_pred).to_numpy().sum() / len(truth)
+    sizes_true = truth.value_counts()
+    b3r = (pd.crosstab(truth, pred) ** 2).div(sizes_true, axis=0).to_numpy().sum() / len(truth)
+    exact = {"b3_precision": b3p, "b3_recall": b3r, "homogeneity": homogeneity_score(truth, pred)}
+    for metric, est in keys:
+        assert _within_mc_error(res[(metric, est)][:, 0], exact[metric]), metric
