@@ -5,9 +5,10 @@ Both tables are grouped reductions over the contingency cells (``bincount`` and
 
 The *main* predicted cluster of a reference cluster c is the predicted cluster
 holding most of c's records; ties go to the smaller predicted cluster (fewer
-extra records), then to the one appearing first in the prediction. The main
-reference cluster of a predicted cluster is defined the same way with the roles
-swapped.
+extra records), then to the lowest cluster code of the contingency kernel (a
+deterministic order for given input). Every count column is the same whichever
+tied cluster is named. The main reference cluster of a predicted cluster is
+defined the same way with the roles swapped.
 """
 
 from __future__ import annotations
