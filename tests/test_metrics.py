@@ -290,3 +290,22 @@ def test_bad_average():
 def test_bad_on_missing():
     with pytest.raises(ValueError, match="on_missing"):
         pairwise_precision(PRED, TRUTH, on_missing="ignore")
+
+
+@pytest.mark.parametrize(
+    ("pred", "ref"),
+    [
+        ([0, 0, 0, 0], [0, 1, 2, 3]),  # one predicted cluster: completeness 1 by convention
+        ([0, 1, 2, 3], [5, 5, 5, 5]),  # one reference cluster: homogeneity 1 by convention
+        ([0, 0, 1, 1], [0, 1, 0, 1]),  # independent: h = c = 0, V = 0
+    ],
+)
+def test_information_edge_cases_follow_scikit_learn(pred, ref):
+    from sklearn.metrics import homogeneity_completeness_v_measure
+
+    p = pd.Series(pred, index=list("abcd"))
+    r = pd.Series(ref, index=list("abcd"))
+    expected = homogeneity_completeness_v_measure(ref, pred)
+    assert (homogeneity(p, r), completeness(p, r), v_measure(p, r)) == pytest.approx(
+        expected, abs=1e-12
+    )
