@@ -159,8 +159,8 @@ def _naive(prediction: pd.Series, sample: Sample) -> dict[str, float]:
 
 def _estimate(ut: UnitTable, metric: str, name: str, level: float, method: str, n_boot: int):
     """One estimate, or None when the interval method does not apply to the estimator
-    (Fieller's interval needs a ratio; the record precision is a plain mean)."""
-    if method == "fieller" and (metric, name) == ("precision", "record"):
+    (Fieller's intervals need a ratio; the record precision is a plain mean)."""
+    if method.startswith("fieller") and (metric, name) == ("precision", "record"):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
