@@ -234,3 +234,26 @@ def test_property_matches_brute_force(values, query, limit):
         return
     expected = brute_force(records, query, ["f1", "f2"], "block", limit=limit)
     np.testing.assert_array_equal(index.matches(query, limit=limit), expected)
+
+
+def test_rows_equal_iloc_on_chunked_and_mixed_tables():
+    full = load_patentsview_mentions()  # Arrow columns in several chunks (Parquet row groups)
+    index = RecordIndex(full, text_cols=["name_last"], block_col="block")
+    for query in ["takahashi", "lee", "o"]:
+        positions = index.matches(query, limit=60)
+        pd.testing.assert_frame_equal(index.search(query, limit=60), full.iloc[positions])
+    positions = index.matches("o", limit=None)
+    assert len(positions) > 1_000  # the iloc path for large results
+    pd.testing.assert_frame_equal(index.rows(positions), full.iloc[positions])
+    mixed = pd.DataFrame(
+        {
+            "id": [3, 1, 2],
+            "text": ["ab", None, "abc"],
+            "n": [1.5, np.nan, 2.0],
+            "when": pd.to_datetime(["2020-01-01", None, "2021-05-06"]).tz_localize("UTC"),
+            "odd": pd.Series([{"a": 1}, 7, "x"], dtype=object),  # Arrow cannot hold this
+        }
+    ).set_index("id")
+    index = RecordIndex(mixed, text_cols=["text", "n"])
+    pd.testing.assert_frame_equal(index.search("ab"), mixed.iloc[[0, 2]])
+    pd.testing.assert_frame_equal(index.search("1.5"), mixed.iloc[[0]])

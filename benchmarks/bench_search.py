@@ -1,0 +1,105 @@
+"""Benchmark record search (er_evaluation.record_search) on the bundled PatentsView mentions
+(133,541 rows, 15 columns) and on a synthetic 10M-row table made by replicating them.
+
+Usage:
+    nice -n 10 python benchmarks/bench_search.py                 # 133k and 10M rows
+    nice -n 10 python benchmarks/bench_search.py --replicas 0    # 133k only
+
+Replication keeps the bytes per row and the text of real rows (each replica's mention ids
+get a suffix so ids stay unique), so a scan over the 10M table costs what a real 10M table
+of the same columns would; hit counts are 75 times the real ones. Times are the median of
+``--repeat`` runs of one query, after the index is built (build time reported separately).
+Peak RSS is the process maximum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import resource
+import statistics
+import time
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from er_evaluation.datasets import load_patentsview_mentions
+from er_evaluation.record_search import RecordIndex
+
+QUERIES = [
+    # (label, query, keyword arguments)
+    ("common surname", "smith", {}),
+    ("first + last name", "haruhiko takahashi", {}),
+    ("name + city", "lee suwon", {}),
+    ("assignee words", "canon kabushiki", {}),
+    ("no match", "qqzx", {}),
+    ("two 1-letter tokens", "a e", {}),
+    ("surname, name_last only", "takahashi", {"fields": ["name_last"]}),
+    ("name, name fields only", "jose nunez", {"fields": ["name_first", "name_last"]}),
+    ("in one block", "canon", {"block": "fl:ha_ln:takahashi"}),
+]
+
+
+def replicate(mentions: pd.DataFrame, replicas: int) -> pd.DataFrame:
+    """``replicas`` copies of the rows (zero-copy Arrow chunks) with unique mention ids."""
+    table = pa.Table.from_pandas(mentions, preserve_index=False)
+    big = pa.concat_tables([table] * replicas).to_pandas()
+    suffix = np.repeat(np.arange(replicas), len(mentions)).astype(str)
+    big["mention_id"] = big["mention_id"].to_numpy().astype(str) + "-r" + suffix
+    return big
+
+
+def timed(fn, repeat: int) -> tuple[float, object]:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def run(records: pd.DataFrame, label: str, repeat: int) -> None:
+    start = time.perf_counter()
+    index = RecordIndex(records, "mention_id", block_col="block")
+    build = time.perf_counter() - start
+    # Per-field haystacks are built on first use; time that separately from queries.
+    start = time.perf_counter()
+    index.matches("x", fields=["name_last"], limit=1)
+    index.matches("x", fields=["name_first", "name_last"], limit=1)
+    field_build = time.perf_counter() - start
+    print(f"\n### {label}: {len(records):,} rows")
+    print(f"index build {build:.2f} s (+ {field_build:.2f} s for the two name-field indexes)")
+    buffer_mb = len(index._haystack(index.text_cols).data) / 1e6
+    print(f"searched text {buffer_mb:,.0f} MB (all {len(index.text_cols)} columns)")
+    print("\n| query | kwargs | matches | first 50 (ms) | all matches (ms) |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for name, query, kwargs in QUERIES:
+        first, _ = timed(lambda q=query, k=kwargs: index.search(q, limit=50, **k), repeat)
+        every, rows = timed(lambda q=query, k=kwargs: index.matches(q, limit=None, **k), repeat)
+        extra = ", ".join(f"{k}={v}" for k, v in kwargs.items())
+        print(
+            f"| {name}: `{query}` | {extra} | {len(rows):,} | {first * 1e3:.1f} | {every * 1e3:.1f} |"
+        )
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    print(f"\npeak RSS so far {rss:.1f} GB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, default=75, help="0 = skip the large table")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(
+        f"machine: {platform.machine()}, {platform.processor() or '?'}, Python "
+        f"{platform.python_version()}, pandas {pd.__version__}, pyarrow {pa.__version__}"
+    )
+    mentions = load_patentsview_mentions().reset_index()
+    run(mentions, "PatentsView mentions (bundled)", args.repeat)
+    if args.replicas:
+        big = replicate(mentions, args.replicas)
+        run(big, f"synthetic: {args.replicas} replicas of the mentions", args.repeat)
+
+
+if __name__ == "__main__":
+    main()
