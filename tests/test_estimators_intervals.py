@@ -157,3 +157,13 @@ def test_fieller_t_endpoints_solve_the_pivot_at_bootstrap_quantiles():
     assert pivot(lo) == pytest.approx(q_hi, rel=1e-6)
     assert pivot(hi) == pytest.approx(q_lo, rel=1e-6)
     assert lo < fit.plugin < hi
+
+
+def test_auto_is_fieller_for_ratios_and_studentized_otherwise():
+    fit = _fit(seed=11)
+    assert confidence_interval(fit, 0.95, "auto") == confidence_interval(fit, 0.95, "fieller")
+    cols = {c: fit.Y[:, fit.index[c]] for c in ("A", "B")}
+    f = smooth_estimate(FBeta(Ratio(Column("B"), Column("A")), Column("B")), cols)
+    assert confidence_interval(f, 0.95, "auto", bounds=None, seed=3) == confidence_interval(
+        f, 0.95, "studentized", bounds=None, seed=3
+    )

@@ -1,5 +1,7 @@
 """Confidence interval methods for smooth-function estimates, selectable by ``ci_method``.
 
+- ``"auto"`` (the default): ``"fieller"`` for plain ratio estimators, ``"studentized"``
+  otherwise (F-scores, the record precision, cluster-level metrics, differences);
 - ``"normal"``: estimate ± z·SE, the paper's normal approximation with eq. 9's variance;
 - ``"logit"``: the normal interval on the logit scale (delta method, SE/(v(1-v))),
   transformed back: asymmetric near 0 and 1, where precision lives;
@@ -33,7 +35,7 @@ from er_evaluation.estimators.ratio import SmoothFit
 
 __all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
 
-DEFAULT_CI_METHOD = "studentized"
+DEFAULT_CI_METHOD = "auto"
 N_BOOT = 1000
 
 Bounds = tuple[float, float]
@@ -276,7 +278,20 @@ def bca_interval(
     )
 
 
+def auto_interval(
+    fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
+) -> tuple[float, float]:
+    """Fieller's interval for plain ratio estimators (pairwise precision and recall of
+    every estimator except the record precision), the studentized bootstrap otherwise.
+    The best-calibrated combination in our simulations on PatentsView (heavy-tailed
+    cluster sizes), where the normal interval under-covers precision."""
+    if fit.phi.is_ratio():
+        return fieller_interval(fit, level, bounds)
+    return studentized_interval(fit, level, bounds, n_boot=n_boot, seed=seed)
+
+
 CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
+    "auto": auto_interval,
     "normal": normal_interval,
     "logit": logit_interval,
     "fieller": fieller_interval,
@@ -306,6 +321,6 @@ def confidence_interval(
     if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
         return math.nan, math.nan
     f = CI_METHODS[method]
-    if method in ("percentile", "studentized", "bca", "fieller_t"):
+    if method in ("auto", "percentile", "studentized", "bca", "fieller_t"):
         return f(fit, level, bounds, n_boot=n_boot, seed=seed)
     return f(fit, level, bounds)
