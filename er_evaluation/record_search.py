@@ -327,7 +327,9 @@ class RecordIndex:
         table size.
         """
         positions = np.asarray(positions, dtype=np.int64)
-        if self._table is None or len(positions) == 0 or len(positions) > _FEW_ROWS:
+        if len(positions) == 0:
+            return self.records.iloc[:0]
+        if self._table is None or len(positions) > _FEW_ROWS:
             return self.records.iloc[positions]
         pieces = [self._table.slice(int(p), 1) for p in positions]
         out = pa.concat_tables(pieces).combine_chunks().to_pandas()

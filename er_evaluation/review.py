@@ -154,6 +154,8 @@ class ReviewStore:
                     f"{self.path}: review store schema version {version} is newer than this "
                     f"library understands ({_SCHEMA_VERSION})"
                 )
+            if version == _SCHEMA_VERSION:
+                return
             # executescript commits any open transaction, so the script carries its own.
             conn.executescript(
                 f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version = {_SCHEMA_VERSION};COMMIT;"
