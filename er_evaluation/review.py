@@ -373,8 +373,8 @@ class ReviewStore:
     def decisions(self) -> pd.DataFrame:
         """Current decision per sampled record after undos: the latest review event not
         cancelled by an undo, one row per sampled record (records whose every review was
-        undone are absent), in order of first review. Same columns as :meth:`events` plus
-        ``true_cluster``."""
+        undone are absent), ordered by when that decision was saved. Same columns as
+        :meth:`events` plus ``true_cluster``."""
         current = _current(self.event_list())
         frame = _events_frame(current)
         frame["true_cluster"] = pd.Series([e.true_cluster for e in current], dtype=object)
