@@ -104,7 +104,9 @@ def check_structure(series: pd.Series, *, name: str = "clustering") -> None:
     if missing.any():
         bad = index[missing]
         raise ClusteringError(f"{name}: {len(bad)} record(s) have no cluster id: {examples(bad)}")
-    _check_one_kind(pd.Index(series.to_numpy()), f"{name}: cluster ids", ids=index)
+    if series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype):
+        # typed columns (int, float, str, ...) hold one kind by construction
+        _check_one_kind(pd.Index(series.to_numpy()), f"{name}: cluster ids", ids=index)
 
 
 def duplicated_ids(index: pd.Index) -> pd.Index:

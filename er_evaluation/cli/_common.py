@@ -39,7 +39,10 @@ def emit(table: pd.DataFrame, args: argparse.Namespace, *, float_format: str = "
     if args.format == "csv":
         text = table.to_csv()
     elif args.format == "json":
-        text = json.dumps(json.loads(table.to_json(orient="index")), indent=2) + "\n"
+        text = (
+            json.dumps(json.loads(table.to_json(orient="index", double_precision=15)), indent=2)
+            + "\n"
+        )
     else:
         formatted = table.copy()
         for col in formatted.columns:

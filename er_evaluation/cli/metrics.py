@@ -1,0 +1,148 @@
+"""``er-eval metrics``: exact metrics of a prediction against a full reference clustering.
+
+    er-eval metrics PREDICTION REFERENCE [--metrics M ...] [--on-missing error|restrict]
+    er-eval metrics --demo     # PatentsView 2021-12-30 vs 2022-06-30 on their shared mentions
+
+PREDICTION and REFERENCE are clustering files (CSV/TSV/Parquet with a record id and a
+cluster id column) covering the same records. Records present on one side only stop the
+command with an error naming them, unless ``--on-missing restrict`` evaluates on the
+shared records and says how many were dropped. Metrics come from
+:func:`er_evaluation.metrics.evaluate` (one contingency table shared by all metrics).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+import pandas as pd
+
+from er_evaluation.cli._common import (
+    add_clustering_options,
+    add_output_options,
+    emit,
+    read_clustering,
+)
+from er_evaluation.errors import CoverageWarning
+
+DEMO_PREDICTION = "2021-12-30"
+DEMO_REFERENCE = "2022-06-30"
+
+
+def register(subparsers) -> None:
+    from er_evaluation.metrics import METRICS
+
+    parser = subparsers.add_parser(
+        "metrics",
+        help="exact metrics of a prediction against a reference clustering",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE", help="PREDICTION then REFERENCE clustering files"
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="+",
+        choices=list(METRICS),
+        metavar="METRIC",
+        help=f"metrics to compute (default: all): {', '.join(METRICS)}",
+    )
+    parser.add_argument(
+        "--on-missing",
+        choices=["error", "restrict"],
+        default="error",
+        help="records on one side only: stop with an error naming them (default) or evaluate "
+        "on the shared records and say how many were dropped (--demo always restricts)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help=f"bundled PatentsView data: version {DEMO_PREDICTION} against {DEMO_REFERENCE} "
+        "on their shared mentions",
+    )
+    add_clustering_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from er_evaluation.metrics import evaluate
+
+    if args.demo:
+        if args.files:
+            raise ValueError("--demo takes no input files")
+        prediction, reference, notes = _demo()
+        on_missing = "restrict"
+    else:
+        if len(args.files) != 2:
+            raise ValueError(
+                f"expected two files, PREDICTION and REFERENCE, got {len(args.files)} "
+                "(or use --demo)"
+            )
+        prediction = read_clustering(args.files[0], args, name=args.files[0])
+        reference = read_clustering(args.files[1], args, name=args.files[1])
+        prediction = prediction.rename(args.files[0])
+        notes = []
+        on_missing = args.on_missing
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = evaluate(prediction, reference, args.metrics, on_missing=on_missing)
+    for warning in caught:
+        if args.demo and issubclass(warning.category, CoverageWarning):
+            continue  # the demo's own note already says what was dropped
+        notes.append(f"{warning.category.__name__}: {warning.message}")
+    _note(notes, args)
+    emit(_metric_rows(table, args.format), args)
+    return 0
+
+
+def _demo() -> tuple[pd.Series, pd.Series, list[str]]:
+    from er_evaluation.contingency import contingency
+    from er_evaluation.datasets import load_patentsview_predictions
+
+    versions = load_patentsview_predictions([DEMO_PREDICTION, DEMO_REFERENCE])
+    prediction, reference = versions[DEMO_PREDICTION], versions[DEMO_REFERENCE]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CoverageWarning)
+        table = contingency(prediction, reference, on_missing="restrict")
+    dropped = table.dropped_prediction + table.dropped_reference
+    notes = [
+        f"PatentsView inventor disambiguation {DEMO_PREDICTION} (prediction, {len(prediction):,} "
+        f"mentions) against {DEMO_REFERENCE} (reference, {len(reference):,} mentions).",
+        f"Each version has its own population: evaluated on the {table.n_shared:,} shared "
+        f"mentions; {dropped:,} mentions dropped ({table.dropped_reference:,} of "
+        f"{DEMO_REFERENCE} absent from {DEMO_PREDICTION}, {table.dropped_prediction:,} the "
+        "other way).",
+    ]
+    return prediction, reference, notes
+
+
+def _metric_rows(table: pd.DataFrame, fmt: str) -> pd.DataFrame:
+    """Text tables read down: one row per metric, one column per prediction, counts as
+    integers, rates with four decimals. CSV and JSON keep evaluate's layout (one row
+    per prediction) and its integer columns."""
+    if fmt != "table":
+        return table
+    text = pd.DataFrame(index=pd.Index(table.columns, name="metric"))
+    for name in table.index:
+        text[name] = [
+            _format(table.at[name, metric], pd.api.types.is_integer_dtype(table[metric]))
+            for metric in table.columns
+        ]
+    return text
+
+
+def _format(value, is_count: bool) -> str:
+    if pd.isna(value):
+        return "nan"
+    return f"{int(value):,}" if is_count else f"{value:.4f}"
+
+
+def _note(lines: list[str], args: argparse.Namespace) -> None:
+    """Notes go with the text table on stdout; next to machine-readable output, to stderr."""
+    if not lines:
+        return
+    stream = sys.stdout if args.format == "table" and not args.output else sys.stderr
+    stream.write("".join(line + "\n" for line in lines) + ("\n" if stream is sys.stdout else ""))
