@@ -235,9 +235,13 @@ def estimate(
     metrics), or "record", "cluster", "cluster_block", "block", "naive" (the metric on the
     reviewed records alone: biased, no variance). F-scores accept "P_EST+R_EST".
 
-    ``level`` and ``ci_method`` ("normal", "logit", "fieller", "percentile", "studentized";
-    None = :data:`~er_evaluation.estimators.intervals.DEFAULT_CI_METHOD`) choose the
-    interval; bootstrap intervals use ``n_boot`` replicates and ``seed``. Samples of
+    ``level`` and ``ci_method`` (a key of
+    :data:`~er_evaluation.estimators.intervals.CI_METHODS`: "auto", "normal", "logit",
+    "fieller", "fieller_t", "percentile", "studentized", "bca", "jackknife"; None =
+    :data:`~er_evaluation.estimators.intervals.DEFAULT_CI_METHOD`, "auto": Fieller for
+    ratio estimators, studentized bootstrap otherwise) choose the interval; bootstrap
+    intervals use ``n_boot`` replicates and ``seed``. ``validate=False`` skips the
+    membership validation (for repeated calls on already validated data). Samples of
     predicted clusters (``sample.sample_of == "predicted"``) estimate precision-type
     metrics by duality. Returns an :class:`Estimate`.
     """
