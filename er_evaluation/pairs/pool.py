@@ -323,6 +323,10 @@ def field_similarity_score(
         if col not in records.columns:
             raise PoolError(f"field {col!r} not found; records have {list(records.columns)}")
     index = records.index
+    if index.has_duplicates:
+        raise PoolError(
+            f"records have duplicate ids: {examples(index[index.duplicated()].unique())}"
+        )
     li = index.get_indexer(pairs[id_cols[0]].to_numpy())
     ri = index.get_indexer(pairs[id_cols[1]].to_numpy())
     unknown = np.concatenate(
@@ -336,14 +340,11 @@ def field_similarity_score(
     for col in fields:
         column = records[col]
         if pd.api.types.is_string_dtype(column) or column.dtype == object:
-            tokens = column.astype("string").str.lower().str.split().explode()
-            tokens = tokens.dropna()
-            rows = index.get_indexer(tokens.index) if not index.has_duplicates else None
-            if rows is None:
-                raise PoolError("records index has duplicate ids")
-            tok_codes, _ = pd.factorize(tokens.to_numpy())
+            tokens = column.astype("string").str.lower().str.split().explode().dropna()
+            rows = index.get_indexer(tokens.index)
+            tok_codes, vocabulary = pd.factorize(tokens.to_numpy())
             incidence = sparse.csr_matrix(
-                (np.ones(len(rows)), (rows, tok_codes)), shape=(len(index), max(len(_), 1))
+                (np.ones(len(rows)), (rows, tok_codes)), shape=(len(index), max(len(vocabulary), 1))
             )
             incidence.data[:] = 1.0  # repeated tokens count once (sets)
             sizes = np.asarray(incidence.sum(axis=1)).ravel()
