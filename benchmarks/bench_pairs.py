@@ -163,6 +163,69 @@ def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+def report(paths) -> str:
+    """Markdown tables from result CSVs: F1 MSE per budget, then P/R/F1 MSE and CI coverage
+    at 1,000 and 2,000 labels, with the OASIS / passive and OASIS / IS MSE ratios."""
+    table = pd.concat([pd.read_csv(p) for p in paths])
+    order = {m: i for i, m in enumerate(METHODS)}
+    table = table.sort_values(
+        ["pool", "method", "budget"], key=lambda c: c.map(order) if c.name == "method" else c
+    )
+    lines = [
+        "F1 mean squared error by label budget (in brackets: share of runs where F1 is still undefined, excluded from the MSE):",
+        "",
+    ]
+    lines.append(
+        "| pool | method | " + " | ".join(str(b) for b in BUDGETS) + " | µs/draw | draws/label |"
+    )
+    lines.append("|---" * (len(BUDGETS) + 4) + "|")
+    for (pool, method), g in table.groupby(["pool", "method"], sort=False):
+        cells = [
+            f"{v:.2e}" + ("" if u == 0 else f" ({u:.0%} undef.)")
+            for v, u in zip(g.mse_F1, g.undef_F1, strict=True)
+        ]
+        lines.append(
+            f"| {pool} | {method} | "
+            + " | ".join(cells)
+            + f" | {g.us_per_draw.iloc[0]:.0f} | {g.draws_per_label.iloc[0]:.2f} |"
+        )
+    lines += [
+        "",
+        "At 1,000 and 2,000 labels: MSE of precision / recall / F1, and coverage of the 95% single-run CI:",
+        "",
+    ]
+    lines.append(
+        "| pool | method | labels | MSE P | MSE R | MSE F1 | cover P | cover R | cover F1 |"
+    )
+    lines.append("|---" * 9 + "|")
+    for budget in (1000, 2000):
+        for (pool, method), g in table[table.budget == budget].groupby(
+            ["pool", "method"], sort=False
+        ):
+            r = g.iloc[0]
+            lines.append(
+                f"| {pool} | {method} | {budget} | {r.mse_precision:.2e} | {r.mse_recall:.2e} | {r.mse_F1:.2e} "
+                f"| {r.cover_precision:.1%} | {r.cover_recall:.1%} | {r.cover_F1:.1%} |"
+            )
+    lines += ["", "F1 MSE ratios (with Monte-Carlo standard errors of the MSEs):", ""]
+    lines.append(
+        "| pool | OASIS/passive @1000 | OASIS/IS @2000 | OASIS MSE @2000 ± MCSE | IS MSE @2000 ± MCSE |"
+    )
+    lines.append("|---|---|---|---|---|")
+    for pool, g in table.groupby("pool", sort=False):
+
+        def cell(method, budget, col="mse_F1", g=g):
+            row = g[(g.method == method) & (g.budget == budget)]
+            return float(row[col].iloc[0]) if len(row) else np.nan
+
+        lines.append(
+            f"| {pool} | {cell('oasis', 1000) / cell('passive', 1000):.3f} | {cell('oasis', 2000) / cell('importance', 2000):.2f} "
+            f"| {cell('oasis', 2000):.2e} ± {cell('oasis', 2000, 'mse_F1_mcse'):.1e} "
+            f"| {cell('importance', 2000):.2e} ± {cell('importance', 2000, 'mse_F1_mcse'):.1e} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -178,7 +241,13 @@ def main() -> None:
     parser.add_argument(
         "--speed", action="store_true", help="run the 10M-pair speed benchmark instead"
     )
+    parser.add_argument(
+        "--report", nargs="+", metavar="CSV", help="markdown tables from result CSVs"
+    )
     args = parser.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
     if args.speed:
         table = speed()
         print(table.to_string(index=False))
