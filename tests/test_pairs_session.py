@@ -274,3 +274,47 @@ def test_cli_errors_are_clear(tmp_path, capsys):
         ]
     )
     assert code == 1 and "no such label log" in capsys.readouterr().err
+
+
+def test_cli_prediction_from_clustering_and_column_oracle(tmp_path, capsys):
+    pool = write_pool_files(tmp_path)
+    frame = pool.pairs
+    # a predicted clustering that links exactly the pairs with predicted == 1
+    clusters = {i: i for i in pd.concat([frame.id_left, frame.id_right])}
+    for a, b, p in zip(frame.id_left, frame.id_right, frame.predicted, strict=True):
+        if p:
+            clusters[b] = a
+    pd.DataFrame({"record_id": list(clusters), "cluster_id": list(clusters.values())}).to_csv(
+        tmp_path / "prediction.csv", index=False
+    )
+    labels = tmp_path / "labels.jsonl"
+    common = [
+        str(tmp_path / "pool.csv"),
+        "--labels",
+        str(labels),
+        "--prediction",
+        str(tmp_path / "prediction.csv"),
+    ]
+    assert (
+        main(
+            [
+                "pairs",
+                "sample",
+                *common,
+                "--method",
+                "importance",
+                "--oracle",
+                "column:label",
+                "--budget",
+                "40",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    sampled = capsys.readouterr().out
+    assert main(["pairs", "estimate", *common, "--format", "csv"]) == 0
+    assert capsys.readouterr().out == sampled
+    with LabellingSession(pool, labels, readonly=True) as session:  # same pool: same predictions
+        assert session.n_labels == 40 and session.header["method"] == "importance"
