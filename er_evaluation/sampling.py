@@ -40,6 +40,7 @@ __all__ = [
     "sample_blocks",
     "benchmark_sample",
     "selection_probability",
+    "check_blocks",
 ]
 
 Weights = Literal["uniform", "cluster_size"] | pd.Series

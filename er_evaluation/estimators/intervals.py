@@ -17,8 +17,9 @@
 - ``"jackknife"``: estimate ± z·SE with the delete-one jackknife standard error;
 - ``"bca"``: bias-corrected and accelerated bootstrap percentile interval.
 
-Bootstrap replicates are vectorised over the per-unit matrix (one multinomial draw of
-counts per replicate, one matrix product), with a fixed number of replicates and a fixed
+Bootstrap replicates are vectorised over the per-unit matrix (the n draws resampled with
+replacement as one row of counts per replicate, one matrix product), with a fixed number
+of replicates (cached per sample, so every metric reuses them) and a fixed
 seed so results are reproducible. Intervals are clipped to the metric's range.
 ``DEFAULT_CI_METHOD`` is used when the caller passes ``ci_method=None``.
 """
