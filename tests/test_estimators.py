@@ -517,3 +517,31 @@ def test_cluster_metric_estimators_hand_computed():
     # cluster precision = (N/|Ĉ|) * E[exact]/E[|c|] = 6/3 * 0.5/2.5 = 0.4 before correction
     cp = estimate(pred, s, "cluster_precision", ci_method="normal")
     assert cp.plugin == pytest.approx(0.4)
+
+
+def test_census_fscore_with_beta():
+    truth, pred = _population(seed=9)
+    exact = _exact(truth, pred)
+    P, R = exact["precision"], exact["recall"]
+    s = sample_records(truth, len(truth), replace=False, seed=0)
+    e = estimate(pred, s, "fscore", beta=2.0)
+    assert e.metric == "f2"
+    assert e.value == pytest.approx(5 * P * R / (4 * P + R), abs=1e-12)
+
+
+def test_estimate_table_builds_one_contingency_per_prediction(monkeypatch):
+    import er_evaluation.estimators.units as units
+
+    calls = []
+    original = units.contingency
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(units, "contingency", counting)
+    truth, pred = _population(seed=10)
+    s = sample_records(truth, 15, seed=0)
+    metrics = ("precision", "recall", "f1", "b3_precision", "homogeneity", "cluster_recall")
+    table = estimate_table({"a": pred, "b": truth}, s, metrics)
+    assert len(table) == 12 and len(calls) == 2
