@@ -1,0 +1,203 @@
+"""Speed and peak memory of the contingency kernel, pairwise P+R, all metrics and from_pairs,
+side by side with scikit-learn, for 1e5, 1e6 and 1e7 records.
+
+Every (task, size, id type) runs in its own child process: the child builds the data,
+times the task (best of ``--repeat`` runs) and reports its resident memory after building
+the data; the parent reads the child's peak RSS from ``os.wait4`` (per-child rusage), so
+the memory column is the whole process at its peak: interpreter + data + task.
+
+Data: reference cluster sizes drawn from a Zipf law (exponent 2, capped at 10,000: heavy
+tailed, about half singletons by cluster count); the prediction moves 10% of the records,
+chosen at random, to a random other reference cluster. Record ids are a random
+permutation of 0..n-1 ("int"), or the same numbers as strings "r<k>" with cluster ids
+"c<k>" ("str", pandas' Arrow-backed string dtype). Both clusterings share one index order
+(one table with two cluster columns); ``kernel_shuffled`` gives the reference in another
+record order, so the kernel must align ids. scikit-learn gets the label arrays already
+aligned (it has no notion of record ids), i.e. strictly less work than our tasks.
+
+    nice -n 0 python benchmarks/bench_kernel.py                 # all sizes, ~10 min
+    python benchmarks/bench_kernel.py --sizes 100000 --ids int  # quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+
+TASKS = [
+    "kernel",
+    "kernel_shuffled",
+    "pairwise_pr",
+    "all_metrics",
+    "sk_pair_confusion",
+    "sk_adjusted_rand",
+    "sk_homogeneity_completeness_v",
+]
+
+
+def make_data(n: int, ids: str, seed: int = 0):
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.zipf(2.0, size=n), 10_000)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n) + 1]
+    ref = np.repeat(np.arange(len(sizes)), sizes)[:n]
+    rng.shuffle(ref)
+    pred = ref.copy()
+    moved = rng.random(n) < 0.10
+    pred[moved] = rng.integers(0, len(sizes), int(moved.sum()))
+    record_ids = rng.permutation(n)
+    if ids == "int":
+        index = pd.Index(record_ids)
+        return pd.Series(pred, index=index), pd.Series(ref, index=index)
+    index = pd.Index(np.char.add("r", record_ids.astype(str)), dtype="str")
+    labels = lambda codes: pd.array(np.char.add("c", codes.astype(str)), dtype="str")  # noqa: E731
+    return pd.Series(labels(pred), index=index), pd.Series(labels(ref), index=index)
+
+
+def make_pairs(n: int, seed: int = 0):
+    """n records and n random matched pairs (edges), integer ids."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    records = pd.Index(rng.permutation(n))
+    pairs = pd.DataFrame({"left": rng.integers(0, n, n), "right": rng.integers(0, n, n)})
+    return records, pairs
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
+    signal.alarm(limit)  # a runaway configuration kills itself
+    import numpy as np
+
+    if task == "from_pairs":
+        from er_evaluation.clustering import from_pairs
+
+        records, pairs = make_pairs(n)
+        data_mb = rss_mb()
+        run = lambda: from_pairs(pairs, records=records)  # noqa: E731
+    else:
+        prediction, reference = make_data(n, ids)
+        if task == "kernel_shuffled":
+            reference = reference.sample(frac=1.0, random_state=1)
+        data_mb = rss_mb()
+        if task.startswith("sk_"):
+            import sklearn.metrics as skm
+            from sklearn.metrics.cluster import pair_confusion_matrix
+
+            labels_true, labels_pred = reference.to_numpy(), prediction.to_numpy()
+            function = {
+                "sk_pair_confusion": pair_confusion_matrix,
+                "sk_adjusted_rand": skm.adjusted_rand_score,
+                "sk_homogeneity_completeness_v": skm.homogeneity_completeness_v_measure,
+            }[task]
+            run = lambda: function(labels_true, labels_pred)  # noqa: E731
+        elif task in ("kernel", "kernel_shuffled"):
+            from er_evaluation.contingency import contingency
+
+            run = lambda: contingency(prediction, reference)  # noqa: E731
+        else:
+            from er_evaluation.metrics import evaluate
+
+            chosen = ["pairwise_precision", "pairwise_recall"] if task == "pairwise_pr" else None
+            run = lambda: evaluate(prediction, reference, chosen)  # noqa: E731
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+        del result
+    return {"seconds": float(np.min(times)), "data_mb": data_mb}
+
+
+def run_child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
+    command = [sys.executable, __file__, "--child", task, str(n), ids, str(repeat), str(limit)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = process.stdout.read(), process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    row = {"task": task, "n": n, "ids": ids, "peak_mb": usage.ru_maxrss / 1024}
+    if process.returncode != 0:
+        row["error"] = (err.strip().splitlines() or [f"exit {process.returncode}"])[-1]
+        return row
+    row.update(json.loads(out))
+    return row
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as handle:
+        mem_gb = int(handle.readline().split()[1]) / 1024**2
+    load = os.getloadavg()
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {mem_gb:.0f} GB RAM, Python {platform.python_version()}, "
+        f"load average before the run {load[0]:.1f}"
+    )
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        task, n, ids, repeat, limit = sys.argv[2:7]
+        print(json.dumps(child(task, int(n), ids, int(repeat), int(limit))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[100_000, 1_000_000, 10_000_000])
+    parser.add_argument("--ids", nargs="+", choices=["int", "str"], default=["int", "str"])
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=TASKS)
+    parser.add_argument("--pairs", type=int, default=10_000_000, help="from_pairs size (0: skip)")
+    parser.add_argument("--limit", type=int, default=300, help="seconds per configuration")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
+    args = parser.parse_args()
+
+    print(machine(), flush=True)
+    import numpy, pandas, sklearn  # noqa: E401, I001
+
+    print(
+        f"numpy {numpy.__version__}, pandas {pandas.__version__}, scikit-learn {sklearn.__version__}"
+    )
+    rows = []
+    header = f"| {'task':32} | {'records':>10} | ids | {'seconds':>8} | {'peak RSS MB':>11} | {'data MB':>8} |"
+    print(header)
+    print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|", flush=True)
+    configs = [(t, n, i) for n in args.sizes for i in args.ids for t in args.tasks]
+    if args.pairs:
+        configs.append(("from_pairs", args.pairs, "int"))
+    for task, n, ids in configs:
+        repeat = 1 if n >= 10_000_000 else 3
+        row = run_child(task, n, ids, repeat, args.limit)
+        rows.append(row)
+        seconds = f"{row['seconds']:8.2f}" if "seconds" in row else f"{'failed':>8}"
+        data = f"{row.get('data_mb', float('nan')):8.0f}"
+        print(
+            f"| {task:32} | {n:>10,} | {ids:3} | {seconds} | {row['peak_mb']:11.0f} | {data} |",
+            flush=True,
+        )
+        if "error" in row:
+            print(f"    error: {row['error']}", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "bench_kernel.json"), "w") as handle:
+        json.dump({"machine": machine(), "rows": rows}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
