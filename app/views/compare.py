@@ -112,6 +112,8 @@ heat = go.Figure(
     )
 )
 heat.update_layout(height=120 + 60 * len(versions), margin={"t": 20})
+heat.update_xaxes(type="category")  # version names look like dates; keep them as labels
+heat.update_yaxes(type="category")
 st.plotly_chart(heat, key="cmp_heatmap")
 st.caption("Each cell compares two versions on the mentions both of them cover.")
 

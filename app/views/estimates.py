@@ -13,9 +13,9 @@ from app_common import (
     read_sample_config,
     reviewed_sample,
 )
-from er_evaluation.plots import plot_estimates
 
 from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.plots import plot_estimates
 from er_evaluation.sampling import benchmark_sample
 
 METRICS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
@@ -114,6 +114,14 @@ shown = table[
     ]
 ]
 st.dataframe(shown, hide_index=True, key="est_table")
+dropped = table.groupby("prediction", sort=False)["dropped_records"].max()
+dropped = dropped[dropped > 0]
+if len(dropped):
+    st.caption(
+        "Reviewed records outside a version's population are left out for that version: "
+        + ", ".join(f"{v}: {n:,}" for v, n in dropped.items())
+        + "."
+    )
 
 st.subheader("Paired difference between two versions")
 st.caption("The difference on the same reviewed sample, with its own standard error.")

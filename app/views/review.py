@@ -78,7 +78,7 @@ if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0):
     position -= 1
 if nav[1].button("Next ▶", key="nav_next", disabled=position >= len(queue) - 1):
     position += 1
-if nav[2].button("Next unreviewed ⏭", key="nav_next_unreviewed"):
+if nav[2].button("Next unreviewed", key="nav_next_unreviewed", icon=":material/skip_next:"):
     position = next_unreviewed(position)
 st.session_state["goto"] = position + 1
 

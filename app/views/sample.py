@@ -88,6 +88,6 @@ if "reviewer" in queue and queue["reviewer"].notna().any():
     )
 shown = data.records.loc[queue["record_id"], data.fields].reset_index(names="record")
 shown.insert(1, "unit", queue["unit"].to_numpy())
-if "reviewer" in queue:
+if queue["reviewer"].notna().any():
     shown.insert(2, "reviewer", queue["reviewer"].to_numpy())
 st.dataframe(shown, hide_index=True, key="sample_table", height=420)

@@ -1,0 +1,151 @@
+"""Take a screenshot of every page of the review app (for the README), in real chromium.
+
+    python app/screenshots.py [--out docs/screenshots] [--chromium /usr/bin/chromium]
+
+Starts the app on the bundled PatentsView data in a temporary project folder, saves one
+review and ticks a record in a second one so the pages show work in progress, and writes
+``<page>.png`` (1280x1300 viewport) to ``--out``. Also prints the time from opening the
+app to the first review item being shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ENTRY = Path(__file__).resolve().parent / "er_eval_app.py"
+ARGS = [
+    "--no-sandbox",
+    "--disable-dev-shm-usage",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(project: Path, port: int) -> subprocess.Popen:
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ENTRY),
+        "--server.headless", "true", "--server.address", "127.0.0.1",
+        "--server.port", str(port), "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    env = dict(os.environ, ER_EVAL_PROJECT_DIR=str(project))
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(180):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.5)
+    proc.terminate()
+    proc.wait(10)
+    raise SystemExit("the app did not start")
+
+
+def settle(page, wait_ms: int = 1500) -> None:
+    """Wait until the script run is over and every table on the page has been laid out (a
+    canvas grid fills in late)."""
+    page.wait_for_timeout(500)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stDataFrameResizable]')]"
+        ".every(e => e.getBoundingClientRect().width > 200)"
+    )
+    page.wait_for_timeout(wait_ms)
+
+
+def shoot(out: Path, chromium: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = start(Path(tmp) / "project", port)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+                page = browser.new_page(viewport={"width": 1280, "height": 1300})
+                page.set_default_timeout(int(os.environ.get("SHOT_TIMEOUT", "120000")))
+
+                started = time.monotonic()
+                page.goto(f"{url}/")
+                page.get_by_text(re.compile(r"Item 1 of 50: ")).wait_for()
+                print(f"first review item shown after {time.monotonic() - started:.1f} s")
+                page.get_by_label("Reviewer").fill("ann")
+                page.get_by_label("Reviewer").press("Enter")
+                page.get_by_role("button", name="Correct as is").click()
+                page.get_by_text(re.compile(r"Item 2 of 50: ")).wait_for()
+                settle(page, 500)
+                grid = page.locator("[data-testid='stDataFrameResizable']").first.bounding_box()
+                page.mouse.click(grid["x"] + 70, grid["y"] + 35 + 35 * 2 + 17)
+                settle(page)
+                page.screenshot(path=out / "review.png")
+
+                page.goto(f"{url}/project")
+                page.get_by_text("Loaded").wait_for()
+                settle(page)
+                page.screenshot(path=out / "project.png")
+
+                page.goto(f"{url}/sample")
+                page.get_by_text("What will be reviewed").wait_for()
+                settle(page)
+                page.screenshot(path=out / "sample.png")
+
+                page.goto(f"{url}/estimates")
+                page.get_by_text("The project's existing benchmark").click()
+                page.get_by_text("Paired difference between two versions").wait_for()
+                page.locator(".js-plotly-plot").first.wait_for()
+                settle(page, 2000)
+                page.screenshot(path=out / "estimates.png")
+
+                page.goto(f"{url}/compare")
+                page.get_by_text("Clusters split or merged between two versions").wait_for()
+                page.locator(".js-plotly-plot").nth(1).wait_for()
+                settle(page, 2000)
+                page.screenshot(path=out / "compare.png")
+                page.locator(".js-plotly-plot").nth(1).scroll_into_view_if_needed()
+                page.wait_for_timeout(1000)
+                page.screenshot(path=out / "compare_agreement.png")
+
+                page.goto(f"{url}/pairs")
+                for label in ("Match", "Non-match", "Non-match"):
+                    page.get_by_text(re.compile(r"Pair \d+: same person")).wait_for()
+                    page.get_by_role("button", name=label, exact=True).click()
+                    page.wait_for_timeout(1500)
+                page.get_by_text("Running estimate").wait_for()
+                settle(page)
+                page.screenshot(path=out / "pairs.png")
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    args = parser.parse_args()
+    shoot(args.out, args.chromium)
+
+
+if __name__ == "__main__":
+    main()
