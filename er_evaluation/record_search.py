@@ -5,19 +5,19 @@ A query is split on whitespace into tokens; a record matches when every token oc
 case- and accent-insensitively, as a substring of one of its searched fields (a token never
 spans two fields). :class:`RecordIndex` normalises the text once (Unicode NFKD, combining
 marks dropped, lower-cased, with pyarrow compute kernels) and lays it out as one contiguous
-UTF-8 buffer, rows ordered by block, each field followed by a ``\\x1f`` separator. A query
-then scans that buffer:
+UTF-8 buffer, one row per record in table order, each field followed by a ``\x1f``
+separator. A query then scans that buffer:
 
 - the longest token is located with ``bytes.find`` (a C-speed substring search over the
-  whole buffer, about 1 GB/s), each hit is mapped to its row by binary search on the row
-  offsets and the other tokens are checked inside that row only; the scan jumps to the next
-  row after a hit and stops as soon as ``limit`` rows are found, so a common query stops
-  early and a rare one costs one pass over the buffer;
-- if a query keeps hitting rows that fail the other tokens, the rest of the range is
-  finished with pyarrow's vectorised ``match_substring`` in chunks, so no query loops in
-  Python over more than a bounded number of rows;
-- a block restriction is a contiguous slice of rows (blocks are factorised and sorted once,
-  no per-query dictionary), so searching inside a block only touches that block's bytes.
+  whole buffer), each hit is mapped to its row by binary search on the row offsets and the
+  other tokens are checked inside that row only; the scan jumps to the next row after a
+  hit and stops as soon as ``limit`` rows are found, so a common query stops early and a
+  rare one costs one pass over the buffer;
+- if the scanned token occurs in a large share of the rows (so per-hit Python work would
+  dominate), the rest of the table is finished with pyarrow's vectorised
+  ``match_substring`` in chunks: Python iterates over at most ``_DENSE`` of the rows scanned;
+- a block restriction uses the block's row positions (blocks factorised and grouped once
+  with a stable argsort, no per-query dictionary) and matches only those rows, vectorised.
 
 Throughput figures are in ``benchmarks/README.md`` (``benchmarks/bench_search.py``).
 """
@@ -37,8 +37,10 @@ from er_evaluation.errors import examples
 __all__ = ["RecordIndex", "normalize_text"]
 
 _FIELD_SEP = "\x1f"
-# After this many rows hit by the scanned token, finish vectorised (bounds the Python loop).
+# Every _HIT_BUDGET hits, switch to the vectorised scan if more than _DENSE of the rows
+# scanned so far were hit: bounds the Python loop to a fraction of the rows.
 _HIT_BUDGET = 2_000
+_DENSE = 0.2
 _CHUNK_ROWS = 1 << 19
 # Up to this many result rows are assembled row by row from Arrow slices (see RecordIndex.rows).
 _FEW_ROWS = 1_000
@@ -49,8 +51,13 @@ def normalize_text(values: pa.Array | pa.ChunkedArray | pd.Series | Sequence) ->
     category Mn) removed, lower case; missing values become empty strings. Returns a
     pyarrow ``large_string`` array."""
     arr = _as_large_string(values)
-    if not pc.all(pc.string_is_ascii(arr)).as_py():
-        arr = pc.replace_substring_regex(pc.utf8_normalize(arr, "NFKD"), r"\p{Mn}", "")
+    non_ascii = pc.invert(pc.string_is_ascii(arr))
+    if pc.any(non_ascii).as_py():
+        # Decompose and strip marks only where needed: most rows are ASCII.
+        folded = pc.replace_substring_regex(
+            pc.utf8_normalize(arr.filter(non_ascii), "NFKD"), r"\p{Mn}", ""
+        )
+        arr = pc.replace_with_mask(arr, non_ascii, folded)
     # utf8_lower, not ascii_lower: pyarrow 26's ascii_lower corrupts arrays whose offsets
     # do not start at zero (chunks sliced out of a shared buffer, as pandas hands them over).
     return pc.utf8_lower(arr)
@@ -78,7 +85,7 @@ def _as_large_string(values: Any) -> pa.Array:
 
 
 class _Haystack:
-    """Normalised text of some fields, one row per record in block order, as one bytes
+    """Normalised text of some fields, one row per record in table order, as one bytes
     buffer with int64 row offsets and a zero-copy pyarrow view for vectorised kernels."""
 
     def __init__(self, columns: list[pa.Array]) -> None:
@@ -101,16 +108,15 @@ class _Haystack:
             n, pa.py_buffer(self.offsets), pa.py_buffer(self.data)
         )
 
-    def scan(self, tokens: list[str], lo: int, hi: int, limit: int | None) -> np.ndarray:
-        """Rows in [lo, hi) containing every token, in row order, at most ``limit``."""
+    def scan(self, tokens: list[str], limit: int | None) -> np.ndarray:
+        """Rows containing every token, in row order, at most ``limit``."""
         tokens = sorted(tokens, key=len, reverse=True)
         first = tokens[0].encode("utf-8")
         rest = [t.encode("utf-8") for t in tokens[1:]]
         data, offsets = self.data, self.offsets
         found: list[int] = []
-        start = lo
-        pos, end = int(offsets[lo]), int(offsets[hi])
-        for _ in range(_HIT_BUDGET):
+        pos, end, hits = 0, len(data), 0
+        while True:
             hit = data.find(first, pos, end)
             if hit < 0:
                 return np.asarray(found, dtype=np.int64)
@@ -121,9 +127,21 @@ class _Haystack:
                 if limit is not None and len(found) >= limit:
                     return np.asarray(found, dtype=np.int64)
             pos = row_end
-            start = row + 1
-        more = self._vector_scan(tokens, start, hi, None if limit is None else limit - len(found))
-        return np.concatenate([np.asarray(found, dtype=np.int64), more])
+            hits += 1
+            if hits % _HIT_BUDGET == 0 and hits > _DENSE * (row + 1):
+                need = None if limit is None else limit - len(found)
+                more = self._vector_scan(tokens, row + 1, len(offsets) - 1, need)
+                return np.concatenate([np.asarray(found, dtype=np.int64), more])
+
+    def scan_rows(self, tokens: list[str], rows: np.ndarray, limit: int | None) -> np.ndarray:
+        """The given rows (ascending) that contain every token, vectorised, at most ``limit``."""
+        view = self.array.take(pa.array(rows))
+        for token in sorted(tokens, key=len, reverse=True):
+            if len(rows) == 0:
+                break
+            keep = _mask(pc.match_substring(view, token))
+            rows, view = rows[keep], view.filter(pa.array(keep))
+        return rows[:limit]
 
     def _vector_scan(self, tokens: list[str], lo: int, hi: int, limit: int | None) -> np.ndarray:
         parts = []
@@ -156,8 +174,7 @@ class RecordIndex:
     return them; a named index is then searchable under its name). ``text_cols`` are the
     searched fields (default: the id and every column); ``block_col`` an optional blocking
     key (e.g. PatentsView's ``block``) so a search can be restricted to one block. Results
-    come in (block, table) order: sorted by block label, ties in the table's order; without
-    ``block_col``, in the table's order.
+    come in table order.
     """
 
     def __init__(
@@ -206,18 +223,16 @@ class RecordIndex:
         if not self.text_cols:
             raise ValueError("text_cols is empty: name at least one column to search")
         self.block_col = block_col
-        n = len(records)
         if block_col is None:
-            self.order = np.arange(n)
             self.blocks = pd.Index([])
-            self._bounds = np.array([0, n])
         else:
             codes, uniques = pd.factorize(self._column(block_col), sort=True)
-            codes = np.where(codes < 0, len(uniques), codes)  # missing block: last group
-            self.order = np.argsort(codes, kind="stable")
             self.blocks = pd.Index(uniques)
-            counts = np.bincount(codes, minlength=len(uniques) + 1)
-            self._bounds = np.concatenate([[0], np.cumsum(counts)])
+            # Rows grouped by block, ascending within each: a block is one slice of this.
+            self._block_rows = np.argsort(codes, kind="stable")
+            counts = np.bincount(codes[codes >= 0], minlength=len(uniques))
+            missing = int((codes < 0).sum())
+            self._bounds = missing + np.concatenate([[0], np.cumsum(counts)])
         try:
             self._table = pa.Table.from_pandas(records, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
@@ -236,7 +251,7 @@ class RecordIndex:
 
     def _field(self, col: str) -> pa.Array:
         if col not in self._fields:
-            self._fields[col] = normalize_text(self._column(col)).take(pa.array(self.order))
+            self._fields[col] = normalize_text(self._column(col))
         return self._fields[col]
 
     def _haystack(self, fields: tuple[str, ...]) -> _Haystack:
@@ -264,15 +279,14 @@ class RecordIndex:
             raise KeyError(f"record {record_id!r} is not in the records table")
         return self._column(self.block_col).iloc[pos]
 
-    def _row_range(self, block: Any) -> tuple[int, int]:
-        if block is None:
-            return 0, len(self.records)
+    def block_rows(self, block: Any) -> np.ndarray:
+        """Row positions (ascending) of the records in ``block`` (requires ``block_col``)."""
         if self.block_col is None:
             raise ValueError("block= given but this index has no block column (block_col=None)")
         code = self.blocks.get_indexer([block])[0]
         if code < 0:
             raise ValueError(f"block {block!r} not found in column {self.block_col!r}")
-        return int(self._bounds[code]), int(self._bounds[code + 1])
+        return self._block_rows[self._bounds[code] : self._bounds[code + 1]]
 
     def matches(
         self,
@@ -284,7 +298,7 @@ class RecordIndex:
     ) -> np.ndarray:
         """Row positions (into ``records``) of the records matching every token of
         ``query`` in one of ``fields`` (default: all indexed fields), inside ``block`` if
-        given, in (block, table) order, at most ``limit`` (None: all). An empty query
+        given, in table order, at most ``limit`` (None: all). An empty query
         matches every record of the block; without a block it is an error."""
         tokens = self.tokens(query)
         if limit is not None and (not isinstance(limit, (int, np.integer)) or limit < 1):
@@ -297,14 +311,12 @@ class RecordIndex:
         unknown = [f for f in fields if f not in self._searchable]
         if unknown:
             raise ValueError(f"fields {unknown} not found; columns are {self._searchable}")
-        lo, hi = self._row_range(block)
+        if block is not None:
+            rows = self.block_rows(block)
+            return self._haystack(fields).scan_rows(tokens, rows, limit) if tokens else rows[:limit]
         if not tokens:
-            if block is None:
-                raise ValueError("empty query: type a name or other text, or choose a block")
-            rows = np.arange(lo, hi)[:limit]
-        else:
-            rows = self._haystack(fields).scan(tokens, lo, hi, limit)
-        return self.order[rows]
+            raise ValueError("empty query: type a name or other text, or choose a block")
+        return self._haystack(fields).scan(tokens, limit)
 
     def search(
         self,
@@ -315,7 +327,7 @@ class RecordIndex:
         limit: int | None = 50,
     ) -> pd.DataFrame:
         """Records matching every token of ``query`` (see :meth:`matches`), at most
-        ``limit`` rows of the records table, in (block, table) order."""
+        ``limit`` rows of the records table, in table order."""
         return self.rows(self.matches(query, fields=fields, block=block, limit=limit))
 
     def rows(self, positions: np.ndarray) -> pd.DataFrame:
