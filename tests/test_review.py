@@ -541,3 +541,24 @@ def test_assign_reviewers_errors():
         assign_reviewers(["x"], [], seed=0)
     with pytest.raises(ReviewError, match="no sampled records"):
         assign_reviewers([], ["ann"], seed=0)
+
+
+def test_stores_created_at_once_on_a_new_file(tmp_path):
+    path = tmp_path / "new.sqlite"
+    errors = []
+
+    def open_and_write(name):
+        try:
+            store = ReviewStore(path)
+            for i in range(10):
+                review(store, "a1", reviewer=name, notes=str(i))
+        except Exception as err:  # surfaced below
+            errors.append(err)
+
+    threads = [threading.Thread(target=open_and_write, args=(f"t{k}",)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(ReviewStore(path).events()) == 40
