@@ -32,6 +32,7 @@ from er_evaluation.clustering import validate_membership
 from er_evaluation.contingency import contingency
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators import CI_METHODS, UnitTable, estimate_from_units, unit_table
+from er_evaluation.metrics import pairwise_precision, pairwise_recall
 from er_evaluation.sampling import Sample, benchmark_sample, sample_records
 
 __all__ = ["DEFAULT_ESTIMATORS", "StudyResult", "misattribute", "run_study", "summarize"]
@@ -219,10 +220,7 @@ def run_study(
         predictions[rate] = misattribute(truth, rate, seed=np.random.default_rng(mis_seed))
         prediction = _codes(predictions[rate])
         ct = contingency(prediction, truth_codes, validate=False)
-        exact = {
-            "precision": ct.true_positive_links / ct.predicted_links,
-            "recall": ct.true_positive_links / ct.true_links,
-        }
+        exact = {"precision": pairwise_precision(ct), "recall": pairwise_recall(ct)}
         changed = int((predictions[rate].to_numpy() != truth.to_numpy()).sum())
         truth_rows.append({"rate": rate, **exact, "changed": changed})
         census = _census(prediction, truth_codes)
@@ -237,6 +235,7 @@ def run_study(
                     if name == "naive":
                         rep_rows.append((*key, naive[metric], math.nan, exact[metric]))
                         continue
+                    e = None
                     for method in methods:
                         e = _estimate(ut, metric, name, level, method, n_boot)
                         if e is not None:

@@ -188,3 +188,18 @@ def test_run_study_rejects_bad_arguments():
         run_study(truth, sample_sizes=(1,), repetitions=1, progress=False)
     with pytest.raises(ValueError, match="metric"):
         run_study(truth, estimators=[("f1", "record")], repetitions=1, progress=False)
+
+
+def test_run_study_point_estimates_only():
+    res = run_study(
+        synthetic_truth(100),
+        rates=(0.1,),
+        sample_sizes=(20,),
+        repetitions=3,
+        ci_methods=(),
+        seed=0,
+        progress=False,
+    )
+    assert len(res.replicates) == 3 * len(DEFAULT_ESTIMATORS)
+    assert res.intervals.empty and res.coverage.empty
+    assert res.summary["mean_se"].notna().sum() == 3  # the three design-based estimators
