@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 from app_common import (
     DESIGNS,
+    data_key,
     load_project,
     open_store,
     plain_errors,
@@ -46,7 +47,12 @@ if source == "reviews":
     if sample is None:
         st.info("No finished review yet: estimates appear as soon as the first one is saved.")
         st.stop()
-    cache_key = (str(store.path), len(store.events()), settings["design"], settings["version"])
+    cache_key = (
+        data_key(data),
+        str(store.path),
+        len(store.events()),
+        repr(sorted(settings.items())),
+    )
     st.caption(
         f"Design: {DESIGNS[settings['design']]} from version {settings['version']}; "
         f"{n_units} finished units, {sample.n_records} reviewed records."
@@ -63,23 +69,33 @@ else:
     )
     with plain_errors("Could not use the benchmark"):
         sample = benchmark_sample(data.benchmark, weights=weights)
-    cache_key = ("benchmark", weights, len(data.benchmark))
+    cache_key = (data_key(data), "benchmark", weights)
     st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
 
-versions = st.multiselect("Versions", data.versions, default=data.versions, key="est_versions")
+if sample.sample_of == "predicted":
+    # Reviewing whole predicted clusters reveals precision only (by duality); recall needs
+    # totals of the true clustering that such a sample does not see.
+    METRICS = {"precision": "Precision"}
+    st.caption(
+        f"A sample of predicted clusters estimates the precision of the version it was drawn "
+        f"from ({settings['version']}) only."
+    )
+    versions = [settings["version"]]
+else:
+    versions = st.multiselect("Versions", data.versions, default=data.versions, key="est_versions")
 if not versions:
     st.stop()
 
 
 @st.cache_data(show_spinner="Estimating…", max_entries=32)
-def estimates(key: tuple, versions: tuple, _sample) -> pd.DataFrame:
+def estimates(key: tuple, versions: tuple, metrics: tuple, _sample) -> pd.DataFrame:
     return estimate_table(
-        {v: data.predictions[v] for v in versions}, _sample, METRICS, on_missing="restrict"
+        {v: data.predictions[v] for v in versions}, _sample, metrics, on_missing="restrict"
     )
 
 
 with plain_errors("Could not estimate"):
-    table = estimates(cache_key, tuple(versions), sample)
+    table = estimates(cache_key, tuple(versions), tuple(METRICS), sample)
 
 focus = st.selectbox("Version in focus", versions, index=len(versions) - 1, key="est_focus")
 cols = st.columns(len(METRICS))
@@ -130,7 +146,7 @@ base = c1.selectbox("Baseline", versions, index=0, key="diff_a")
 other = c2.selectbox("Compared with", versions, index=len(versions) - 1, key="diff_b")
 metric = c3.selectbox("Metric", list(METRICS), format_func=METRICS.get, key="diff_metric")
 if base == other:
-    st.info("Choose two different versions.")
+    st.info("Choose two different versions (paired differences need two on one sample).")
     st.stop()
 with plain_errors("Could not compare"):
     diff = compare(

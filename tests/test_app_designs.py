@@ -1,0 +1,180 @@
+"""AppTest of the three sample designs end to end on a small project of your own files:
+draw on the Sample page, review every queued record (through the store, with the true
+clusters known), and check the Estimates page against the library on the same sample."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from er_evaluation.estimators import estimate_table  # noqa: E402
+from er_evaluation.review import ReviewStore  # noqa: E402
+from er_evaluation.sampling import Sample, benchmark_sample  # noqa: E402
+
+APP = Path(__file__).resolve().parents[1] / "app"
+ENTRY = str(APP / "er_eval_app.py")
+
+# Two blocks of six records; true clusters lie inside blocks.
+TRUTH = pd.Series(
+    ["a", "a", "a", "b", "b", "c", "d", "d", "d", "e", "e", "f"],
+    index=[f"r{i:02d}" for i in range(1, 13)],
+)
+BLOCKS = pd.Series(["x"] * 6 + ["y"] * 6, index=TRUTH.index)
+V1 = pd.Series(["p", "p", "q", "q", "q", "s", "t", "t", "t", "t", "u", "w"], index=TRUTH.index)
+V2 = pd.Series(["p", "p", "p", "q", "q", "q", "t", "t", "t", "u", "u", "w"], index=TRUTH.index)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "project"
+    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(folder))
+    monkeypatch.syspath_prepend(str(APP))
+    records = pd.DataFrame(
+        {"rid": TRUTH.index, "name": [f"name {c}" for c in TRUTH], "blk": BLOCKS.to_numpy()}
+    )
+    wide = pd.DataFrame({"rid": TRUTH.index, "v1": V1.to_numpy(), "v2": V2.to_numpy()})
+    folder.mkdir()
+    records.to_csv(tmp_path / "records.csv", index=False)
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    config = {
+        "source": "files",
+        "records": {
+            "path": str(tmp_path / "records.csv"),
+            "id_col": "rid",
+            "block_col": "blk",
+            "fields": ["name"],
+        },
+        "predictions": {
+            "layout": "wide",
+            "path": str(tmp_path / "wide.csv"),
+            "id_col": "rid",
+            "version_cols": ["v1", "v2"],
+        },
+        "benchmark": None,
+    }
+    (folder / "project.json").write_text(json.dumps(config))
+    return folder
+
+
+def draw(design: str, size: int) -> AppTest:
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    at.switch_page("views/sample.py").run()
+    at.radio(key="sample_design").set_value(design)
+    at.number_input(key="sample_size").set_value(size)
+    at.selectbox(key="sample_version").set_value("v1")
+    at.button(key="draw_sample").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def review_everything(project: Path) -> ReviewStore:
+    """Review queue records in order until each is in a reviewed true cluster, correcting
+    v1's cluster to the truth (remove the wrong records, add the missing ones)."""
+    queue = pd.read_parquet(project / "queue.parquet")
+    store = ReviewStore(project / "reviews.sqlite")
+    for record in queue["record_id"]:
+        if store.reviewed_records() and record in store.true_clusters().index:
+            continue
+        shown = set(V1.index[V1 == V1[record]])
+        true = set(TRUTH.index[TRUTH == TRUTH[record]])
+        store.record_review(
+            reviewer="ann",
+            sampled_record=record,
+            predicted_cluster=V1[record],
+            shown_records=sorted(shown),
+            removed=sorted(shown - true),
+            added=sorted(true - shown),
+            version="v1",
+        )
+    return store
+
+
+def shown_estimates(at: AppTest) -> pd.DataFrame:
+    at.switch_page("views/estimates.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at.dataframe[-1].value.set_index(["prediction", "metric"])["value"]
+
+
+def expected(sample: Sample, metrics=("precision", "recall", "f1"), versions=None) -> pd.Series:
+    versions = versions or {"v1": V1, "v2": V2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = estimate_table(versions, sample, metrics, on_missing="restrict")
+    return table.set_index(["prediction", "metric"])["value"]
+
+
+def same_partition(a: pd.Series, b: pd.Series) -> bool:
+    return a.index.equals(b.index) and pd.crosstab(a, b).astype(bool).sum().eq(1).all()
+
+
+def test_block_design(project):
+    at = draw("blocks", 1)
+    queue = pd.read_parquet(project / "queue.parquet")
+    block = BLOCKS[queue["record_id"].iloc[0]]
+    assert set(queue["record_id"]) == set(BLOCKS.index[BLOCKS == block])
+    store = review_everything(project)
+    truth = store.true_clusters()
+    assert same_partition(truth.sort_index(), TRUTH[BLOCKS == block].sort_index())
+    sample = benchmark_sample(
+        truth,
+        weights="uniform",
+        blocks=BLOCKS[truth.index],
+        replace=False,
+        population_size=2,
+        design="blocks",
+    )
+    pd.testing.assert_series_equal(shown_estimates(at), expected(sample))
+
+
+def test_record_design(project):
+    at = draw("records", 4)
+    queue = pd.read_parquet(project / "queue.parquet")
+    assert len(queue) == 4 and queue["record_id"].is_unique
+    store = review_everything(project)
+    truth = store.true_clusters()
+    draws = truth[queue["record_id"]].value_counts()
+    sample = benchmark_sample(
+        truth,
+        weights="cluster_size",
+        multiplicity=draws,
+        replace=False,
+        population_size=12,
+        design="records",
+    )
+    assert sample.n_draws == 4
+    pd.testing.assert_series_equal(shown_estimates(at), expected(sample))
+
+
+def test_predicted_cluster_design_estimates_precision_only(project):
+    at = draw("clusters", 2)
+    queue = pd.read_parquet(project / "queue.parquet")
+    units = queue["unit"].unique()
+    assert len(units) == 2
+    assert set(queue["record_id"]) == set(V1.index[V1.isin(units)])
+    store = review_everything(project)
+    truth = store.true_clusters()
+    reviewed = truth[queue["record_id"]]
+    sample = Sample(
+        reference=reviewed,
+        units=pd.Index(units),
+        multiplicity=np.ones(2, dtype=np.int64),
+        probability=np.ones(2),
+        design="clusters",
+        weights="uniform",
+        replace=False,
+        population_size=V1.nunique(),
+        sample_of="predicted",
+    )
+    shown = shown_estimates(at)
+    assert list(shown.index.get_level_values("metric").unique()) == ["precision"]
+    # Only the version the clusters were drawn from: its clusters are the sampled units.
+    pd.testing.assert_series_equal(shown, expected(sample, ("precision",), {"v1": V1}))
