@@ -251,3 +251,34 @@ def test_pair_labels_are_logged_and_estimated(project):
     # A reopened session (e.g. after a restart) replays the same labels.
     with LabellingSession(session.pool, logs[0]) as reopened:
         assert reopened.n_labels == session.n_labels == 3
+
+
+def test_project_page_one_file_per_version_by_upload(project, tmp_path):
+    paths = write_own_files(tmp_path / "inputs")
+    at = open_page("project")
+    at.radio(key="source").set_value("My own files").run()
+    at.file_uploader(key="records_upload").upload(
+        "records.csv", paths["records"].read_bytes(), "text/csv"
+    ).run()
+    at.selectbox(key="records_id_col").set_value("rid").run()
+    at.radio(key="pred_layout").set_value("long").run()
+    wide = pd.read_csv(paths["wide"])
+    files = []
+    for version in ("v1", "v2"):
+        long = wide[["rid", version]].dropna().rename(columns={version: "cluster"})
+        files.append((f"{version}.csv", long.to_csv(index=False).encode(), "text/csv"))
+    at.file_uploader(key="pred_files_upload").set_value(files).run()
+    for i in range(2):
+        at.selectbox(key=f"pred_id_{i}").set_value("rid")
+        at.selectbox(key=f"pred_c_{i}").set_value("cluster")
+    at.run()
+    at.button(key="save_project").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [s.value for s in at.success] == ["Project saved."]
+    config = json.loads((project / "project.json").read_text())
+    assert [f["version"] for f in config["predictions"]["files"]] == ["v1", "v2"]
+    # Uploads are kept inside the project folder, so the project reopens without them.
+    assert all(Path(f["path"]).parent == project / "inputs" for f in config["predictions"]["files"])
+    assert Path(config["records"]["path"]) == project / "inputs" / "records.csv"
+    versions = at.dataframe[-1].value
+    assert list(versions["version"]) == ["v1", "v2"] and list(versions["records"]) == [5, 4]

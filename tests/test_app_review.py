@@ -178,3 +178,77 @@ def test_blind_mode_hides_the_version(project):
     assert any("2022-06-30" in m.value for m in at.markdown)
     at.toggle(key="blind").set_value(True).run()
     assert not any("2022-06-30" in m.value for m in at.markdown)
+
+
+def test_import_sheet_and_export_from_the_review_page(project, predictions):
+    at = run_app()
+    at.text_input(key="reviewer").set_value("bob").run()
+    queue = pd.read_parquet(project / "queue.parquet")
+    newest = predictions["2022-06-30"]
+    first, second = queue["record_id"].iloc[:2]
+    wrong = newest.index[(newest == newest[second]).to_numpy()].drop(second)[0]
+    sheet = pd.DataFrame(
+        {"sampled_record": [first, second], "remove": ["", wrong], "add": ["", ""]}
+    ).to_csv(index=False)
+    at.file_uploader(key="import_sheet").upload("sheet.csv", sheet.encode(), "text/csv").run()
+    at.button(key="import_sheet_go").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Imported 2 reviews."]
+    store = ReviewStore(project / "reviews.sqlite")
+    assert store.decision(first).status == "correct" and store.decision(first).reviewer == "bob"
+    assert store.decision(second).removed == (wrong,)
+
+    at.button(key="export_benchmark").click().run()
+    assert not at.exception
+    exported = pd.read_csv(project / "benchmark.csv", dtype=str)
+    assert list(exported.columns) == ["record_id", "cluster_id"]
+    truth = store.true_clusters()
+    assert set(exported["record_id"]) == set(truth.index)
+    assert wrong not in set(exported["record_id"])
+
+
+def test_a_bad_sheet_is_refused_in_plain_words(project):
+    at = run_app()
+    queue = pd.read_parquet(project / "queue.parquet")
+    sheet = pd.DataFrame(
+        {"sampled_record": [queue["record_id"].iloc[0]], "remove": ["US0000000-9"], "add": [""]}
+    ).to_csv(index=False)
+    at.file_uploader(key="import_sheet").upload("sheet.csv", sheet.encode(), "text/csv").run()
+    at.button(key="import_sheet_go").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "US0000000-9" in errors[0] and "nothing imported" in errors[0]
+    assert not ReviewStore(project / "reviews.sqlite").events().shape[0]
+
+
+def test_each_reviewer_sees_only_their_share(project):
+    at = run_app()
+    at.switch_page("views/sample.py").run()
+    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    at.button(key="draw_sample").click().run()
+    queue = pd.read_parquet(project / "queue.parquet")
+    bobs = list(queue.loc[queue["reviewer"] == "bob", "record_id"])
+    at.text_input(key="reviewer").set_value("bob")
+    at.switch_page("views/review.py").run()
+    assert not at.exception
+    assert at.toggle(key="only_mine").value
+    assert f"Item 1 of {len(bobs)}: `{bobs[0]}`" in at.subheader[0].value
+
+
+def test_conflicting_decisions_are_shown(project, predictions):
+    at = run_app()
+    queue = pd.read_parquet(project / "queue.parquet")
+    newest = predictions["2022-06-30"]
+    first = queue["record_id"].iloc[0]
+    members = list(newest.index[(newest == newest[first]).to_numpy()])
+    other = next(m for m in members if m != first)
+    store = ReviewStore(project / "reviews.sqlite")
+    common = {"predicted_cluster": newest[first], "shown_records": members, "version": "2022-06-30"}
+    # ann removes `other` from first's cluster; bob, reviewing `other`, keeps the cluster.
+    store.record_review(reviewer="ann", sampled_record=first, removed=[other], **common)
+    store.record_review(reviewer="bob", sampled_record=other, **common)
+    at.run()
+    assert not at.exception
+    assert at.expander[0].label.startswith("1 conflicting decision")
+    shown = at.dataframe[0].value
+    assert list(shown["record"]) == [other] and list(shown["reviewer"]) == ["ann"]

@@ -27,6 +27,8 @@ TICK = "does not belong"
 ADD = "add"
 
 st.title("Review queue")
+if st.session_state.get("flash"):
+    st.success(st.session_state.pop("flash"))
 data = load_project()
 queue = read_queue()
 if queue is None:
@@ -60,6 +62,16 @@ covered = ids.isin(true_clusters(store).index).to_numpy()
 reviewed = set(store.reviewed_records())
 n_done = int(covered.sum())
 st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} records reviewed")
+
+conflicts = store.conflicts() if reviewed else None
+if conflicts is not None and len(conflicts):
+    with st.expander(f"{len(conflicts)} conflicting decision(s)", icon=":material/warning:"):
+        st.caption(
+            "These records were removed from a sampled record's cluster by one decision but "
+            "another decision's true cluster includes them, so the derived clusters merged. "
+            "Revisit the decisions named here."
+        )
+        st.dataframe(conflicts, hide_index=True, key="conflicts")
 
 position = min(int(st.session_state.get("queue_position", 0)), len(queue) - 1)
 
@@ -254,4 +266,5 @@ with st.expander("Export the reviewed benchmark / import a review sheet"):
             events = store.import_sheet(
                 read_table(save_upload(sheet)), prediction=prediction, reviewer=me, version=version
             )
-        st.success(f"Imported {len(events)} reviews.")
+        st.session_state["flash"] = f"Imported {len(events)} reviews."
+        st.rerun()
