@@ -84,6 +84,19 @@ class Sample:
             raise ValueError(
                 f"sample_of must be 'reference' or 'predicted', got {self.sample_of!r}"
             )
+        if self.sample_of == "reference":
+            present = pd.Index(pd.unique(self.unit_of_record.to_numpy()))
+            extra = present.difference(self.units)
+            if len(extra):
+                raise ValueError(
+                    f"{len(extra)} reviewed cluster/block id(s) are not sampled units: "
+                    f"{examples(extra)}"
+                )
+            empty = self.units.difference(present)
+            if len(empty):
+                raise ValueError(
+                    f"{len(empty)} sampled unit(s) have no reviewed record: {examples(empty)}"
+                )
         if (
             not self.replace
             and self.population_size is not None

@@ -118,7 +118,7 @@ def test_empty_and_invalid_samples():
         )
     with pytest.raises(ValueError, match="draws without replacement"):
         Sample(
-            reference=TRUTH,
+            reference=TRUTH[TRUTH.isin([1, 2])],
             units=pd.Index([1, 2]),
             multiplicity=np.array([2, 2]),
             probability=np.array([1.0, 1.0]),
@@ -135,3 +135,17 @@ def test_reviewed_predicted_requires_labels_for_every_record():
     assert s.reviewed_predicted(TRUTH).sample_of == "predicted"
     with pytest.raises(ValueError, match="no reviewed true cluster"):
         s.reviewed_predicted(TRUTH.iloc[:1])
+
+
+def test_sample_units_must_match_reviewed_records():
+    common = dict(
+        multiplicity=np.array([1, 1]),
+        probability=np.array([1.0, 1.0]),
+        design="clusters",
+        weights="uniform",
+        replace=True,
+    )
+    with pytest.raises(ValueError, match="not sampled units: 3"):
+        Sample(reference=TRUTH[TRUTH.isin([1, 3])], units=pd.Index([1, 2]), **common)
+    with pytest.raises(ValueError, match="have no reviewed record: 2"):
+        Sample(reference=TRUTH[TRUTH.isin([1])], units=pd.Index([1, 2]), **common)

@@ -44,6 +44,8 @@ def cluster_metric_function(ut: UnitTable, metric: str, estimator: str) -> tuple
     """``(phi, columns)`` for a cluster-level metric. ``estimator`` is ``"cluster"`` (or
     ``"block"`` for block samples: both use per-unit sums) or ``"naive"``."""
     if estimator == "naive":
+        if ut.naive is None:
+            raise ValueError("the naive estimator needs a unit table built by unit_table()")
         ut = ut.naive
     elif estimator not in ("cluster", "block"):
         raise ValueError(

@@ -90,6 +90,8 @@ def pairwise_function(
         raise ValueError(f"unknown pairwise metric {metric!r}")
     _check(ut, estimator)
     if estimator == "naive":
+        if ut.naive is None:
+            raise ValueError("the naive estimator needs a unit table built by unit_table()")
         ut = ut.naive
         estimator = "cluster_block" if ut.unit_kind == "cluster" else "block"
     q, w = ut.q, ut.weighted
