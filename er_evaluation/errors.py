@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+import pandas as pd
+
 
 class ClusteringError(ValueError):
     """Invalid clustering input: duplicated ids, missing cluster ids, wrong types, empty input."""
@@ -23,8 +26,14 @@ class UndefinedMetricWarning(UserWarning):
 
 
 def examples(ids: Iterable, k: int = 5) -> str:
-    """Format up to ``k`` example ids for an error message, e.g. ``'a', 'b' (and 3 more)``."""
-    ids = list(ids) if not isinstance(ids, list) else ids
+    """Format up to ``k`` example ids for an error message, e.g. ``'a', 'b' (and 3 more)``.
+
+    Only the first ``k`` ids are converted, so naming examples from 10M ids is cheap.
+    """
+    if isinstance(ids, pd.Series):
+        ids = ids.to_numpy()
+    if not isinstance(ids, (list, tuple, np.ndarray, pd.Index, pd.api.extensions.ExtensionArray)):
+        ids = list(ids)
     shown = ", ".join(repr(_plain(i)) for i in ids[:k])
     rest = len(ids) - k
     return shown + (f" (and {rest} more)" if rest > 0 else "")
