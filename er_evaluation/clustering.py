@@ -123,8 +123,6 @@ def duplicated_ids(index: pd.Index) -> pd.Index:
         if counts.max() <= 1:
             return index[:0]
         return pd.Index(np.flatnonzero(counts > 1) + lo)
-    if index.is_monotonic_increasing:
-        return index[:0] if index.is_unique else index[index.duplicated()].unique()
     codes, uniques = index.factorize()
     if len(uniques) == len(index):
         return index[:0]
