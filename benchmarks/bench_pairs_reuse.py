@@ -91,19 +91,7 @@ def main() -> None:
     print(
         f"pool {args.pool}: B = probability >= {args.threshold}, true F1 of B = {truth:.4f}, {args.reps} reps"
     )
-    print(
-        pd.DataFrame(rows).to_markdown(index=False, floatfmt=".4g")
-        if _has_tabulate()
-        else pd.DataFrame(rows)
-    )
-
-
-def _has_tabulate() -> bool:
-    try:
-        import tabulate  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    print(pd.DataFrame(rows).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
 
 
 if __name__ == "__main__":
