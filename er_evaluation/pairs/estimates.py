@@ -62,10 +62,12 @@ class LabelRun:
 
     @property
     def n_draws(self) -> int:
+        """Number of draws T (repeats included)."""
         return len(self.index)
 
     @property
     def n_labels(self) -> int:
+        """Number of distinct labels paid for."""
         return int(np.sum(self.new_label))
 
 

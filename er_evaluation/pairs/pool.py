@@ -98,6 +98,7 @@ class PairPool:
 
     @property
     def n_pairs(self) -> int:
+        """Number of candidate pairs N."""
         return len(self.pairs)
 
     @property

@@ -315,10 +315,12 @@ class LabellingSession:
     # -- results -----------------------------------------------------------------------
     @property
     def n_labels(self) -> int:
+        """Distinct pairs labelled so far (cache hits and unsure answers excluded)."""
         return self._n_labels
 
     @property
     def n_draws(self) -> int:
+        """Counted draws so far (label-cache repeats included, unsure answers excluded)."""
         return len(self._index)
 
     def label_run(self, *, final_weights: bool = False) -> LabelRun:
@@ -348,6 +350,7 @@ class LabellingSession:
         return estimate(self.label_run(), self.pool.predicted, alpha=alpha, level=level)
 
     def close(self) -> None:
+        """Sync and close the log; the session can be reopened from it at any time."""
         if self._handle is not None and not self._handle.closed:
             self.flush()
             self._handle.close()
