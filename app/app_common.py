@@ -321,8 +321,6 @@ def draw_queue(data: ProjectData, settings: dict) -> pd.DataFrame:
         units = sample_clusters(grouping, n, weights="uniform", replace=False, seed=seed).units
         members = grouping[grouping.isin(units)]
         queue = pd.DataFrame({"record_id": members.index, "unit": members.to_numpy()})
-    queue["record_id"] = queue["record_id"].astype(str)
-    queue["unit"] = queue["unit"].astype(str)
     reviewers = settings.get("reviewers") or []
     queue["reviewer"] = assign(queue, reviewers, seed)
     return queue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from app_common import (
@@ -77,9 +78,12 @@ position = min(int(st.session_state.get("queue_position", 0)), len(queue) - 1)
 
 
 def next_unreviewed(start: int) -> int:
-    todo = [i for i in range(len(queue)) if not covered[i]]
-    after = [i for i in todo if i > start]
-    return (after or todo or [start])[0]
+    """First uncovered item after ``start``, wrapping around; ``start`` when all are done."""
+    todo = np.flatnonzero(~covered)
+    if len(todo) == 0:
+        return start
+    after = todo[todo > start]
+    return int(after[0] if len(after) else todo[0])
 
 
 if "queue_position" not in st.session_state:
@@ -102,7 +106,7 @@ def jump() -> None:
 nav[3].number_input("Go to item", min_value=1, max_value=len(queue), key="goto", on_change=jump)
 st.session_state["queue_position"] = position
 
-record = str(ids.iloc[position])
+record = ids.iloc[position]
 row = data.records.loc[record]
 status = "reviewed" if record in reviewed else "covered" if covered[position] else "to review"
 st.subheader(f"Item {position + 1} of {len(queue)}: `{record}` — {status}")
@@ -213,7 +217,7 @@ def save(rem: list, add: list) -> None:
         store.record_review(
             reviewer=me,
             sampled_record=record,
-            predicted_cluster=None if cluster_id is None else str(cluster_id),
+            predicted_cluster=cluster_id,
             shown_records=list(members),
             removed=rem,
             added=add,
