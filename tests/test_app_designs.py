@@ -178,3 +178,41 @@ def test_predicted_cluster_design_estimates_precision_only(project):
     assert list(shown.index.get_level_values("metric").unique()) == ["precision"]
     # Only the version the clusters were drawn from: its clusters are the sampled units.
     pd.testing.assert_series_equal(shown, expected(sample, ("precision",), {"v1": V1}))
+
+
+def test_integer_ids_from_parquet_stay_integers(tmp_path, monkeypatch):
+    folder = tmp_path / "intproject"
+    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(folder))
+    monkeypatch.syspath_prepend(str(APP))
+    ids = np.arange(101, 113)
+    pd.DataFrame({"rid": ids, "name": [f"n{c}" for c in TRUTH]}).to_parquet(tmp_path / "r.parquet")
+    pd.DataFrame({"rid": ids, "v1": pd.factorize(V1)[0]}).to_parquet(tmp_path / "p.parquet")
+    folder.mkdir()
+    config = {
+        "source": "files",
+        "records": {"path": str(tmp_path / "r.parquet"), "id_col": "rid", "fields": ["name"]},
+        "predictions": {
+            "layout": "wide",
+            "path": str(tmp_path / "p.parquet"),
+            "id_col": "rid",
+            "version_cols": ["v1"],
+        },
+    }
+    (folder / "project.json").write_text(json.dumps(config))
+    at = draw("records", 3)
+    at.switch_page("views/review.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    record = pd.read_parquet(folder / "queue.parquet")["record_id"].iloc[0]
+    table = at.data_editor[0].value
+    assert table["record"].iloc[0] == record and len(table) > 1
+    at.session_state[f"cluster_{record}"] = {
+        "edited_rows": {1: {"does not belong": True}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    at.button(key="save_review").click().run()
+    assert not at.exception
+    decision = ReviewStore(folder / "reviews.sqlite").decision(int(record))
+    assert isinstance(decision.sampled_record, int)
+    assert decision.removed == (int(table["record"].iloc[1]),)
