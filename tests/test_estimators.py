@@ -545,3 +545,35 @@ def test_estimate_table_builds_one_contingency_per_prediction(monkeypatch):
     metrics = ("precision", "recall", "f1", "b3_precision", "homogeneity", "cluster_recall")
     table = estimate_table({"a": pred, "b": truth}, s, metrics)
     assert len(table) == 12 and len(calls) == 2
+
+
+def test_pairwise_estimators_against_record_level_brute_force():
+    """Independent computation: per-record counts by plain Python over records (no
+    contingency), the per-cluster A_s, B_s of appendix A.2, then eq. 8-9 literally."""
+    truth, pred = _population(seed=12, n=80)
+    s = sample_clusters(truth, 12, weights="cluster_size", seed=5)
+    rows_a_blk, rows_b, rows_pairs, rows_size = [], [], [], []
+    for unit, mult in zip(s.units, s.multiplicity, strict=True):
+        members = list(truth.index[truth == unit])
+        # n_i = |c(i) ∩ ĉ(i)|, |ĉ(i)| for every record of the cluster
+        n_i = [sum(pred[j] == pred[i] for j in members) for i in members]
+        hat_i = [int((pred == pred[i]).sum()) for i in members]
+        f = sum(n - 1 for n in n_i) / 2  # Σ_i (n_i - 1) = 2 f(c)
+        links = sum(h - 1 for h in hat_i) / 2  # Σ_i (|ĉ(i)| - 1) = 2 f(c) + out(c)
+        size = len(members)
+        for _ in range(mult):  # with-replacement repeats are separate draws
+            rows_a_blk.append(links / size)  # (f + out/2)/p with p ∝ |c|
+            rows_b.append(f / size)
+            rows_pairs.append(size * (size - 1) / 2 / size)
+            rows_size.append(1.0)
+    p_blk = estimate(pred, s, "precision", estimator="cluster_block", ci_method="normal")
+    exp = ratio_estimate(np.array(rows_a_blk), np.array(rows_b))
+    assert (p_blk.value, p_blk.std_error**2) == pytest.approx(exp, rel=1e-10)
+    r = estimate(pred, s, "recall", estimator="cluster", ci_method="normal")
+    exp = ratio_estimate(np.array(rows_pairs), np.array(rows_b))
+    assert (r.value, r.std_error**2) == pytest.approx(exp, rel=1e-10)
+    N = len(pred)
+    P_links = sum(int(c) * (int(c) - 1) // 2 for c in pred.value_counts())
+    p_cl = estimate(pred, s, "precision", estimator="cluster", ci_method="normal")
+    exp = ratio_estimate(np.array(rows_size), N / P_links * np.array(rows_b))
+    assert (p_cl.value, p_cl.std_error**2) == pytest.approx(exp, rel=1e-10)
