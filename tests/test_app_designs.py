@@ -180,17 +180,17 @@ def test_predicted_cluster_design_estimates_precision_only(project):
     pd.testing.assert_series_equal(shown, expected(sample, ("precision",), {"v1": V1}))
 
 
-def test_integer_ids_from_parquet_stay_integers(tmp_path, monkeypatch):
+def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatch):
     folder = tmp_path / "intproject"
     monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(folder))
     monkeypatch.syspath_prepend(str(APP))
     ids = np.arange(101, 113)
-    pd.DataFrame({"rid": ids, "name": [f"n{c}" for c in TRUTH]}).to_parquet(tmp_path / "r.parquet")
+    pd.DataFrame({"rid": ids, "label": [f"n{c}" for c in TRUTH]}).to_parquet(tmp_path / "r.parquet")
     pd.DataFrame({"rid": ids, "v1": pd.factorize(V1)[0]}).to_parquet(tmp_path / "p.parquet")
     folder.mkdir()
     config = {
         "source": "files",
-        "records": {"path": str(tmp_path / "r.parquet"), "id_col": "rid", "fields": ["name"]},
+        "records": {"path": str(tmp_path / "r.parquet"), "id_col": "rid", "fields": ["label"]},
         "predictions": {
             "layout": "wide",
             "path": str(tmp_path / "p.parquet"),
@@ -210,9 +210,13 @@ def test_integer_ids_from_parquet_stay_integers(tmp_path, monkeypatch):
         "added_rows": [],
         "deleted_rows": [],
     }
+    outside = int(next(i for i in ids if i not in set(table["record"])))
+    at.session_state[f"added_{record}"] = [outside]  # as the search panel would add it
     at.run()
+    assert not at.exception and not at.error  # no name columns: no name check, no failure
     at.button(key="save_review").click().run()
     assert not at.exception
     decision = ReviewStore(folder / "reviews.sqlite").decision(int(record))
     assert isinstance(decision.sampled_record, int)
     assert decision.removed == (int(table["record"].iloc[1]),)
+    assert decision.added == (outside,)

@@ -197,17 +197,24 @@ with st.expander("Search all records to add missing ones", expanded=bool(added))
 
 notes = st.text_area("Notes", value=prev.notes if prev is not None else "", key=f"notes_{record}")
 
+# Names compared beside the sampled one: PatentsView's first/last, or a "name" column.
+names = next(
+    (cols for cols in (["name_first", "name_last"], ["name"]) if set(cols) <= set(data.records)),
+    None,
+)
 problem = None
 try:
-    issues = check_review(prediction, record, removed, added, records=data.records)
+    issues = check_review(
+        prediction, record, removed, added, records=data.records if names else None, name_cols=names
+    )
 except ReviewError as exc:
     problem, issues = str(exc), []
     st.error(problem)
 for issue in issues:
     st.warning(issue.message)
-if added:
+if added and names:
     with plain_errors("Could not show names"):
-        beside = names_beside(data.records, record, added)
+        beside = names_beside(data.records, record, added, name_cols=names)
     st.markdown("**Added names beside the sampled name**")
     st.dataframe(beside, hide_index=True, key=f"names_{record}")
 
