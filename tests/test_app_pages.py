@@ -282,3 +282,18 @@ def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     assert Path(config["records"]["path"]) == project / "inputs" / "records.csv"
     versions = at.dataframe[-1].value
     assert list(versions["version"]) == ["v1", "v2"] and list(versions["records"]) == [5, 4]
+
+
+def test_project_folder_chosen_in_the_ui(project, tmp_path):
+    other = tmp_path / "elsewhere"
+    at = open_page("project")
+    at.text_input(key="project_folder").set_value(str(other))
+    at.button(key="open_folder").click().run()
+    assert not at.exception
+    assert at.session_state["project_dir_chosen"] == str(other)
+    assert str(other) in at.sidebar.caption[0].value
+    at.switch_page("views/sample.py").run()
+    at.number_input(key="sample_size").set_value(5)
+    at.button(key="draw_sample").click().run()
+    assert len(pd.read_parquet(other / "queue.parquet")) == 5
+    assert json.loads((other / "project.json").read_text())["sample"]["size"] == 5

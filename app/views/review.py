@@ -125,7 +125,10 @@ if record in prediction.index:
 else:
     cluster_id = None
     members = pd.Index([record])
-    st.warning(f"`{record}` is not in version {version}: starting from a singleton.")
+    st.warning(
+        f"`{record}` is not in {'this version' if blind else 'version ' + version}: "
+        "starting from a singleton."
+    )
 # The sampled record first, then the others in record order.
 members = pd.Index([record]).append(members.drop(record))
 where = "a predicted cluster" if blind else f"version **{version}**, cluster `{cluster_id}`"
@@ -242,7 +245,7 @@ if b1.button("Correct as is", key="correct_as_is", disabled=bool(removed or adde
 if b2.button("Save review", key="save_review", type="primary", disabled=problem is not None):
     save(removed, added)
     st.rerun()
-if b3.button("Undo my last save", key="undo_review", disabled=record not in reviewed):
+if b3.button("Undo the last save", key="undo_review", disabled=record not in reviewed):
     with plain_errors("Undo failed"):
         store.undo(reviewer=me, sampled_record=record)
     st.session_state.pop(added_key, None)
