@@ -237,7 +237,6 @@ class RecordIndex:
             self._table = pa.Table.from_pandas(records, preserve_index=False)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
             self._table = None  # columns Arrow cannot hold: results fall back to iloc
-        self._fields: dict[str, pa.Array] = {}
         self._haystacks: dict[tuple[str, ...], _Haystack] = {}
         self._haystack(self.text_cols)
 
@@ -249,18 +248,14 @@ class RecordIndex:
             return pd.Series(self.records.index, index=self.records.index)
         return self.records[name]
 
-    def _field(self, col: str) -> pa.Array:
-        if col not in self._fields:
-            self._fields[col] = normalize_text(self._column(col))
-        return self._fields[col]
-
     def _haystack(self, fields: tuple[str, ...]) -> _Haystack:
-        if fields not in self._haystacks:
-            columns = [self._field(c) for c in fields]
-            # Per-field arrays are only needed to build haystacks; keep memory at one copy.
-            self._fields.clear()
-            self._haystacks[fields] = _Haystack(columns)
-        return self._haystacks[fields]
+        # Built lazily per field combination; the index may be shared between threads (a
+        # Streamlit resource cache), and a race only builds the same haystack twice.
+        hay = self._haystacks.get(fields)
+        if hay is None:
+            hay = _Haystack([normalize_text(self._column(c)) for c in fields])
+            self._haystacks[fields] = hay
+        return hay
 
     def tokens(self, query: str) -> list[str]:
         """The normalised, de-duplicated whitespace tokens of ``query``."""
