@@ -1,9 +1,11 @@
 """Hand review of sampled clusters: an append-only store of decisions, inline checks, and
 the true clusters derived from them.
 
-The workflow is PatentsView's (Binette et al. 2022, §3): sample records, show each one's
-predicted cluster, let a reviewer tick the records that do not belong ("remove") and find
-the missing ones ("add"). The true cluster of a sampled record is then
+The workflow is PatentsView's hand disambiguation (Binette et al., "Estimating the
+Performance of Entity Resolution Algorithms: Lessons Learned Through PatentsView.org",
+§2.2): sample records, show each one's predicted cluster, let a reviewer remove the records
+that do not belong and search for the missing ones to add. The true cluster of a sampled
+record is then
 
     true cluster = predicted cluster shown - removed + added.
 
