@@ -432,13 +432,21 @@ class _Connection:
     """A fresh connection per operation with the durability pragmas set."""
 
     def __init__(self, path: Path, timeout: float) -> None:
-        self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-        self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal":
+        try:
+            self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        except sqlite3.Error as err:
+            raise ReviewError(f"{path}: cannot open the review store: {err}") from err
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise ReviewError(f"could not switch the review store to WAL mode ({mode})")
+            self.conn.execute("PRAGMA synchronous = FULL")
+        except (sqlite3.Error, ReviewError) as err:
             self.conn.close()
-            raise ReviewError(f"{path}: could not switch the review store to WAL mode ({mode})")
-        self.conn.execute("PRAGMA synchronous = FULL")
+            raise ReviewError(
+                f"{path}: cannot open the review store (is it a review store file?): {err}"
+            ) from err
 
     def __enter__(self) -> sqlite3.Connection:
         return self.conn

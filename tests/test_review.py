@@ -562,3 +562,11 @@ def test_stores_created_at_once_on_a_new_file(tmp_path):
         t.join()
     assert errors == []
     assert len(ReviewStore(path).events()) == 40
+
+
+def test_opening_something_that_is_not_a_store_names_the_file(tmp_path):
+    bogus = tmp_path / "sheet.csv"
+    bogus.write_text("sampled_record,remove,add\n" * 200)
+    with pytest.raises(ReviewError, match=r"sheet.csv: cannot open the review store"):
+        ReviewStore(bogus)
+    assert bogus.read_text().startswith("sampled_record,remove,add")  # left untouched
