@@ -2,6 +2,8 @@
 
     python app/screenshots.py [--out docs/screenshots] [--chromium /usr/bin/chromium]
 
+    python app/screenshots.py --time-first-item 3
+
 Starts the app on the bundled PatentsView data in a temporary project folder, saves one
 review and ticks a record in a second one so the pages show work in progress, and writes
 ``<page>.png`` (1280x1300 viewport) to ``--out``. Also prints the time from opening the
@@ -139,11 +141,47 @@ def shoot(out: Path, chromium: str) -> None:
             proc.wait(30)
 
 
+def time_first_item(chromium: str, repeats: int) -> list[float]:
+    """Seconds from opening a freshly started app (new server, empty project) to the first
+    review item being shown, measured ``repeats`` times."""
+    from playwright.sync_api import sync_playwright
+
+    times = []
+    for _ in range(repeats):
+        port = free_port()
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = start(Path(tmp) / "project", port)
+            try:
+                with sync_playwright() as pw:
+                    browser = pw.chromium.launch(executable_path=chromium, headless=True, args=ARGS)
+                    page = browser.new_page(viewport={"width": 1280, "height": 1300})
+                    started = time.monotonic()
+                    page.goto(f"http://127.0.0.1:{port}/")
+                    page.get_by_text(re.compile(r"Item 1 of 50: ")).wait_for(timeout=120_000)
+                    times.append(time.monotonic() - started)
+                    browser.close()
+            finally:
+                proc.terminate()
+                proc.wait(30)
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("docs/screenshots"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument(
+        "--time-first-item",
+        type=int,
+        metavar="N",
+        help="only measure the time to the first review item on N fresh starts",
+    )
     args = parser.parse_args()
+    if args.time_first_item:
+        times = time_first_item(args.chromium, args.time_first_item)
+        print("first review item shown after " + ", ".join(f"{t:.1f}" for t in times) + " s")
+        print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        return
     shoot(args.out, args.chromium)
 
 
