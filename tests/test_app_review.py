@@ -252,3 +252,23 @@ def test_conflicting_decisions_are_shown(project, predictions):
     assert at.expander[0].label.startswith("1 conflicting decision")
     shown = at.dataframe[0].value
     assert list(shown["record"]) == [other] and list(shown["reviewer"]) == ["ann"]
+
+
+def test_navigation_previous_next_next_unreviewed_and_go_to(project):
+    at = run_app()
+    queue = pd.read_parquet(project / "queue.parquet")["record_id"]
+    at.button(key="nav_next").click().run()
+    assert current_record(at) == (1, queue.iloc[1])
+    at.number_input(key="goto").set_value(5).run()
+    assert current_record(at) == (4, queue.iloc[4])
+    at.button(key="nav_prev").click().run()
+    assert current_record(at) == (3, queue.iloc[3])
+    # Save items 4 and 5; "next unreviewed" from item 3 then skips both to item 6.
+    at.button(key="correct_as_is").click().run()  # saves item 4, moves to item 5
+    assert current_record(at) == (4, queue.iloc[4])
+    at.button(key="correct_as_is").click().run()
+    assert current_record(at)[0] == 5
+    at.number_input(key="goto").set_value(3).run()
+    at.button(key="nav_next_unreviewed").click().run()
+    assert current_record(at) == (5, queue.iloc[5])
+    assert at.session_state["queue_position"] == 5
