@@ -112,7 +112,9 @@ for col, (metric, label) in zip(cols, METRICS.items(), strict=True):
         f"n = {row['n_draws']}"
     )
 
-st.plotly_chart(plot_estimates(table), key="est_chart")
+chart = plot_estimates(table)
+chart.update_xaxes(type="category")  # version names look like dates; keep them as labels
+st.plotly_chart(chart, key="est_chart")
 shown = table[
     [
         "prediction",
