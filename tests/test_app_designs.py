@@ -220,3 +220,13 @@ def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatc
     assert isinstance(decision.sampled_record, int)
     assert decision.removed == (int(table["record"].iloc[1]),)
     assert decision.added == (outside,)
+
+
+def test_a_sample_of_other_data_is_flagged_not_crashed(project):
+    draw("records", 3)
+    config = json.loads((project / "project.json").read_text())
+    config["predictions"]["version_cols"] = ["v2"]  # the sampled version is gone
+    (project / "project.json").write_text(json.dumps(config))
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    assert not at.exception
+    assert "draw a new one" in at.warning[0].value and "'v1'" in at.warning[0].value

@@ -43,6 +43,17 @@ if queue is None:
     save_queue(queue, settings)
 settings = read_sample_config()
 version = settings["version"]
+stale = ~queue["record_id"].isin(data.records.index)
+if version not in data.predictions or stale.any():
+    # The project's data changed after the sample was drawn.
+    reason = (
+        f"version {version!r} is not in the current data"
+        if version not in data.predictions
+        else f"{int(stale.sum())} sampled records are not in the current records"
+    )
+    st.warning(f"The saved sample no longer fits the project data ({reason}): draw a new one.")
+    st.page_link("views/sample.py", label="Draw a sample to review")
+    st.stop()
 prediction = data.predictions[version]
 store = open_store()
 blind = st.session_state.get("blind", False)
