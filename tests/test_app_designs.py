@@ -230,3 +230,5 @@ def test_a_sample_of_other_data_is_flagged_not_crashed(project):
     at = AppTest.from_file(ENTRY, default_timeout=120).run()
     assert not at.exception
     assert "draw a new one" in at.warning[0].value and "'v1'" in at.warning[0].value
+    at.switch_page("views/sample.py").run()
+    assert not at.exception and "draw a new one" in at.warning[0].value

@@ -74,6 +74,12 @@ if queue is None:
     st.info("No sample yet: choose a design and draw one.")
     st.stop()
 settings = read_sample_config()
+if (
+    settings["version"] not in data.predictions
+    or not queue["record_id"].isin(data.records.index).all()
+):
+    st.warning("The saved sample no longer fits the project data: draw a new one.")
+    st.stop()
 st.subheader("What will be reviewed")
 st.write(
     f"Design **{DESIGNS[settings['design']]}**, {settings['size']} units, seed {settings['seed']}, "
