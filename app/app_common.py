@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from er_evaluation.clustering import from_frame
-from er_evaluation.errors import ClusteringError, CoverageError
+from er_evaluation.errors import ClusteringError, CoverageError, examples
 from er_evaluation.io import read_table
 from er_evaluation.review import ReviewError, ReviewStore
 
@@ -69,7 +69,6 @@ class ProjectData:
     fields: list[str]
     benchmark: pd.Series | None = None
     source: str = "demo"
-    notes: list[str] = field(default_factory=list)
 
     @property
     def versions(self) -> list[str]:
@@ -179,8 +178,6 @@ def _file_data(config_json: str) -> ProjectData:
         raise KeyError(f"records file has no column {id_col!r}")
     duplicated = records[id_col].duplicated()
     if duplicated.any():
-        from er_evaluation.errors import examples
-
         raise ClusteringError(
             f"records: {int(duplicated.sum())} record id(s) appear more than once: "
             f"{examples(records.loc[duplicated, id_col].unique())}"
@@ -206,8 +203,6 @@ def _file_data(config_json: str) -> ProjectData:
     for version, series in predictions.items():
         unknown = ~series.index.isin(records.index)
         if unknown.any():
-            from er_evaluation.errors import examples
-
             raise CoverageError(
                 f"version {version!r}: {int(unknown.sum())} record id(s) are not in the records "
                 f"table: {examples(series.index[unknown])}"
@@ -221,6 +216,12 @@ def _file_data(config_json: str) -> ProjectData:
             cluster_col=bench["cluster_col"],
             name="benchmark",
         )
+        unknown = ~benchmark.index.isin(records.index)
+        if unknown.any():
+            raise CoverageError(
+                f"benchmark: {int(unknown.sum())} record id(s) are not in the records table: "
+                f"{examples(benchmark.index[unknown])}"
+            )
     fields = [c for c in rec.get("fields") or [] if c in records.columns]
     return ProjectData(
         records=records,
