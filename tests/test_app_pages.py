@@ -3,10 +3,12 @@ equal the library's results, and what the pages save is on disk."""
 
 from __future__ import annotations
 
+import base64
 import json
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,9 +21,11 @@ from er_evaluation.error_analysis import (  # noqa: E402
     reference_cluster_errors,
 )
 from er_evaluation.estimators import compare, estimate_table  # noqa: E402
+from er_evaluation.metrics import evaluate  # noqa: E402
 from er_evaluation.pairs import LabellingSession  # noqa: E402
 from er_evaluation.review import ReviewStore  # noqa: E402
 from er_evaluation.sampling import benchmark_sample  # noqa: E402
+from er_evaluation.summary import summary_table  # noqa: E402
 
 APP = Path(__file__).resolve().parents[1] / "app"
 ENTRY = str(APP / "er_eval_app.py")
@@ -225,6 +229,20 @@ def test_compare_page_counts_splits_and_merges_like_the_library(project, predict
     assert metric(at, f"{TWO[0]} clusters split in {TWO[1]}") == f"{n_split:,}"
     assert metric(at, f"{TWO[1]} clusters merging several {TWO[0]} clusters") == f"{n_merged:,}"
     assert len(at.get("plotly_chart")) == 2  # size distribution and agreement heat map
+    mentions = datasets.load_patentsview_mentions()
+    names = (mentions["name_first"].fillna("") + " " + mentions["name_last"].fillna("")).str.strip()
+    summary = summary_table({v: predictions[v] for v in TWO}, names=names)
+    shown = at.dataframe[0].value
+    assert list(shown.columns) == TWO
+    for v in TWO:
+        np.testing.assert_allclose(shown[v].astype(float), summary.loc[v].astype(float))
+    # The agreement heat map holds the library's pairwise F1 of the two versions.
+    z = json.loads(at.get("plotly_chart")[1].proto.spec)["data"][0]["z"]
+    if isinstance(z, dict):  # plotly's binary array encoding
+        shape = [int(n) for n in str(z.get("shape", "2, 2")).split(",")]
+        z = np.frombuffer(base64.b64decode(z["bdata"]), dtype=z["dtype"]).reshape(shape)
+    f1 = quiet(evaluate, new, old, metrics=["pairwise_f1"], on_missing="restrict").iloc[0, 0]
+    np.testing.assert_allclose(np.asarray(z, dtype=float), [[1.0, f1], [f1, 1.0]])
     # Drill down: the records of the chosen split cluster, with both versions' cluster ids.
     chosen = at.selectbox(key="cmp_drill").value
     detail = at.dataframe[-1].value
