@@ -1,0 +1,49 @@
+"""Coverage of OASIS's 95% CIs at a label budget under the two variance estimators.
+
+``martingale`` (default of :func:`er_evaluation.pairs.estimate`): each draw's own proposal
+in the second moment; ``final``: the latest proposal q_N, as written in paper 002 §3.3.2.
+
+    nice -n 10 python benchmarks/bench_pairs_variance.py abt-buy --reps 60 --budget 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from er_evaluation.datasets import load_pool
+from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify
+from er_evaluation.pairs.estimates import _history_arrays
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("pool")
+    parser.add_argument("--method", default="oasis", choices=["oasis", "importance"])
+    parser.add_argument("--reps", type=int, default=60)
+    parser.add_argument("--budget", type=int, default=2000)
+    args = parser.parse_args()
+    pool = load_pool(args.pool)
+    truth = pool.truth()
+    tv = np.array([truth["precision"], truth["recall"], truth["f"]])
+    strata = stratify(pool.scores, pool.predicted, 30)
+    covered = {"martingale": [], "final": []}
+    for rep in range(args.reps):
+        params = {"strata": strata} if args.method == "oasis" else {}
+        sampler = make_sampler(args.method, pool, rep, **params)
+        run = sample_labels(
+            pool, sampler, LabelOracle(pool.labels), args.budget, final_weights=True
+        )
+        for variance, hits in covered.items():
+            value, se = _history_arrays(run, pool.predicted, [0.5], variance)
+            hits.append(np.abs(value[-1] - tv) <= 1.959964 * se[-1] + 1e-12)
+    for variance, hits in covered.items():
+        p, r, f = np.mean(hits, axis=0)
+        print(
+            f"{args.pool} {args.method} @{args.budget}, {variance}: coverage P {p:.1%} R {r:.1%} F1 {f:.1%}"
+        )
+
+
+if __name__ == "__main__":
+    main()
