@@ -604,3 +604,33 @@ def test_field_similarity_rejects_duplicate_and_unknown_records():
         field_similarity_score(
             records, pd.DataFrame({"id_left": ["x"], "id_right": ["z"]}), ["name"]
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "n_pairs", "n_matches", "truth"),
+    [
+        ("abt-buy", 53_753, 50, (0.917, 0.440, 0.595)),
+        ("dblp-acm", 53_946, 20, (1.000, 0.900, 0.947)),
+        ("restaurant", 134_938, 42, (0.925, 0.881, 0.902)),
+    ],
+)
+def test_bundled_pools_match_their_provenance(name, n_pairs, n_matches, truth):
+    from er_evaluation.datasets import load_pool
+
+    pool = load_pool(name)
+    assert pool.n_pairs == n_pairs and int(pool.labels.sum()) == n_matches
+    got = pool.truth()
+    assert (round(got["precision"], 3), round(got["recall"], 3), round(got["f"], 3)) == truth
+    assert pool.scores.min() >= 0 and pool.scores.max() <= 1  # calibrated probabilities
+    assert load_pool(name, score="score").scores.min() < 0  # SVM margins
+    with pytest.raises(ValueError, match="unknown pool 'nope'"):
+        load_pool("nope")
+
+
+def test_with_prediction_validates():
+    pool = tiny_pool()
+    with pytest.raises(PoolError, match="one value per pair"):
+        pool.with_prediction(np.array([0, 1]))
+    with pytest.raises(PoolError, match="must be 0/1"):
+        pool.with_prediction(np.full(pool.n_pairs, 3))
+    assert pool.with_prediction(np.ones(pool.n_pairs)).predicted.sum() == pool.n_pairs
