@@ -197,35 +197,71 @@ def contingency(
             )
 
     if ref_pos is None:
-        pred_codes, pred_labels = _factorize(pred_values)
-        shared_pred_codes = pred_codes
+        pred = _Codes.of(pred_values)
+        shared_pred_raw = pred.raw
     elif scope == "shared":
-        pred_codes, pred_labels = _factorize(pred_values[ref_pos])
-        shared_pred_codes = pred_codes
+        pred = _Codes.of(pred_values[ref_pos])
+        shared_pred_raw = pred.raw
     else:
-        pred_codes, pred_labels = _factorize(pred_values)
-        shared_pred_codes = pred_codes[ref_pos]
-    ref_codes, ref_labels = _factorize(ref_values)
+        pred = _Codes.of(pred_values)
+        shared_pred_raw = pred.raw[ref_pos]
+    ref = _Codes.of(ref_values)
 
-    n_ref = len(ref_labels)
-    key = shared_pred_codes.astype(np.int64) * n_ref + ref_codes
+    # one int64 key per record names its cell; counting the keys is the whole table
+    key = shared_pred_raw.astype(np.int64) * ref.span + ref.raw
     cell_codes, cell_keys = pd.factorize(key)
     count = np.bincount(cell_codes).astype(np.int64)
     cell_keys = np.asarray(cell_keys, dtype=np.int64)
     return Contingency(
-        pred=cell_keys // n_ref,
-        ref=cell_keys % n_ref,
+        pred=pred.compact(cell_keys // ref.span),
+        ref=ref.compact(cell_keys % ref.span),
         count=count,
-        pred_size=np.bincount(pred_codes, minlength=len(pred_labels)).astype(np.int64),
-        ref_size=np.bincount(ref_codes, minlength=n_ref).astype(np.int64),
-        pred_labels=pred_labels,
-        ref_labels=ref_labels,
+        pred_size=pred.sizes,
+        ref_size=ref.sizes,
+        pred_labels=pred.labels,
+        ref_labels=ref.labels,
         scope=scope,
-        n_records=len(pred_codes),
-        n_shared=len(ref_codes),
+        n_records=len(pred.raw),
+        n_shared=len(ref.raw),
         dropped_reference=dropped_ref,
         dropped_prediction=dropped_pred,
     )
+
+
+@dataclass(frozen=True)
+class _Codes:
+    """Cluster ids of some records as integer codes.
+
+    ``raw[i]`` lies in ``[0, span)``; ``compact`` maps raw codes to the cluster codes
+    0..k-1 that index ``sizes`` and ``labels``. For compact integer cluster ids, raw
+    codes are the ids minus their minimum (direct addressing: one bincount gives the
+    sizes, and only the table's cells, not every record, are relabelled); otherwise
+    they come from ``pd.factorize`` and are already compact.
+    """
+
+    raw: np.ndarray
+    span: int
+    sizes: np.ndarray
+    labels: pd.Index
+    relabel: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, values) -> _Codes:
+        ints = _dense_ints(values, slack=2)
+        if ints is None:
+            codes, labels = pd.factorize(values)
+            sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
+            return cls(codes, len(labels), sizes, pd.Index(labels))
+        lo = ints.min()
+        raw = ints - lo
+        counts = np.bincount(raw)
+        present = counts > 0
+        labels = (np.flatnonzero(present) + lo).astype(np.asarray(values[:1]).dtype, copy=False)
+        relabel = np.cumsum(present) - 1
+        return cls(raw, len(counts), counts[present].astype(np.int64), pd.Index(labels), relabel)
+
+    def compact(self, raw: np.ndarray) -> np.ndarray:
+        return raw if self.relabel is None else self.relabel[raw]
 
 
 def _raise_duplicates(index: pd.Index, name: str) -> None:
@@ -268,25 +304,6 @@ def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.
 def _repeated(codes: np.ndarray, uniques: pd.Index) -> pd.Index:
     counts = np.bincount(codes, minlength=len(uniques))
     return uniques[counts > 1]
-
-
-def _factorize(values) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes 0..k-1 and the k distinct cluster ids.
-
-    Compact integer cluster ids are relabelled by direct addressing (a bincount and a
-    cumsum, several times faster than hashing); anything else goes through
-    ``pd.factorize``.
-    """
-    ints = _dense_ints(values, slack=2)
-    if ints is None:
-        codes, labels = pd.factorize(values)
-        return codes, pd.Index(labels)
-    lo = ints.min()
-    shifted = ints - lo
-    present = np.bincount(shifted) > 0
-    relabel = np.cumsum(present) - 1
-    labels = (np.flatnonzero(present) + lo).astype(np.asarray(values[:1]).dtype, copy=False)
-    return relabel[shifted], pd.Index(labels)
 
 
 def _handle_missing(ids: pd.Index, side: str, other: str, on_missing: str, total: int) -> int:
