@@ -1,4 +1,5 @@
-"""Coverage of OASIS's 95% CIs at a label budget under the two variance estimators.
+"""Coverage of OASIS's 95% CIs at a label budget under the two variance estimators,
+with the bias, spread and mean standard error of the estimates.
 
 ``martingale`` (default of :func:`er_evaluation.pairs.estimate`): each draw's own proposal
 in the second moment; ``final``: the latest proposal q_N, as written in paper 002 §3.3.2.
@@ -9,12 +10,17 @@ in the second moment; ``final``: the latest proposal q_N, as written in paper 00
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from er_evaluation.datasets import load_pool
-from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify
-from er_evaluation.pairs.estimates import _history_arrays
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_pairs import pools  # noqa: E402
+
+from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs.estimates import _history_arrays  # noqa: E402
 
 
 def main() -> None:
@@ -24,11 +30,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=60)
     parser.add_argument("--budget", type=int, default=2000)
     args = parser.parse_args()
-    pool = load_pool(args.pool)
+    _, pool = next(pools([args.pool]))
     truth = pool.truth()
     tv = np.array([truth["precision"], truth["recall"], truth["f"]])
     strata = stratify(pool.scores, pool.predicted, 30)
     covered = {"martingale": [], "final": []}
+    values, errors = [], []
     for rep in range(args.reps):
         params = {"strata": strata} if args.method == "oasis" else {}
         sampler = make_sampler(args.method, pool, rep, **params)
@@ -38,11 +45,23 @@ def main() -> None:
         for variance, hits in covered.items():
             value, se = _history_arrays(run, pool.predicted, [0.5], variance)
             hits.append(np.abs(value[-1] - tv) <= 1.959964 * se[-1] + 1e-12)
+            if variance == "martingale":
+                values.append(value[-1])
+                errors.append(se[-1])
     for variance, hits in covered.items():
         p, r, f = np.mean(hits, axis=0)
         print(
             f"{args.pool} {args.method} @{args.budget}, {variance}: coverage P {p:.1%} R {r:.1%} F1 {f:.1%}"
         )
+    values, errors = np.array(values), np.array(errors)
+    print(
+        "P / R / F1: bias",
+        np.round(values.mean(0) - tv, 5),
+        "spread (SD)",
+        np.round(values.std(0), 5),
+        "mean SE",
+        np.round(errors.mean(0), 5),
+    )
 
 
 if __name__ == "__main__":
