@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     METHODS,
+    CallableOracle,
     CountingOracle,
     LabelOracle,
     LabelRun,
@@ -634,3 +635,19 @@ def test_with_prediction_validates():
     with pytest.raises(PoolError, match="must be 0/1"):
         pool.with_prediction(np.full(pool.n_pairs, 3))
     assert pool.with_prediction(np.ones(pool.n_pairs)).predicted.sum() == pool.n_pairs
+
+
+def test_callable_oracle_and_unsure_answers_in_runs():
+    pool = tiny_pool()
+    truth = dict(zip(pool.pairs.id_left, pool.labels, strict=True))
+
+    def person(left, right):
+        if left == "c":
+            return None  # unsure: never a label
+        return "match" if truth[left] else "non-match"
+
+    oracle = CountingOracle(CallableOracle(pool, person))
+    run = sample_labels(pool, make_sampler("passive", pool, 0), oracle, 8)
+    unsure_row = 2
+    assert unsure_row in oracle.asked and unsure_row not in run.index.tolist()
+    assert run.n_labels == 7 and (run.label == pool.labels[run.index]).all()
