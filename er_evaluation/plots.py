@@ -70,7 +70,8 @@ def plot_estimates(
         )
     fig.update_layout(
         title=title or "Estimates with confidence intervals",
-        xaxis=dict(title="prediction", categoryorder="array", categoryarray=order),
+        # categorical: version names such as "2022-06-30" must not become a date axis
+        xaxis=dict(title="prediction", type="category", categoryorder="array", categoryarray=order),
         yaxis=dict(title=_interval_label(table)),
         legend_title_text="metric",
     )

@@ -36,6 +36,7 @@ def test_plot_estimates_error_bars_are_the_intervals():
     np.testing.assert_allclose(r.error_y.array, [0.07, 0.04])
     np.testing.assert_allclose(r.error_y.arrayminus, [0.05, 0.01])
     assert list(fig.layout.xaxis.categoryarray) == ["v2", "v1"]
+    assert fig.layout.xaxis.type == "category"
     assert "95% CI, normal" in fig.layout.yaxis.title.text
 
 
