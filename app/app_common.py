@@ -201,7 +201,7 @@ def _file_data(config_json: str) -> ProjectData:
     if not predictions:
         raise ClusteringError("no predicted clustering given: add at least one version")
     for version, series in predictions.items():
-        unknown = ~series.index.isin(records.index)
+        unknown = records.index.get_indexer(series.index) < 0
         if unknown.any():
             raise CoverageError(
                 f"version {version!r}: {int(unknown.sum())} record id(s) are not in the records "
@@ -216,7 +216,7 @@ def _file_data(config_json: str) -> ProjectData:
             cluster_col=bench["cluster_col"],
             name="benchmark",
         )
-        unknown = ~benchmark.index.isin(records.index)
+        unknown = records.index.get_indexer(benchmark.index) < 0
         if unknown.any():
             raise CoverageError(
                 f"benchmark: {int(unknown.sum())} record id(s) are not in the records table: "

@@ -76,7 +76,7 @@ if queue is None:
 settings = read_sample_config()
 if (
     settings["version"] not in data.predictions
-    or not queue["record_id"].isin(data.records.index).all()
+    or (data.records.index.get_indexer(queue["record_id"]) < 0).any()
 ):
     st.warning("The saved sample no longer fits the project data: draw a new one.")
     st.stop()
