@@ -54,6 +54,24 @@ def main() -> None:
             f"{args.pool} {args.method} @{args.budget}, {variance}: coverage P {p:.1%} R {r:.1%} F1 {f:.1%}"
         )
     values, errors = np.array(values), np.array(errors)
+    # logit-scale interval expit(logit(v) +- z se / (v (1 - v))), normal where v is 0 or 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        half = 1.959964 * errors / (values * (1 - values))
+        logit = np.log(values / (1 - values))
+        low = np.where(
+            (values > 0) & (values < 1),
+            1 / (1 + np.exp(-(logit - half))),
+            values - 1.959964 * errors,
+        )
+        high = np.where(
+            (values > 0) & (values < 1),
+            1 / (1 + np.exp(-(logit + half))),
+            values + 1.959964 * errors,
+        )
+    p, r, f = np.mean((low <= tv + 1e-12) & (tv <= high + 1e-12), axis=0)
+    print(
+        f"{args.pool} {args.method} @{args.budget}, martingale, logit-scale CI: coverage P {p:.1%} R {r:.1%} F1 {f:.1%}"
+    )
     print(
         "P / R / F1: bias",
         np.round(values.mean(0) - tv, 5),

@@ -651,3 +651,38 @@ def test_callable_oracle_and_unsure_answers_in_runs():
     unsure_row = 2
     assert unsure_row in oracle.asked and unsure_row not in run.index.tolist()
     assert run.n_labels == 7 and (run.label == pool.labels[run.index]).all()
+
+
+def test_logit_interval_hand_computed_and_fallback():
+    predicted = np.array([1, 1, 1, 0, 0])
+    run = LabelRun(
+        "importance",
+        5,
+        np.array([0, 1, 2, 3]),
+        np.array([1, 1, 0, 1]),
+        np.array([1.0, 2.0, 1.0, 0.5]),
+        np.full(4, -1),
+        np.ones(4, bool),
+    )
+    normal = estimate(run, predicted).precision
+    logit = estimate(run, predicted, interval="logit").precision
+    v, s, z = normal.value, normal.std_error, 1.959963984540054
+    centre, half = np.log(v / (1 - v)), z * s / (v * (1 - v))
+    assert logit.value == v and logit.std_error == s
+    assert logit.ci_low == pytest.approx(1 / (1 + np.exp(-(centre - half))))
+    assert logit.ci_high == pytest.approx(1 / (1 + np.exp(-(centre + half))))
+    assert 0 < logit.ci_low < v < logit.ci_high < 1
+    # an estimate of exactly 1 falls back to the normal interval
+    all_true = LabelRun(
+        "importance",
+        5,
+        np.array([0, 1]),
+        np.array([1, 1]),
+        np.ones(2),
+        np.full(2, -1),
+        np.ones(2, bool),
+    )
+    exact = estimate(all_true, predicted, interval="logit").precision
+    assert exact.value == 1.0 and exact.ci_high == 1.0
+    with pytest.raises(ValueError, match="interval must be"):
+        estimate(run, predicted, interval="wald")

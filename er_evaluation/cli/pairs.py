@@ -71,6 +71,13 @@ def register(subparsers) -> None:
         help="F_alpha weights (0.5 = F1; several allowed)",
     )
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    est.add_argument(
+        "--interval",
+        choices=["normal", "logit"],
+        default="normal",
+        help="CI: normal (estimate +- z SE) or logit (normal on the logit scale; better "
+        "coverage when rare matches skew the estimate)",
+    )
     add_output_options(est)
     est.set_defaults(func=_estimate)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
@@ -189,7 +196,9 @@ def _estimate(args) -> int:
     run = session.label_run()
     if run.n_draws == 0:
         raise ValueError(f"{args.labels} holds no labels yet")
-    result = estimate(run, pool.predicted, alpha=args.alpha, level=args.level)
+    result = estimate(
+        run, pool.predicted, alpha=args.alpha, level=args.level, interval=args.interval
+    )
     print(
         f"{args.labels}: {run.n_labels} labels, {run.n_draws} draws, {session.n_unsure} unsure, "
         f"method {session.header['method']}",

@@ -218,6 +218,16 @@ def _stratified_history(run: LabelRun, a, lh, lab, coef):
     return value, np.sqrt(var)
 
 
+def _interval(value: float, se: float, z: float, kind: str) -> tuple[float, float]:
+    if math.isnan(se):
+        return math.nan, math.nan
+    if kind == "logit" and 0.0 < value < 1.0:
+        centre = math.log(value / (1 - value))
+        half = z * se / (value * (1 - value))
+        return 1 / (1 + math.exp(-(centre - half))), 1 / (1 + math.exp(-(centre + half)))
+    return max(0.0, value - z * se), min(1.0, value + z * se)
+
+
 def history(run: LabelRun, predicted, *, alpha: float | Sequence[float] = 0.5) -> pd.DataFrame:
     """Estimates after every draw: columns ``n_draws``, ``n_labels`` and, per metric
     (see :func:`metric_names`), the value and ``<metric>_se``. NaN where undefined."""
@@ -241,13 +251,22 @@ def estimate(
     alpha: float | Sequence[float] = 0.5,
     level: float = 0.95,
     variance: str = "martingale",
+    interval: str = "normal",
 ) -> PairEstimates:
     """Precision, recall and F_alpha (for every alpha given) of ``predicted`` (0/1 per
     pool pair) from the labelled draws of ``run``, each with its standard error and normal
     ``level`` CI. Any 0/1 prediction over the same pool can be evaluated (label reuse:
     :mod:`er_evaluation.pairs.reuse`). Undefined ratios (no sampled predicted or true
     matches) give NaN with an :class:`UndefinedMetricWarning`.
+
+    ``interval="normal"``: value +- z SE, clipped to [0, 1]. ``interval="logit"``: the
+    normal interval on the logit scale, expit(logit(v) +- z SE / (v (1 - v))) (delta
+    method), which is asymmetric and stays inside (0, 1); it covers better when rare
+    matches make the estimate skewed (benchmarks/README.md, FEBRL). Estimates of exactly
+    0 or 1 fall back to the normal interval.
     """
+    if interval not in ("normal", "logit"):
+        raise ValueError(f"interval must be 'normal' or 'logit', got {interval!r}")
     alphas = _alphas(alpha)
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
@@ -263,8 +282,7 @@ def estimate(
                 stacklevel=2,
             )
             s = math.nan
-        low = max(0.0, v - z * s) if not math.isnan(s) else math.nan
-        high = min(1.0, v + z * s) if not math.isnan(s) else math.nan
+        low, high = _interval(v, s, z, interval)
         out.append(
             PairEstimate(name, v, s, low, high, level, run.n_labels, run.n_draws, run.design)
         )

@@ -344,10 +344,17 @@ class LabellingSession:
         )
 
     def estimate(
-        self, *, alpha: float | Sequence[float] = 0.5, level: float = 0.95
+        self,
+        *,
+        alpha: float | Sequence[float] = 0.5,
+        level: float = 0.95,
+        interval: str = "normal",
     ) -> PairEstimates:
-        """Precision, recall and F_alpha of the pool's prediction from the labels so far."""
-        return estimate(self.label_run(), self.pool.predicted, alpha=alpha, level=level)
+        """Precision, recall and F_alpha of the pool's prediction from the labels so far
+        (see :func:`er_evaluation.pairs.estimate`)."""
+        return estimate(
+            self.label_run(), self.pool.predicted, alpha=alpha, level=level, interval=interval
+        )
 
     def close(self) -> None:
         """Sync and close the log; the session can be reopened from it at any time."""
