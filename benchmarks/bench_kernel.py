@@ -145,6 +145,9 @@ def run_child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     row = {"task": task, "n": n, "ids": ids, "process_peak_mb": usage.ru_maxrss / 1024}
+    if process.returncode == -signal.SIGALRM:
+        row["timeout"] = limit
+        return row
     if process.returncode != 0:
         row["error"] = (err.strip().splitlines() or [f"exit {process.returncode}"])[-1]
         return row
@@ -178,7 +181,9 @@ def main() -> None:
     parser.add_argument("--ids", nargs="+", choices=["int", "str"], default=["int", "str"])
     parser.add_argument("--tasks", nargs="+", choices=TASKS, default=TASKS)
     parser.add_argument("--pairs", type=int, default=10_000_000, help="from_pairs size (0: skip)")
-    parser.add_argument("--limit", type=int, default=300, help="seconds per configuration")
+    parser.add_argument(
+        "--limit", type=int, default=90, help="seconds per configuration (data building included)"
+    )
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
     args = parser.parse_args()
 
@@ -199,7 +204,10 @@ def main() -> None:
         repeat = 1 if n >= 10_000_000 else 3
         row = run_child(task, n, ids, repeat, args.limit)
         rows.append(row)
-        seconds = f"{row['seconds']:8.2f}" if "seconds" in row else f"{'failed':>8}"
+        if "seconds" in row:
+            seconds = f"{row['seconds']:8.2f}"
+        else:
+            seconds = f"{'> ' + str(args.limit) if 'timeout' in row else 'failed':>8}"
         peak, data = (f"{row.get(k, float('nan')):8.0f}" for k in ("peak_mb", "data_mb"))
         print(f"| {task:32} | {n:>10,} | {ids:3} | {seconds} | {peak} | {data} |", flush=True)
         if "error" in row:
