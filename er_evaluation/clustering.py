@@ -119,7 +119,7 @@ def duplicated_ids(index: pd.Index) -> pd.Index:
     values = _dense_ints(index)
     if values is not None:
         lo = values.min()
-        counts = np.bincount(values - lo)
+        counts = np.bincount(values - lo if lo else values)
         if counts.max() <= 1:
             return index[:0]
         return pd.Index(np.flatnonzero(counts > 1) + lo)

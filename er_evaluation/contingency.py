@@ -208,7 +208,8 @@ def contingency(
     ref = _Codes.of(ref_values)
 
     # one int64 key per record names its cell; counting the keys is the whole table
-    key = shared_pred_raw.astype(np.int64) * ref.span + ref.raw
+    key = shared_pred_raw.astype(np.int64, copy=False) * ref.span
+    key += ref.raw
     cell_codes, cell_keys = pd.factorize(key)
     count = np.bincount(cell_codes).astype(np.int64)
     cell_keys = np.asarray(cell_keys, dtype=np.int64)
@@ -253,7 +254,7 @@ class _Codes:
             sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
             return cls(codes, len(labels), sizes, pd.Index(labels))
         lo = ints.min()
-        raw = ints - lo
+        raw = ints - lo if lo else ints  # ids counted from 0 need no shifted copy
         counts = np.bincount(raw)
         present = counts > 0
         labels = (np.flatnonzero(present) + lo).astype(np.asarray(values[:1]).dtype, copy=False)
