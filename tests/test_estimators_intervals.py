@@ -167,3 +167,12 @@ def test_auto_is_fieller_for_ratios_and_studentized_otherwise():
     assert confidence_interval(f, 0.95, "auto", bounds=None, seed=3) == confidence_interval(
         f, 0.95, "studentized", bounds=None, seed=3
     )
+
+
+def test_logit_interval_survives_estimates_at_the_edge_of_zero_and_one():
+    from dataclasses import replace
+
+    fit = smooth_estimate(Column("z"), {"z": np.array([0.0, 0.5, 1.0, 0.2])})
+    for value in (1e-20, 1 - 1e-16):
+        lo, hi = confidence_interval(replace(fit, value=value), 0.95, "logit")
+        assert 0.0 <= lo <= value <= hi <= 1.0

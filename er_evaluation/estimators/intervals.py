@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
+from scipy.special import expit
 
 from er_evaluation.estimators.ratio import SmoothFit
 
@@ -70,7 +71,8 @@ def logit_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
         return normal_interval(fit, level, bounds)
     z = _z(level)
     center, half = math.log(v / (1 - v)), z * se / (v * (1 - v))
-    lo, hi = (1 / (1 + math.exp(-(center + s * half))) for s in (-1, 1))
+    # expit rather than 1/(1+exp(-x)): exp overflows for estimates within ~1e-300 of 0 or 1
+    lo, hi = (float(expit(center + s * half)) for s in (-1, 1))
     return _clip(lo, hi, bounds)
 
 

@@ -29,6 +29,8 @@ precision and recall on the joint per-unit matrix (delta method).
 
 from __future__ import annotations
 
+import numpy as np
+
 from er_evaluation.estimators.ratio import Column, FBeta, Ratio, Smooth
 from er_evaluation.estimators.units import UnitTable
 
@@ -105,12 +107,14 @@ def pairwise_function(
             return Ratio(Column("Pc_tp"), Column("Pc_size")), cols
         # record: eq. 10, plain mean of Z = g(c)/(|c| p_i) with p_i = 1/N
         size = q["size"]
-        z = N * q["tp"] / (P * size) if P else q["tp"] * float("nan")
+        # units emptied by on_missing="restrict" contribute 0, not 0/0
+        safe = np.maximum(size, 1)
+        z = N * q["tp"] / (P * safe) if P else q["tp"] * float("nan")
         z[size == 0] = 0.0
         return Column("Pr_z"), {"Pr_z": z}
     if estimator == "record":
         size = q["size"]
-        b = 2 * q["tp"] / size
+        b = 2 * q["tp"] / np.maximum(size, 1)
         b[size == 0] = 0.0
         cols = {"Rr_tp": b, "Rr_pairs": size - (size > 0)}
         return Ratio(Column("Rr_tp"), Column("Rr_pairs")), cols
