@@ -15,50 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ENTRY = Path(__file__).resolve().parent / "er_eval_app.py"
-ARGS = [
-    "--no-sandbox",
-    "--disable-dev-shm-usage",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start(project: Path, port: int) -> subprocess.Popen:
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ENTRY),
-        "--server.headless", "true", "--server.address", "127.0.0.1",
-        "--server.port", str(port), "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    env = dict(os.environ, ER_EVAL_PROJECT_DIR=str(project))
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(180):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.terminate()
-    proc.wait(10)
-    raise SystemExit("the app did not start")
+from serve import CHROMIUM_ARGS as ARGS
+from serve import free_port
+from serve import start_app as start
 
 
 def settle(page, wait_ms: int = 1500) -> None:

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -21,17 +17,11 @@ from er_evaluation import datasets
 from er_evaluation.io import read_membership
 from er_evaluation.review import ReviewStore
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+from serve import CHROMIUM_ARGS as ARGS  # noqa: E402
+from serve import free_port, start_app  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
-ENTRY = Path(__file__).resolve().parents[1] / "app" / "er_eval_app.py"
-ARGS = [
-    "--no-sandbox",
-    "--disable-dev-shm-usage",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
 
 pytestmark = [
@@ -41,37 +31,6 @@ pytestmark = [
         reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')",
     ),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_app(project: Path, port: int) -> subprocess.Popen:
-    env = dict(os.environ, ER_EVAL_PROJECT_DIR=str(project))
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ENTRY),
-        "--server.headless", "true",
-        "--server.address", "127.0.0.1",
-        "--server.port", str(port),
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.terminate()
-    proc.wait(10)
-    raise RuntimeError("streamlit did not answer its health check within 90 s")
 
 
 def tick_row(page, row: int) -> None:
