@@ -23,7 +23,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
@@ -156,12 +155,7 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The command's result table (tidy, one row per prediction x metric, or per
     difference with ``--paired``) and a one-line description of the data."""
     predictions, sample, source = _load(args)
-    # np.errstate: units with no record left in a population (dropped under restrict)
-    # divide 0 by 0 before being zeroed by the estimators; not worth a warning per version
-    with (
-        warnings.catch_warnings(record=True) as caught,
-        np.errstate(divide="ignore", invalid="ignore"),
-    ):
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
         if args.paired:
             if len(predictions) < 2:
