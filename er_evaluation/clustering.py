@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_evaluation.errors import ClusteringError, examples
+from er_evaluation.errors import ClusteringError, examples, plain_id
 
 __all__ = [
     "membership",
@@ -350,7 +350,7 @@ def to_clusters(clustering: pd.Series) -> dict[Any, list]:
     bounds = np.cumsum(np.bincount(codes, minlength=len(labels)))[:-1]
     ids = clustering.index.to_numpy()[order]
     return {
-        _plain(label): part.tolist()
+        plain_id(label): part.tolist()
         for label, part in zip(labels, np.split(ids, bounds), strict=True)
     }
 
@@ -391,7 +391,3 @@ def to_graph(clustering: pd.Series):
 def cluster_sizes(clustering: pd.Series) -> pd.Series:
     """Number of records in each cluster, indexed by cluster id (largest first)."""
     return clustering.value_counts(sort=True).rename("size")
-
-
-def _plain(value):
-    return value.item() if hasattr(value, "item") else value

@@ -34,11 +34,13 @@ def examples(ids: Iterable, k: int = 5) -> str:
         ids = ids.to_numpy()
     if not isinstance(ids, (list, tuple, np.ndarray, pd.Index, pd.api.extensions.ExtensionArray)):
         ids = list(ids)
-    shown = ", ".join(repr(_plain(i)) for i in ids[:k])
+    shown = ", ".join(repr(plain_id(i)) for i in ids[:k])
     rest = len(ids) - k
     return shown + (f" (and {rest} more)" if rest > 0 else "")
 
 
-def _plain(value):
-    """numpy scalars print as ``np.int64(3)`` under numpy 2; users typed ``3``."""
-    return value.item() if hasattr(value, "item") else value
+def plain_id(value):
+    """A numpy scalar as the Python scalar it holds (other values unchanged): under numpy 2
+    ``repr(np.int64(3))`` is ``np.int64(3)`` where users typed ``3``, and JSON/SQLite need
+    Python scalars."""
+    return value.item() if isinstance(value, np.generic) else value

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.clustering import from_pairs
-from er_evaluation.errors import examples
+from er_evaluation.errors import examples, plain_id
 from er_evaluation.io import write_membership
 
 __all__ = [
@@ -216,7 +216,7 @@ class ReviewStore:
         ``sampled_record`` (the decision then falls back to the one before, if any).
         Raises :class:`ReviewError` when there is nothing to undo."""
         reviewer = _check_reviewer(reviewer)
-        key = _encode(_plain(sampled_record))
+        key = _encode(plain_id(sampled_record))
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")  # read and append under one write lock
             rows = conn.execute(
@@ -228,7 +228,7 @@ class ReviewStore:
             if not stack:
                 conn.execute("ROLLBACK")
                 raise ReviewError(
-                    f"nothing to undo: sampled record {_plain(sampled_record)!r} has no saved review"
+                    f"nothing to undo: sampled record {plain_id(sampled_record)!r} has no saved review"
                 )
             fields = {
                 "reviewer": reviewer,
@@ -314,10 +314,10 @@ class ReviewStore:
                 check_review(prediction, sampled, removed, added)
                 cluster = prediction.loc[sampled]
                 if cluster_col is not None and not _isna(row[cluster_col]):
-                    if str(_plain(row[cluster_col])) != str(_plain(cluster)):
+                    if str(plain_id(row[cluster_col])) != str(plain_id(cluster)):
                         raise ReviewError(
-                            f"{cluster_col!r} is {_plain(row[cluster_col])!r} but the prediction "
-                            f"puts the record in cluster {_plain(cluster)!r}"
+                            f"{cluster_col!r} is {plain_id(row[cluster_col])!r} but the prediction "
+                            f"puts the record in cluster {plain_id(cluster)!r}"
                         )
                 who = reviewer
                 if reviewer_col is not None and not _isna(row[reviewer_col]):
@@ -384,7 +384,7 @@ class ReviewStore:
 
     def decision(self, sampled_record: Any) -> ReviewEvent | None:
         """Current decision for one sampled record, or None if it has none."""
-        rows = self._rows("WHERE sampled_record = ?", (_encode(_plain(sampled_record)),))
+        rows = self._rows("WHERE sampled_record = ?", (_encode(plain_id(sampled_record)),))
         current = _current([_decode_row(r) for r in rows])
         return current[0] if current else None
 
@@ -480,19 +480,19 @@ def _review_fields(
     status,
 ) -> dict:
     reviewer = _check_reviewer(reviewer)
-    sampled = _plain(sampled_record)
+    sampled = plain_id(sampled_record)
     shown = _unique_list(shown_records, "shown_records")
     removed = _unique_list(removed, "removed")
     added = _unique_list(added, "added")
     if sampled not in set(shown):
         raise ReviewError(
             f"sampled record {sampled!r} is not among the shown records of cluster "
-            f"{_plain(predicted_cluster)!r}"
+            f"{plain_id(predicted_cluster)!r}"
         )
     stray = [r for r in removed if r not in set(shown)]
     if stray:
         raise ReviewError(
-            f"removed id(s) not in the shown cluster {_plain(predicted_cluster)!r}: {examples(stray)}"
+            f"removed id(s) not in the shown cluster {plain_id(predicted_cluster)!r}: {examples(stray)}"
         )
     if sampled in set(removed):
         raise ReviewError(f"the sampled record {sampled!r} itself cannot be removed")
@@ -513,7 +513,7 @@ def _review_fields(
         "reviewer": reviewer,
         "status": status,
         "sampled_record": _encode(sampled),
-        "predicted_cluster": _encode(_plain(predicted_cluster)),
+        "predicted_cluster": _encode(plain_id(predicted_cluster)),
         "version": None if version is None else str(version),
         "shown_records": _encode(shown),
         "added": _encode(added),
@@ -535,17 +535,13 @@ def _unique_list(values: Iterable, what: str) -> list:
     out: list = []
     seen: set = set()
     for value in values:
-        value = _plain(value)
+        value = plain_id(value)
         if value is None or (isinstance(value, float) and np.isnan(value)):
             raise ReviewError(f"{what} contains a missing id (None/NaN)")
         if value not in seen:
             seen.add(value)
             out.append(value)
     return out
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _encode(value: Any) -> str:
@@ -650,7 +646,7 @@ def _derive(current: Sequence[ReviewEvent]) -> tuple[pd.Series, pd.DataFrame]:
                         "sampled_record": e.sampled_record,
                         "reviewer": e.reviewer,
                         "event_id": e.event_id,
-                        "cluster": _plain(labels.loc[r]),
+                        "cluster": plain_id(labels.loc[r]),
                         "included_by": tuple(included_by[r]),
                     }
                 )
@@ -680,7 +676,7 @@ def _id_parser(index: pd.Index):
     integer = index.dtype.kind in "iu"
 
     def parse(value: Any, column: str) -> Any:
-        value = _plain(value)
+        value = plain_id(value)
         if integer:
             if isinstance(value, float) and value.is_integer():
                 return int(value)
@@ -735,7 +731,7 @@ def check_review(
     two names side by side (see :func:`names_beside`).
     """
     _check_prediction(prediction)
-    sampled = _plain(sampled_record)
+    sampled = plain_id(sampled_record)
     removed = _unique_list(removed, "removed")
     added = _unique_list(added, "added")
     index = prediction.index
@@ -749,7 +745,7 @@ def check_review(
         bad = [r for r, p in zip(removed, rpos, strict=True) if p < 0 or not in_cluster[p]]
         if bad:
             raise ReviewError(
-                f"removed id(s) not in the predicted cluster {_plain(cluster)!r} of {sampled!r}: "
+                f"removed id(s) not in the predicted cluster {plain_id(cluster)!r} of {sampled!r}: "
                 f"{examples(bad)}"
             )
         if sampled in set(removed):
@@ -769,7 +765,7 @@ def check_review(
                 ReviewIssue(
                     "already_in_cluster",
                     already,
-                    f"added id(s) already in the predicted cluster {_plain(cluster)!r}: "
+                    f"added id(s) already in the predicted cluster {plain_id(cluster)!r}: "
                     f"{examples(already)}",
                 )
             )
@@ -816,8 +812,8 @@ def names_beside(
     missing = [c for c in name_cols if c not in table.columns]
     if missing:
         raise ReviewError(f"records: name column(s) {missing} not found in {list(table.columns)}")
-    ids = [_plain(i) for i in ids]
-    wanted = [_plain(sampled_record), *ids]
+    ids = [plain_id(i) for i in ids]
+    wanted = [plain_id(sampled_record), *ids]
     pos = table.index.get_indexer(wanted)
     unknown = [w for w, p in zip(wanted, pos, strict=True) if p < 0]
     if unknown:
@@ -850,7 +846,7 @@ def assign_reviewers(
     """Split a sample among reviewers: a seeded random permutation dealt round-robin, so
     each reviewer gets ``n // k`` or ``n // k + 1`` records and the split is the same for
     the same seed. Returns a Series sampled record -> reviewer in the sample's order."""
-    records = pd.Index([_plain(r) for r in sampled_records])
+    records = pd.Index([plain_id(r) for r in sampled_records])
     if len(records) == 0:
         raise ReviewError("no sampled records to assign")
     if records.has_duplicates:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.clustering import membership, to_pairs
-from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples
+from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples, plain_id
 
 __all__ = [
     "PairPool",
@@ -209,7 +209,7 @@ def _check_ids(left, right, left_col: str, right_col: str, records) -> None:
         shown = [(left[i], right[i]) for i in rows[:5]]
         raise PoolError(
             f"{len(rows)} rows repeat a pair (in either order), e.g. rows {examples(rows)}: "
-            f"{', '.join(f'({_plain(a)!r}, {_plain(b)!r})' for a, b in shown)}"
+            f"{', '.join(f'({plain_id(a)!r}, {plain_id(b)!r})' for a, b in shown)}"
         )
     if records is not None:
         known = pd.Index(records)
@@ -244,10 +244,6 @@ def _check_binary(series: pd.Series, col: str) -> np.ndarray:
             f"column {col!r} must be 0/1; rows {examples(bad)} have {examples(values[bad])}"
         )
     return numeric.astype(np.int8)
-
-
-def _plain(value):
-    return value.item() if hasattr(value, "item") else value
 
 
 def predicted_from_clustering(left, right, prediction: pd.Series) -> np.ndarray:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from er_evaluation.errors import plain_id
 from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate
 from er_evaluation.pairs.oracles import parse_answer
 from er_evaluation.pairs.pool import PairPool
@@ -88,10 +89,6 @@ def read_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     if not records or records[0].get("type") != "header":
         raise SessionError(f"{path}: the first line is not a label-log header")
     return records[0], records[1:]
-
-
-def _plain(value):
-    return value.item() if hasattr(value, "item") else value
 
 
 class LabellingSession:
@@ -233,8 +230,8 @@ class LabellingSession:
             "type": "draw",
             "step": self._step,
             "pool_index": draw.index,
-            "id_left": _plain(pairs["id_left"].iat[draw.index]),
-            "id_right": _plain(pairs["id_right"].iat[draw.index]),
+            "id_left": plain_id(pairs["id_left"].iat[draw.index]),
+            "id_right": plain_id(pairs["id_right"].iat[draw.index]),
             "stratum": draw.stratum,
             "prob": draw.prob,
             "weight": draw.weight,
@@ -275,8 +272,8 @@ class LabellingSession:
             self._pending = PendingPair(
                 self._step,
                 draw.index,
-                _plain(row["id_left"]),
-                _plain(row["id_right"]),
+                plain_id(row["id_left"]),
+                plain_id(row["id_right"]),
                 float(row["score"]),
                 int(row["predicted"]),
                 draw,
