@@ -12,6 +12,12 @@ class ClusteringError(ValueError):
     """Invalid clustering input: duplicated ids, missing cluster ids, wrong types, empty input."""
 
 
+class InputFileError(ValueError):
+    """A file cannot be read or written as asked: unknown type, empty, not UTF-8, rows
+    with more fields than the header, a directory where a file is expected. The message
+    starts with the file's path."""
+
+
 class CoverageError(ValueError):
     """Two clusterings do not cover the records they need to (e.g. reference records
     absent from the prediction)."""
@@ -19,6 +25,11 @@ class CoverageError(ValueError):
 
 class CoverageWarning(UserWarning):
     """Records were dropped because the caller chose to restrict to shared records."""
+
+
+class PopulationWarning(UserWarning):
+    """The prediction given to an estimator holds no record beyond the reviewed sample, so
+    it may not be the whole population the estimate is meant for."""
 
 
 class UndefinedMetricWarning(UserWarning):

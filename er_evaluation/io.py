@@ -1,37 +1,129 @@
-"""Read and write membership vectors as CSV or Parquet files."""
+"""Read and write membership vectors and tables as CSV, TSV or Parquet files.
+
+Every problem with a file (unknown type, empty, not UTF-8, malformed rows, a directory,
+no permission) is an error whose message starts with the file's path, never a parser's
+traceback.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from er_evaluation.clustering import from_frame, to_frame
-from er_evaluation.errors import ClusteringError
+from er_evaluation.errors import InputFileError
 
 __all__ = ["read_table", "read_membership", "write_membership", "write_table_atomic"]
 
 _COMPRESSION = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
+_TYPES = ".csv, .tsv (optionally .gz, .bz2, .xz, .zip, .zst) or .parquet"
+# tried, in this order, when a .csv/.tsv header splits into a single column
+_OTHER_DELIMITERS = (";", "\t", ",", "|")
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a CSV (``.csv``, ``.tsv``, optionally compressed) or Parquet file into a DataFrame.
-
-    Ids are read as strings from CSV so that ``007`` and ``7`` stay distinct records.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
+def _kind(path: Path) -> str:
+    """ "parquet", "csv" or "tsv" from the file name's suffixes; InputFileError otherwise."""
     suffixes = [s.lower() for s in path.suffixes]
     if ".parquet" in suffixes or ".pq" in suffixes:
-        return pd.read_parquet(path)
+        return "parquet"
     if ".tsv" in suffixes:
-        return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_values=[""])
+        return "tsv"
     if ".csv" in suffixes:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
-    raise ClusteringError(f"{path}: unknown file type; use .csv, .tsv or .parquet")
+        return "csv"
+    shown = "".join(path.suffixes) or "no extension"
+    raise InputFileError(f"{path}: unknown file type ({shown}); use {_TYPES}")
+
+
+def _check_readable(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path))
+    if not os.access(path, os.R_OK):
+        raise PermissionError(errno.EACCES, "no permission to read this file", str(path))
+
+
+def read_table(path: str | os.PathLike, *, encoding: str = "utf-8") -> pd.DataFrame:
+    """Read a CSV (``.csv``, ``.tsv``, optionally compressed) or Parquet file into a DataFrame.
+
+    CSV cells are read as strings so that ids ``007`` and ``7`` stay distinct records; an
+    empty cell is missing. A ``.csv``/``.tsv`` file whose header does not split on the
+    expected delimiter is read with the first of ``;``, tab, ``,``, ``|`` that does.
+    Errors name the file: an empty file, text that is not in ``encoding`` (with the line),
+    a data row with more fields than the header (never read as an index column), a
+    directory, an unknown extension.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
+    kind = _kind(path)
+    _check_readable(path)
+    if kind == "parquet":
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as error:
+            raise InputFileError(f"{path}: cannot read as Parquet ({error})") from error
+    sep = "\t" if kind == "tsv" else ","
+    frame = _read_csv(path, sep, encoding)
+    if frame.shape[1] == 1:
+        header = str(frame.columns[0])
+        for other in _OTHER_DELIMITERS:
+            if other != sep and other in header:
+                return _read_csv(path, other, encoding)
+    return frame
+
+
+def _read_csv(path: Path, sep: str, encoding: str) -> pd.DataFrame:
+    try:
+        with warnings.catch_warnings():
+            # index_col=False keeps pandas from silently taking the first column as the
+            # index when every row has one field more than the header; it warns instead
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            return pd.read_csv(
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_values=[""],
+                index_col=False,
+                encoding=encoding,
+            )
+    except pd.errors.EmptyDataError as error:
+        raise InputFileError(f"{path}: the file is empty (no header row)") from error
+    except pd.errors.ParserWarning as error:
+        raise InputFileError(
+            f"{path}: data rows have more fields than the header; check the delimiter "
+            "and quoting, or add the missing column names"
+        ) from error
+    except pd.errors.ParserError as error:
+        detail = str(error).strip().removeprefix("Error tokenizing data. C error: ")
+        raise InputFileError(f"{path}: malformed {_name(sep)} ({detail})") from error
+    except UnicodeDecodeError as error:
+        raise InputFileError(
+            f"{path}: not {encoding} text{_where_undecodable(path, encoding)}; save the file "
+            "as UTF-8, or give its encoding (e.g. latin-1)"
+        ) from error
+
+
+def _name(sep: str) -> str:
+    return {"\t": "TSV", ",": "CSV"}.get(sep, f"text with delimiter {sep!r}")
+
+
+def _where_undecodable(path: Path, encoding: str) -> str:
+    """ " (byte 0xe9 on line 3)" for the first undecodable byte of an uncompressed file
+    (pandas decodes in chunks, so its own offset is not the file's)."""
+    if path.suffix.lower() in _COMPRESSION:
+        return ""
+    data = path.read_bytes()
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        return f" (byte 0x{data[error.start]:02x} on line {line})"
+    return ""
 
 
 def read_membership(
@@ -40,13 +132,15 @@ def read_membership(
     cluster_col: str | None = None,
     *,
     name: str | None = None,
+    encoding: str = "utf-8",
 ) -> pd.Series:
     """Read a clustering file (id and cluster columns) into a validated membership vector.
 
-    Without column names, a two-column file is read as (id, cluster). Rows with an
-    empty cluster id are an error naming the records, never silently dropped.
+    Without column names, a two-column file is read as (id, cluster); a file with more
+    columns needs both names. Rows with an empty cluster id are an error naming the
+    records, never silently dropped.
     """
-    frame = read_table(path)
+    frame = read_table(path, encoding=encoding)
     return from_frame(frame, id_col=id_col, cluster_col=cluster_col, name=name or str(path))
 
 
@@ -56,26 +150,41 @@ def write_membership(
     id_col: str = "record_id",
     cluster_col: str = "cluster_id",
 ) -> Path:
-    """Write a membership vector to CSV or Parquet (by suffix), atomically."""
+    """Write a membership vector to CSV, TSV or Parquet (by suffix), atomically."""
     return write_table_atomic(to_frame(clustering, id_col, cluster_col), path)
 
 
 def write_table_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
-    """Write ``frame`` to ``path`` (CSV or Parquet by suffix) through a temporary file and
-    an atomic rename, so a crash never leaves a half-written file behind."""
+    """Write ``frame`` to ``path`` (CSV, TSV or Parquet by suffix) through a temporary file
+    and an atomic rename, so a crash never leaves a half-written file behind.
+
+    An unknown suffix (e.g. ``.xlsx``) is an :class:`InputFileError`, not CSV bytes under
+    another name; a directory at ``path`` or a folder that cannot be written raise
+    ``IsADirectoryError``/``PermissionError`` naming ``path`` or its folder.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    kind = _kind(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        # the temporary file's name would mislead: name the folder the user gave
+        raise type(error)(
+            error.errno, f"cannot write into this folder ({error.strerror})", str(path.parent)
+        ) from error
     os.close(fd)
     suffixes = [s.lower() for s in path.suffixes]
     # the temporary file's name says nothing about the format: take it from the target's
     compression = next((_COMPRESSION[s] for s in reversed(suffixes) if s in _COMPRESSION), None)
     try:
-        if ".parquet" in suffixes or ".pq" in suffixes:
+        if kind == "parquet":
             frame.to_parquet(tmp, index=False)
         else:
-            sep = "\t" if ".tsv" in suffixes else ","
-            frame.to_csv(tmp, index=False, sep=sep, compression=compression)
+            frame.to_csv(
+                tmp, index=False, sep="\t" if kind == "tsv" else ",", compression=compression
+            )
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)

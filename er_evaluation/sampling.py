@@ -24,14 +24,16 @@ multiplicity.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from er_evaluation._parameters import check_count, check_multiplicity
 from er_evaluation.clustering import validate_membership
-from er_evaluation.errors import examples
+from er_evaluation.errors import CoverageError, PopulationWarning, examples
 
 __all__ = [
     "Sample",
@@ -77,8 +79,12 @@ class Sample:
             raise ValueError(
                 f"duplicated unit ids: {examples(self.units[self.units.duplicated()])}"
             )
-        if (np.asarray(self.multiplicity) < 1).any():
-            raise ValueError("every sampled unit must have multiplicity >= 1")
+        # frozen: the checked int64 copy replaces what was given (1.7 draws is an error)
+        object.__setattr__(self, "multiplicity", check_multiplicity(self.multiplicity, self.units))
+        if self.population_size is not None:
+            object.__setattr__(
+                self, "population_size", check_count(self.population_size, "population_size")
+            )
         _check_positive(pd.Series(self.probability, index=self.units), "probability")
         if self.sample_of not in ("reference", "predicted"):
             raise ValueError(
@@ -144,6 +150,54 @@ class Sample:
             )
         return replace(self, reference=truth.reindex(self.reference.index), sample_of="predicted")
 
+    @property
+    def is_census(self) -> bool:
+        """True when the sample is the whole frame: every unit (or record) drawn once,
+        without replacement."""
+        if self.replace or self.population_size is None:
+            return False
+        drawn = self.n_draws if self.design == "records" else self.n_units
+        return drawn == self.population_size
+
+    def check_population(
+        self, n_records: int, n_reviewed: int, *, same_frame: bool = True, name: str = "prediction"
+    ) -> None:
+        """Check that a prediction of ``n_records`` records, ``n_reviewed`` of them reviewed
+        records of this sample, can be the whole population the sample was drawn from.
+
+        Estimators take N and |P| from the prediction, so a prediction cut down to the
+        reviewed records returns the sample's own plug-in value (e.g. precision 1.0 with SE
+        0) as if it were the population's. When the sample knows its frame
+        (``population_size``) a smaller prediction is a :class:`CoverageError` (with
+        ``same_frame=False``, for a prediction of another population evaluated on the
+        records it shares with the sample, only one holding nothing but reviewed records);
+        a prediction holding nothing but reviewed records of a sample without a known frame
+        gets a :class:`PopulationWarning` (it is right only if every unit was drawn)."""
+        cut = (
+            "pass the prediction of the whole population (its number of records and "
+            "predicted links), not the prediction cut down to the sample"
+        )
+        if self.population_size is not None and not self.is_census:
+            if same_frame and self.design == "records" and n_records < self.population_size:
+                raise CoverageError(
+                    f"{name} covers {n_records:,} records but the sample was drawn from a "
+                    f"population of {self.population_size:,} records; {cut} (for a "
+                    "prediction of another population, restrict to the shared records)"
+                )
+            if n_records <= n_reviewed and self.population_size > self.n_units:
+                raise CoverageError(
+                    f"{name} holds only the {n_reviewed:,} reviewed records of the sample, "
+                    f"which was drawn from {self.population_size:,} units; {cut}"
+                )
+        elif n_records <= n_reviewed and not self.is_census:
+            warnings.warn(
+                f"{name} holds only the {n_reviewed:,} reviewed records of the sample: the "
+                "estimate is the sample's own value, right only if the sample covers the "
+                f"whole population; otherwise {cut}",
+                PopulationWarning,
+                stacklevel=4,
+            )
+
     def __repr__(self) -> str:
         t = "" if self.population_size is None else f" of {self.population_size}"
         return (
@@ -193,8 +247,7 @@ def _rng(seed) -> np.random.Generator:
 def _draw(
     units: pd.Index, p: np.ndarray, n: int, replace: bool, rng: np.random.Generator
 ) -> tuple[pd.Index, np.ndarray]:
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_count(n, "n")
     if not replace and n > len(units):
         raise ValueError(f"cannot draw n={n} units without replacement from {len(units)}")
     idx = rng.choice(len(units), size=n, replace=replace, p=p / p.sum())
@@ -224,8 +277,7 @@ def sample_records(clustering: pd.Series, n: int, *, replace: bool = True, seed=
     clustering = validate_membership(clustering)
     rng = _rng(seed)
     N = len(clustering)
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+    n = check_count(n, "n")
     if not replace and n > N:
         raise ValueError(f"cannot draw n={n} records without replacement from {N}")
     rows = rng.choice(N, size=n, replace=replace)
@@ -378,7 +430,7 @@ def benchmark_sample(
             raise ValueError(
                 f"multiplicity is missing for {len(missing)} unit(s): {examples(missing)}"
             )
-        mult = multiplicity.reindex(units).to_numpy(dtype=np.int64)
+        mult = check_multiplicity(multiplicity.reindex(units).to_numpy(), units)
     return Sample(
         reference=reference,
         units=units,

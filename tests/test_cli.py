@@ -134,7 +134,7 @@ def test_metrics_argument_errors(tmp_path, capsys):
     code, _, err = run_cli(["metrics", "only_one.csv"], capsys)
     assert code == 1 and "expected two files, PREDICTION and REFERENCE, got 1" in err
     code, _, err = run_cli(["metrics", "a.csv", "b.csv"], capsys)
-    assert code == 1 and "no such file: a.csv" in err
+    assert code == 1 and "a.csv: no such file" in err
     code, _, err = run_cli(["metrics", "--demo", "a.csv"], capsys)
     assert code == 1 and "--demo takes no input files" in err
     bad = tmp_path / "dup.csv"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from er_evaluation.errors import ClusteringError
+from er_evaluation.errors import ClusteringError, InputFileError
 from er_evaluation.io import read_membership, read_table, write_membership, write_table_atomic
 
 ids_strategy = st.one_of(
@@ -106,7 +106,7 @@ def test_column_selection_and_errors(tmp_path):
 def test_unknown_suffix_and_missing_file(tmp_path):
     path = tmp_path / "c.xlsx"
     path.write_text("x")
-    with pytest.raises(ClusteringError, match=r"unknown file type; use \.csv, \.tsv or \.parquet"):
+    with pytest.raises(InputFileError, match=r"c\.xlsx: unknown file type \(\.xlsx\); use \.csv"):
         read_table(path)
     with pytest.raises(FileNotFoundError, match="no such file"):
         read_table(tmp_path / "absent.csv")

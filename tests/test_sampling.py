@@ -75,7 +75,7 @@ def test_unequal_probabilities_without_replacement_rejected():
         sample_clusters(TRUTH, 2, weights="cluster_size", replace=False)
     with pytest.raises(ValueError, match="without replacement from 4"):
         sample_clusters(TRUTH, 5, replace=False)
-    with pytest.raises(ValueError, match="n must be >= 1"):
+    with pytest.raises(ValueError, match="n must be a whole number >= 1"):
         sample_clusters(TRUTH, 0)
 
 

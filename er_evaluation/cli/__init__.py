@@ -3,6 +3,10 @@
 Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` (a callable
 taking the parsed ``argparse.Namespace`` and returning an exit code).
+
+Every failure ends in one line on stderr, ``er-eval COMMAND: error: ...``, naming the
+file, column or flag at fault, and exit code 1; ``--traceback`` shows the Python
+traceback instead (for bug reports).
 """
 
 from __future__ import annotations
@@ -12,13 +16,20 @@ import importlib
 import pkgutil
 import sys
 
-from er_evaluation.errors import ClusteringError, CoverageError
+from er_evaluation import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="er-eval",
-        description="Evaluate entity resolution: exact metrics, summaries and sampling-based estimates.",
+        description="Evaluate entity resolution: exact metrics, summaries and sampling-based "
+        "estimates with confidence intervals. 'er-eval COMMAND --help' documents each command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an error, show the Python traceback instead of one line (for bug reports)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -26,6 +37,21 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         importlib.import_module(f"{__name__}.{module.name}").register(subparsers)
     return parser
+
+
+def error_line(error: BaseException) -> str:
+    """One line for ``error``: an OS error as ``FILE: reason`` (no ``[Errno 2]``), a
+    library error as its message, anything else prefixed by its type."""
+    if isinstance(error, OSError):
+        reason = error.strerror or str(error)
+        if error.filename is not None:
+            target = f" -> {error.filename2}" if error.filename2 is not None else ""
+            return f"{error.filename}{target}: {reason}"
+        return reason
+    if isinstance(error, (ValueError, KeyError)):
+        text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+        return " ".join(text.split()) if "\n" in text.strip() else text
+    return f"{type(error).__name__}: {error}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,8 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ClusteringError, CoverageError, FileNotFoundError, ValueError) as error:
-        print(f"er-eval {args.command}: error: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print(f"er-eval {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if args.traceback:
+            raise
+        print(f"er-eval {args.command}: error: {error_line(error)}", file=sys.stderr)
         return 1
 
 

@@ -178,7 +178,7 @@ def _dual_units(
         replace=sample.replace,
         population_size=sample.population_size,
     )
-    return unit_table(ref, swapped, on_missing="error", validate=validate)
+    return unit_table(ref, swapped, on_missing="error", validate=validate, check_population=False)
 
 
 def _units(prediction, sample, on_missing, validate) -> UnitTable:

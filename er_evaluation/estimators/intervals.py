@@ -32,6 +32,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit, ndtr, ndtri  # scipy.stats would add ~1 s to every import
 
+from er_evaluation._parameters import check_level, check_n_boot
 from er_evaluation.estimators.ratio import SmoothFit
 
 __all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
@@ -319,7 +320,7 @@ def confidence_interval(
     method = DEFAULT_CI_METHOD if method is None else method
     if method not in CI_METHODS:
         raise ValueError(f"unknown ci_method {method!r}; choose one of {sorted(CI_METHODS)}")
-    _z(level)
+    n_boot = check_n_boot(n_boot, method, check_level(level))
     if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
         return math.nan, math.nan
     f = CI_METHODS[method]

@@ -125,6 +125,7 @@ def unit_table(
     *,
     on_missing: str = "error",
     validate: bool = True,
+    check_population: bool = True,
 ) -> UnitTable:
     """Per-unit quantities of ``sample`` under ``prediction`` (one contingency).
 
@@ -133,7 +134,10 @@ def unit_table(
     ``on_missing="error"`` raises :class:`CoverageError` naming missing ids;
     ``on_missing="restrict"`` drops them with a :class:`CoverageWarning` saying how many
     (the sampled clusters are then evaluated on their records present in this
-    population; a unit left with no record contributes zeros).
+    population; a unit left with no record contributes zeros). A prediction that cannot
+    be the sample's whole population (:meth:`Sample.check_population`) is an error or a
+    warning; ``check_population=False`` is for the duality of predicted-cluster samples,
+    whose "prediction" is the reviewed truth of the sampled records.
     """
     if sample.sample_of != "reference":
         raise NotImplementedError(
@@ -143,6 +147,8 @@ def unit_table(
     ct = contingency(
         prediction, sample.reference, scope="prediction", on_missing=on_missing, validate=validate
     )
+    if check_population:
+        sample.check_population(ct.n_records, ct.n_shared, same_frame=on_missing == "error")
     units = sample.units
     n_units = len(units)
     if sample.blocks is None:

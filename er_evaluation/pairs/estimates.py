@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
+from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
 
 __all__ = ["LabelRun", "PairEstimate", "PairEstimates", "estimate", "history", "metric_names"]
@@ -271,7 +272,7 @@ def estimate(
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
     value, se = _history_arrays(run, predicted, alphas, variance)
-    z = ndtri(0.5 + level / 2)
+    z = ndtri(0.5 + check_level(level) / 2)
     out = []
     for m, name in enumerate(metric_names(alphas)):
         v, s = float(value[-1, m]), float(se[-1, m])

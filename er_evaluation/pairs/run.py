@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from er_evaluation._parameters import check_count
 from er_evaluation.pairs.estimates import LabelRun
 from er_evaluation.pairs.pool import PairPool
 
@@ -34,8 +35,7 @@ def sample_labels(
     ``known`` (int8 per pair, -1 = unknown) pre-fills the cache with labels paid for
     earlier (label reuse): drawing such a pair costs nothing.
     """
-    if budget < 0:
-        raise ValueError(f"budget must be >= 0, got {budget}")
+    budget = check_count(budget, "budget", minimum=0)
     cache = (
         np.full(pool.n_pairs, -1, dtype=np.int8) if known is None else known.astype(np.int8).copy()
     )

@@ -22,10 +22,12 @@ precomputed per-stratum index arrays; no pandas, no loops over the pool.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
+from er_evaluation._parameters import check_alpha, check_count, check_epsilon
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.stratify import Strata, stratify
 
@@ -147,7 +149,7 @@ class StratifiedSampler(_Base):
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
-        self.n_strata = n_strata
+        self.n_strata = check_count(n_strata, "n_strata")
         self.strata = (
             strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
         )
@@ -210,6 +212,7 @@ class ImportanceSampler(_Base):
         threshold: float = 0.0,
     ) -> None:
         super().__init__(pool, seed)
+        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
         self.alpha, self.epsilon, self.threshold = alpha, epsilon, threshold
         pi = score_probabilities(pool.scores, threshold)
         lam = pool.predicted.astype(np.float64)
@@ -260,6 +263,8 @@ class OASISSampler(_Base):
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
+        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
+        n_strata = check_count(n_strata, "n_strata")
         self.alpha, self.epsilon, self.n_strata, self.threshold = (
             alpha,
             epsilon,
@@ -381,4 +386,15 @@ def make_sampler(method: str, pool: PairPool, seed: int | None = None, **params)
     """Build the sampler named ``method`` (one of :data:`METHODS`) on ``pool``."""
     if method not in _CLASSES:
         raise ValueError(f"unknown sampling method {method!r}; choose one of {', '.join(METHODS)}")
+    accepted = [
+        name
+        for name, p in inspect.signature(_CLASSES[method]).parameters.items()
+        if p.kind is p.KEYWORD_ONLY
+    ]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"sampling method {method!r} has no parameter {', '.join(unknown)}; "
+            f"its parameters: {', '.join(accepted) or 'none'}"
+        )
     return _CLASSES[method](pool, seed, **params)

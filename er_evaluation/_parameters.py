@@ -1,0 +1,127 @@
+"""Bounds of numeric parameters, checked where a public function receives them.
+
+One function per kind of parameter, shared by sampling, estimators and pair sampling, so
+that ``sample_clusters(c, 2.5)``, ``beta=-1``, a multiplicity of 1.7 or a bootstrap
+interval from one replicate is an error naming the parameter and its value, never a
+failure deep inside numpy or a silently wrong number.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from er_evaluation.errors import examples
+
+__all__ = [
+    "check_count",
+    "check_level",
+    "check_beta",
+    "check_alpha",
+    "check_epsilon",
+    "check_n_boot",
+    "check_multiplicity",
+    "min_n_boot",
+    "BOOTSTRAP_METHODS",
+]
+
+# interval methods that resample (auto falls back to the studentized bootstrap for
+# estimators that are not plain ratios)
+BOOTSTRAP_METHODS = frozenset({"auto", "percentile", "studentized", "bca", "fieller_t"})
+
+
+def _real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return value
+
+
+def check_count(value, name: str, minimum: int = 1) -> int:
+    """``value`` as an int if it is a whole number >= ``minimum`` (``3`` or ``3.0``; not
+    ``2.5``, ``True`` or ``"3"``), else a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        count = int(value)
+    else:
+        if not math.isfinite(value) or value != math.floor(value):
+            raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+        count = int(value)
+    if count < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return count
+
+
+def check_level(level) -> float:
+    """Confidence level strictly between 0 and 1 (e.g. 0.95)."""
+    value = _real(level, "level")
+    if not 0 < value < 1:
+        raise ValueError(f"level must be in (0, 1), e.g. 0.95; got {level!r}")
+    return value
+
+
+def check_beta(beta) -> float:
+    """F-beta's beta: a positive finite number (beta > 1 weighs recall more)."""
+    value = _real(beta, "beta")
+    if value <= 0:
+        raise ValueError(f"beta must be a positive finite number (1 for F1), got {beta!r}")
+    return value
+
+
+def check_alpha(alpha) -> float:
+    """F_alpha's alpha = 1 / (1 + beta**2) in [0, 1] (1 = precision, 0 = recall)."""
+    value = _real(alpha, "alpha")
+    if not 0 <= value <= 1:
+        raise ValueError(f"alpha must be in [0, 1] (1 = precision, 0 = recall), got {alpha!r}")
+    return value
+
+
+def check_epsilon(epsilon) -> float:
+    """Share of the instrumental distribution kept uniform: in (0, 1] so that every pair
+    keeps a positive probability (the importance weights stay finite)."""
+    value = _real(epsilon, "epsilon")
+    if not 0 < value <= 1:
+        raise ValueError(f"epsilon must be in (0, 1], got {epsilon!r}")
+    return value
+
+
+def min_n_boot(level: float) -> int:
+    """Fewest bootstrap replicates accepted at ``level``: 100, and at least five replicates
+    beyond each end of the interval, so its quantiles are not the extreme replicates
+    (200 at level 0.95, 1,000 at 0.99)."""
+    return max(100, math.ceil(10 / (1 - level) - 1e-9))
+
+
+def check_n_boot(n_boot, method: str, level: float) -> int:
+    """``n_boot`` as an int; for a bootstrap ``method`` at least :func:`min_n_boot`."""
+    count = check_count(n_boot, "n_boot", minimum=1)
+    if method in BOOTSTRAP_METHODS:
+        needed = min_n_boot(level)
+        if count < needed:
+            raise ValueError(
+                f"ci_method={method!r} at level {level:g} needs n_boot >= {needed:,} bootstrap "
+                f"replicates (five beyond each end of the interval), got {n_boot!r}"
+            )
+    return count
+
+
+def check_multiplicity(values, units) -> np.ndarray:
+    """With-replacement multiplicities as int64: whole numbers >= 1 (a unit drawn twice
+    counts twice; 1.7 draws is an error naming the units, never truncated to 1)."""
+    array = np.asarray(values)
+    if array.dtype.kind == "b" or array.dtype.kind not in "iuf":
+        raise ValueError(f"multiplicity must hold whole numbers >= 1, got dtype {array.dtype}")
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(array) | (array < 1) | (array != np.floor(array))
+    if bad.any():
+        raise ValueError(
+            f"multiplicity must be a whole number >= 1 (draws of a unit); {int(bad.sum())} "
+            f"unit(s) are not: {examples(np.asarray(units)[bad])} with "
+            f"{examples(array[bad])}"
+        )
+    return array.astype(np.int64)
