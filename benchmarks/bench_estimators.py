@@ -82,7 +82,7 @@ def main(argv=None) -> int:
                 return estimate_table(
                     versions,
                     sample,
-                    metrics=("precision", "recall"),
+                    metrics=("pairwise_precision", "pairwise_recall"),
                     ci_method=method,
                     on_missing="restrict",
                 )
@@ -102,7 +102,10 @@ def main(argv=None) -> int:
 
         def one(method=method):
             return estimate_table(
-                {"v": prediction}, big, metrics=("precision", "recall"), ci_method=method
+                {"v": prediction},
+                big,
+                metrics=("pairwise_precision", "pairwise_recall"),
+                ci_method=method,
             )
 
         wall, cpu = best_of(one, args.repeats)

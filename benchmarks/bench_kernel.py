@@ -120,7 +120,7 @@ def child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
             }[task]
             run = lambda: function(labels_true, labels_pred)  # noqa: E731
         elif task in ("kernel", "kernel_shuffled"):
-            from er_evaluation.contingency import contingency
+            from er_evaluation import contingency
 
             run = lambda: contingency(prediction, reference)  # noqa: E731
         else:

@@ -31,11 +31,18 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
 
 from er_evaluation.datasets import load_pool  # noqa: E402
-from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs import (  # noqa: E402
+    LabelOracle,
+    make_sampler,
+    metric_names,
+    sample_labels,
+    stratify,
+)
 from er_evaluation.pairs.estimates import _history_arrays  # noqa: E402
 
 BUDGETS = (250, 500, 1000, 2000, 5000)
 METHODS = ("passive", "stratified", "importance", "oasis")
+# column suffixes of the stored results (benchmarks/data/bench_pairs_results*.csv)
 METRICS = ("precision", "recall", "F1")
 
 
@@ -53,7 +60,7 @@ def pools(names):
 
 def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
     truth = pool.truth()
-    truth_vec = np.array([truth["precision"], truth["recall"], truth["f"]])
+    truth_vec = np.array([truth[m] for m in metric_names([0.5])])
     oracle = LabelOracle(pool.labels)
     strata = stratify(pool.scores, pool.predicted, n_strata)
     rows = []

@@ -24,7 +24,7 @@ from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     LabelOracle,
     continue_sampling,
-    estimate,
+    estimate_from_labels,
     make_sampler,
     reuse_estimate,
     sample_labels,
@@ -43,7 +43,7 @@ def main() -> None:
     pool = load_pool(args.pool)
     predicted_b = (pool.scores >= args.threshold).astype(np.int8)
     pool_b = pool.with_prediction(predicted_b)
-    truth = pool_b.truth()["f"]
+    truth = pool_b.truth()["pairwise_f1"]
     oracle = LabelOracle(pool.labels)
     strata_a = stratify(pool.scores, pool.predicted, 30)
     strata_b = stratify(pool_b.scores, pool_b.predicted, 30)
@@ -67,8 +67,8 @@ def main() -> None:
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             for name, est in (
                 ("reuse only", reuse_estimate(run_a, predicted_b).f[0]),
-                ("reuse + new", estimate(combined, predicted_b).f[0]),
-                ("fresh", estimate(fresh, predicted_b).f[0]),
+                ("reuse + new", estimate_from_labels(combined, predicted_b).f[0]),
+                ("fresh", estimate_from_labels(fresh, predicted_b).f[0]),
             ):
                 results[name].append(
                     (est.value, est.std_error, est.ci_low, est.ci_high, est.n_labels)

@@ -1,7 +1,7 @@
 """Coverage of OASIS's 95% CIs at a label budget under the two variance estimators,
 with the bias, spread and mean standard error of the estimates.
 
-``martingale`` (default of :func:`er_evaluation.pairs.estimate`): each draw's own proposal
+``martingale`` (default of :func:`er_evaluation.pairs.estimate_from_labels`): each draw's own proposal
 in the second moment; ``final``: the latest proposal q_N, as written in paper 002 §3.3.2.
 
     nice -n 10 python benchmarks/bench_pairs_variance.py abt-buy --reps 60 --budget 2000
@@ -19,7 +19,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_pairs import pools  # noqa: E402
 
-from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs import (  # noqa: E402
+    LabelOracle,
+    make_sampler,
+    metric_names,
+    sample_labels,
+    stratify,
+)
 from er_evaluation.pairs.estimates import _history_arrays  # noqa: E402
 
 
@@ -32,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     _, pool = next(pools([args.pool]))
     truth = pool.truth()
-    tv = np.array([truth["precision"], truth["recall"], truth["f"]])
+    tv = np.array([truth[m] for m in metric_names([0.5])])
     strata = stratify(pool.scores, pool.predicted, 30)
     covered = {"martingale": [], "final": []}
     values, errors = [], []

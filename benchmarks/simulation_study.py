@@ -52,14 +52,15 @@ def report(name: str, res, seconds: float, truth: pd.Series) -> str:
     s = res.summary
     out = [f"### {name} ({len(truth):,} records, {truth.nunique():,} true clusters)", ""]
     exact = ", ".join(
-        f"{r.rate:.0%}: P = {r.precision:.4f}, R = {r.recall:.4f}" for r in res.truth.itertuples()
+        f"{r.rate:.0%}: P = {r.pairwise_precision:.4f}, R = {r.pairwise_recall:.4f}"
+        for r in res.truth.itertuples()
     )
     out += [
         f"True precision/recall of the misattributed predictions: {exact}. "
         f"{res.repetitions} samples per cell, {seconds / 60:.1f} min.",
         "",
     ]
-    for metric in ("precision", "recall"):
+    for metric in ("pairwise_precision", "pairwise_recall"):
         for stat, digits in (("bias", 4), ("rmse", 4)):
             out += [
                 f"**{metric} {stat}** (rate / sample size)",

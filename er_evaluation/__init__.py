@@ -1,5 +1,6 @@
 """er_evaluation: evaluate entity resolution with error bars, from small hand-reviewed samples."""
 
+from er_evaluation._contingency import Contingency, contingency
 from er_evaluation.clustering import (
     from_clusters,
     from_frame,
@@ -12,7 +13,6 @@ from er_evaluation.clustering import (
     to_pairs,
     validate_membership,
 )
-from er_evaluation.contingency import Contingency, contingency
 from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import (
     ClusteringError,

@@ -18,8 +18,9 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, _kernel, check_contingency
+from er_evaluation import _contingency
+from er_evaluation._contingency import Contingency
+from er_evaluation.metrics._validation import OnMissing, check_contingency
 
 __all__ = ["reference_cluster_errors", "predicted_cluster_errors"]
 
@@ -46,7 +47,7 @@ def reference_cluster_errors(
     benchmark): |ĉ*|, hence ``extra``, then counts every record of the full
     predicted cluster. ``prediction`` may be a precomputed Contingency of either scope.
     """
-    ct = _contingency(prediction, reference, on_missing, scope)
+    ct = _table_of(prediction, reference, on_missing, scope)
     main, overlap, main_size = _main_partner(
         ct.ref, ct.pred, ct.count, ct.cell_pred_size, ct.n_ref_clusters
     )
@@ -95,7 +96,7 @@ def predicted_cluster_errors(
     )
 
 
-def _contingency(prediction, reference, on_missing: str, scope: str) -> Contingency:
+def _table_of(prediction, reference, on_missing: str, scope: str) -> Contingency:
     if isinstance(prediction, Contingency):
         if reference is not None:
             raise TypeError(
@@ -107,7 +108,7 @@ def _contingency(prediction, reference, on_missing: str, scope: str) -> Continge
         return check_contingency(prediction, reference, on_missing=on_missing)
     if reference is None:
         raise TypeError("reference is missing: pass a reference clustering")
-    return _kernel.contingency(prediction, reference, scope=scope, on_missing=on_missing)
+    return _contingency.contingency(prediction, reference, scope=scope, on_missing=on_missing)
 
 
 def _main_partner(

@@ -90,7 +90,7 @@ def _interval_label(table: pd.DataFrame) -> str:
 
 def plot_simulation(
     result: StudyResult,
-    metric: str = "precision",
+    metric: str = "pairwise_precision",
     *,
     estimators: Sequence[str] | None = None,
 ) -> go.Figure:

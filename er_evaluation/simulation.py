@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from er_evaluation._contingency import contingency
 from er_evaluation.clustering import validate_membership
-from er_evaluation.contingency import contingency
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators import CI_METHODS, UnitTable, estimate_from_units, unit_table
 from er_evaluation.metrics import pairwise_precision, pairwise_recall
@@ -38,11 +38,11 @@ from er_evaluation.sampling import Sample, benchmark_sample, sample_records
 __all__ = ["DEFAULT_ESTIMATORS", "StudyResult", "misattribute", "run_study", "summarize"]
 
 DEFAULT_ESTIMATORS: tuple[tuple[str, str], ...] = (
-    ("precision", "naive"),
-    ("precision", "record"),
-    ("precision", "cluster_block"),
-    ("recall", "naive"),
-    ("recall", "record"),
+    ("pairwise_precision", "naive"),
+    ("pairwise_precision", "record"),
+    ("pairwise_precision", "cluster_block"),
+    ("pairwise_recall", "naive"),
+    ("pairwise_recall", "record"),
 )
 """(metric, estimator) pairs of the paper's Tables 1-2."""
 
@@ -78,7 +78,7 @@ def misattribute(clustering: pd.Series, rate: float, *, seed=None) -> pd.Series:
 class StudyResult:
     """Output of :func:`run_study`.
 
-    - ``truth``: one row per rate: exact ``precision``, ``recall`` of the prediction and
+    - ``truth``: one row per rate: exact ``pairwise_precision``, ``pairwise_recall`` of the prediction and
       the number of records whose cluster changed (``changed``);
     - ``predictions``: the misattributed prediction of each rate (ids and labels of the truth);
     - ``replicates``: one row per (rate, sample_size, replicate, metric, estimator):
@@ -100,7 +100,7 @@ class StudyResult:
     level: float
     repetitions: int
 
-    def table(self, statistic: str = "bias", metric: str = "precision") -> pd.DataFrame:
+    def table(self, statistic: str = "bias", metric: str = "pairwise_precision") -> pd.DataFrame:
         """Paper-style table (Tables 1-2): rows = estimators, columns = (rate, sample size)."""
         s = self.summary[self.summary["metric"] == metric]
         return s.pivot_table(
@@ -146,7 +146,7 @@ def _units_of(census: UnitTable, sample: Sample) -> UnitTable:
         n_pred_clusters=census.n_pred_clusters,
         pred_size_entropy_sum=census.pred_size_entropy_sum,
         n_records_used=sample.n_records,
-        dropped_records=0,
+        dropped_ids=census.dropped_ids,
     )
 
 
@@ -155,13 +155,16 @@ def _naive(prediction: pd.Series, sample: Sample) -> dict[str, float]:
     ref = sample.reference
     ct = contingency(prediction.reindex(ref.index), ref, validate=False)
     tp, p, t = ct.true_positive_links, ct.predicted_links, ct.true_links
-    return {"precision": tp / p if p else math.nan, "recall": tp / t if t else math.nan}
+    return {
+        "pairwise_precision": tp / p if p else math.nan,
+        "pairwise_recall": tp / t if t else math.nan,
+    }
 
 
 def _estimate(ut: UnitTable, metric: str, name: str, level: float, method: str, n_boot: int):
     """One estimate, or None when the interval method does not apply to the estimator
     (Fieller's intervals need a ratio; the record precision is a plain mean)."""
-    if method.startswith("fieller") and (metric, name) == ("precision", "record"):
+    if method.startswith("fieller") and (metric, name) == ("pairwise_precision", "record"):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -209,7 +212,7 @@ def run_study(
     if unknown:
         raise ValueError(f"unknown ci_methods {unknown}; choose from {sorted(CI_METHODS)}")
     for metric, _ in estimators:
-        if metric not in ("precision", "recall"):
+        if metric not in ("pairwise_precision", "pairwise_recall"):
             raise ValueError(f"the study estimates precision and recall, got metric {metric!r}")
 
     streams = np.random.SeedSequence(seed).spawn(len(rates))
@@ -220,7 +223,10 @@ def run_study(
         predictions[rate] = misattribute(truth, rate, seed=np.random.default_rng(mis_seed))
         prediction = _codes(predictions[rate])
         ct = contingency(prediction, truth_codes, validate=False)
-        exact = {"precision": pairwise_precision(ct), "recall": pairwise_recall(ct)}
+        exact = {
+            "pairwise_precision": pairwise_precision(ct),
+            "pairwise_recall": pairwise_recall(ct),
+        }
         changed = int((predictions[rate].to_numpy() != truth.to_numpy()).sum())
         truth_rows.append({"rate": rate, **exact, "changed": changed})
         census = _census(prediction, truth_codes)

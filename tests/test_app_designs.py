@@ -104,7 +104,9 @@ def shown_estimates(at: AppTest) -> pd.DataFrame:
     return at.dataframe[-1].value.set_index(["prediction", "metric"])["value"]
 
 
-def expected(sample: Sample, metrics=("precision", "recall", "f1"), versions=None) -> pd.Series:
+def expected(
+    sample: Sample, metrics=("pairwise_precision", "pairwise_recall", "pairwise_f1"), versions=None
+) -> pd.Series:
     versions = versions or {"v1": V1, "v2": V2}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -175,9 +177,9 @@ def test_predicted_cluster_design_estimates_precision_only(project):
         sample_of="predicted",
     )
     shown = shown_estimates(at)
-    assert list(shown.index.get_level_values("metric").unique()) == ["precision"]
+    assert list(shown.index.get_level_values("metric").unique()) == ["pairwise_precision"]
     # Only the version the clusters were drawn from: its clusters are the sampled units.
-    pd.testing.assert_series_equal(shown, expected(sample, ("precision",), {"v1": V1}))
+    pd.testing.assert_series_equal(shown, expected(sample, ("pairwise_precision",), {"v1": V1}))
 
 
 def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatch):

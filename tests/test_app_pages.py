@@ -159,7 +159,11 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
     expected = quiet(
         estimate_table, {v: predictions[v] for v in TWO}, sample, on_missing="restrict"
     ).set_index(["prediction", "metric"])
-    for label, name in (("Precision", "precision"), ("Recall", "recall"), ("F1", "f1")):
+    for label, name in (
+        ("Pairwise precision", "pairwise_precision"),
+        ("Pairwise recall", "pairwise_recall"),
+        ("Pairwise F1", "pairwise_f1"),
+    ):
         assert metric(at, label) == f"{expected.loc[('2022-06-30', name), 'value']:.3f}"
     shown = at.dataframe[-1].value.set_index(["prediction", "metric"])
     pd.testing.assert_series_equal(shown["value"], expected["value"])
@@ -169,11 +173,11 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
         compare,
         {"2022-06-30": predictions["2022-06-30"], "2021-12-30": predictions["2021-12-30"]},
         sample,
-        "precision",
+        "pairwise_precision",
         baseline="2021-12-30",
         on_missing="restrict",
     )
-    assert metric(at, "Precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
+    assert metric(at, "Pairwise precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
 
 
 def test_estimates_follow_the_reviews(project, predictions):
@@ -209,8 +213,14 @@ def test_estimates_follow_the_reviews(project, predictions):
     expected = quiet(
         estimate_table, {v: predictions[v] for v in TWO}, sample, on_missing="restrict"
     ).set_index(["prediction", "metric"])
-    assert metric(at, "Precision") == f"{expected.loc[('2022-06-30', 'precision'), 'value']:.3f}"
-    assert metric(at, "Recall") == f"{expected.loc[('2022-06-30', 'recall'), 'value']:.3f}"
+    assert (
+        metric(at, "Pairwise precision")
+        == f"{expected.loc[('2022-06-30', 'pairwise_precision'), 'value']:.3f}"
+    )
+    assert (
+        metric(at, "Pairwise recall")
+        == f"{expected.loc[('2022-06-30', 'pairwise_recall'), 'value']:.3f}"
+    )
     shown = at.dataframe[-1].value
     assert set(shown["design"]) == {"records"} and set(shown["n_draws"]) == {len(sampled)}
 

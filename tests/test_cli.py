@@ -51,9 +51,9 @@ def test_metrics_demo_table_is_correct(capsys, demo_versions):
     shared = new.loc[old.index]
     (_, fp2), (fn2, tp2) = pair_confusion_matrix(shared.to_numpy(), old.to_numpy())
     tp, fp, fn = tp2 // 2, fp2 // 2, fn2 // 2
-    assert int(values["TP"].replace(",", "")) == tp
-    assert int(values["FP"].replace(",", "")) == fp
-    assert int(values["FN"].replace(",", "")) == fn
+    assert int(values["true_positive_links"].replace(",", "")) == tp
+    assert int(values["false_positive_links"].replace(",", "")) == fp
+    assert int(values["false_negative_links"].replace(",", "")) == fn
     assert float(values["pairwise_precision"]) == pytest.approx(tp / (tp + fp), abs=5e-5)
     assert float(values["pairwise_recall"]) == pytest.approx(tp / (tp + fn), abs=5e-5)
     # and every printed value is the library's, rounded
@@ -64,18 +64,31 @@ def test_metrics_demo_table_is_correct(capsys, demo_versions):
 
 def test_metrics_demo_csv_and_json(capsys, demo_versions):
     code, out, err = run_cli(
-        ["metrics", "--demo", "--format", "csv", "--metrics", "pairwise_precision", "TP"], capsys
+        [
+            "metrics",
+            "--demo",
+            "--format",
+            "csv",
+            "--metrics",
+            "pairwise_precision",
+            "true_positive_links",
+        ],
+        capsys,
     )
     assert code == 0 and "3,444 mentions dropped" in err  # notes stay out of machine output
     table = pd.read_csv(io.StringIO(out), index_col=0)
-    assert list(table.columns) == ["pairwise_precision", "TP"]
+    assert list(table.columns) == ["pairwise_precision", "true_positive_links"]
     assert table.index.tolist() == ["2021-12-30"]
     old, new = demo_versions
-    expected = evaluate(old, new.loc[old.index], ["pairwise_precision", "TP"])
-    assert table.iloc[0]["TP"] == expected.iloc[0]["TP"]
+    expected = evaluate(old, new.loc[old.index], ["pairwise_precision", "true_positive_links"])
+    assert table.iloc[0]["true_positive_links"] == expected.iloc[0]["true_positive_links"]
     assert table.iloc[0]["pairwise_precision"] == pytest.approx(expected.iloc[0, 0], rel=1e-12)
-    code, out, _ = run_cli(["metrics", "--demo", "--format", "json", "--metrics", "TP"], capsys)
-    assert json.loads(out) == {"2021-12-30": {"TP": int(expected.iloc[0]["TP"])}}
+    code, out, _ = run_cli(
+        ["metrics", "--demo", "--format", "json", "--metrics", "true_positive_links"], capsys
+    )
+    assert json.loads(out) == {
+        "2021-12-30": {"true_positive_links": int(expected.iloc[0]["true_positive_links"])}
+    }
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -89,7 +102,11 @@ def test_metrics_on_files(tmp_path, capsys, suffix):
     assert code == 0 and out == ""
     result = json.loads(out_file.read_text())[str(pred)]
     expected = evaluate(PREDICTION, REFERENCE).iloc[0]
-    assert result["TP"] == 2 and result["FP"] == 2 and result["FN"] == 2  # hand-counted
+    assert (
+        result["true_positive_links"] == 2
+        and result["false_positive_links"] == 2
+        and result["false_negative_links"] == 2
+    )  # hand-counted
     for metric in METRICS:
         assert result[metric] == pytest.approx(expected[metric], rel=1e-12, nan_ok=True)
 
@@ -99,11 +116,13 @@ def test_metrics_table_on_files_with_column_options(tmp_path, capsys):
     pred.write_text("cluster,record\n" + "".join(f"{c},{r}\n" for r, c in PREDICTION.items()))
     ref = write_membership(REFERENCE, tmp_path / "ref.csv", id_col="record", cluster_col="cluster")
     args = ["metrics", str(pred), str(ref), "--id-col", "record", "--cluster-col", "cluster"]
-    code, out, _ = run_cli([*args, "--metrics", "pairwise_precision", "TP"], capsys)
+    code, out, _ = run_cli(
+        [*args, "--metrics", "pairwise_precision", "true_positive_links"], capsys
+    )
     assert code == 0
     lines = out.splitlines()
     assert lines[-2].split() == ["pairwise_precision", "0.5000"]
-    assert lines[-1].split() == ["TP", "2"]
+    assert lines[-1].split() == ["true_positive_links", "2"]
 
 
 def test_metrics_missing_records_error_and_restrict(tmp_path, capsys):
@@ -113,12 +132,21 @@ def test_metrics_missing_records_error_and_restrict(tmp_path, capsys):
     assert code == 1
     assert "2 of 6 reference record(s) are absent from the prediction: 'r4', 'r5'" in err
     code, out, _ = run_cli(
-        ["metrics", str(pred), str(ref), "--on-missing", "restrict", "--metrics", "TP"], capsys
+        [
+            "metrics",
+            str(pred),
+            str(ref),
+            "--on-missing",
+            "restrict",
+            "--metrics",
+            "true_positive_links",
+        ],
+        capsys,
     )
     assert code == 0
     assert "CoverageWarning: dropped 2 of 6 reference record(s)" in out
-    expected = evaluate(PREDICTION.iloc[:4], REFERENCE.iloc[:4], "TP").iloc[0, 0]
-    assert out.splitlines()[-1].split() == ["TP", str(expected)]
+    expected = evaluate(PREDICTION.iloc[:4], REFERENCE.iloc[:4], "true_positive_links").iloc[0, 0]
+    assert out.splitlines()[-1].split() == ["true_positive_links", str(expected)]
 
 
 def test_metrics_int_ids_versus_str_ids(tmp_path, capsys):

@@ -44,9 +44,11 @@ def test_estimate_csv_equals_library(files, capsys):
     got = pd.read_csv(io.StringIO(out))
     preds = {k: read_membership(files[k]) for k in ("alpha", "beta")}
     sample = benchmark_sample(read_membership(files["ref"]), weights="cluster_size")
-    want = estimate_table(preds, sample, metrics=("precision", "recall", "f1"))
+    want = estimate_table(
+        preds, sample, metrics=("pairwise_precision", "pairwise_recall", "pairwise_f1")
+    )
     assert list(got["prediction"]) == ["alpha"] * 3 + ["beta"] * 3
-    assert list(got["metric"]) == ["precision", "recall", "f1"] * 2
+    assert list(got["metric"]) == ["pairwise_precision", "pairwise_recall", "pairwise_f1"] * 2
     for col in ("value", "std_error", "ci_low", "ci_high", "n_units", "n_records"):
         np.testing.assert_allclose(got[col], want[col], err_msg=col)
     assert "95% confidence intervals" in err
@@ -61,7 +63,7 @@ def test_estimate_options_reach_the_library(files, capsys):
         "--weights",
         "uniform",
         "--metrics",
-        "precision",
+        "pairwise_precision",
         "--level",
         "0.9",
         "--ci-method",
@@ -76,11 +78,11 @@ def test_estimate_options_reach_the_library(files, capsys):
     want = estimate_table(
         {"alpha": read_membership(files["alpha"])},
         sample,
-        metrics=("precision",),
+        metrics=("pairwise_precision",),
         level=0.9,
         ci_method="normal",
     ).iloc[0]
-    assert row["prediction"] == "alpha" and row["metric"] == "precision"
+    assert row["prediction"] == "alpha" and row["metric"] == "pairwise_precision"
     assert row["ci_method"] == "normal" and row["level"] == 0.9
     assert row["estimator"] == want["estimator"]
     for col in ("value", "std_error", "ci_low", "ci_high"):
@@ -89,12 +91,14 @@ def test_estimate_options_reach_the_library(files, capsys):
 
 def test_estimate_paired_equals_compare(files, capsys):
     argv = ["estimate", str(files["alpha"]), str(files["beta"]), "--reference", str(files["ref"])]
-    code, out, err = run([*argv, "--paired", "--metrics", "precision", "--format", "csv"], capsys)
+    code, out, err = run(
+        [*argv, "--paired", "--metrics", "pairwise_precision", "--format", "csv"], capsys
+    )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     preds = {k: read_membership(files[k]) for k in ("alpha", "beta")}
     sample = benchmark_sample(read_membership(files["ref"]))
-    want = compare(preds, sample, "precision")
+    want = compare(preds, sample, "pairwise_precision")
     assert len(got) == 1
     assert got["prediction"].iloc[0] == want.prediction
     assert got["value"].iloc[0] == pytest.approx(want.value)
@@ -107,7 +111,7 @@ def test_estimate_table_output_to_file(files, capsys, tmp_path):
     code, out, err = run(argv, capsys)
     assert code == 0 and out == ""
     text = out_path.read_text()
-    assert "precision" in text and "cluster_block" in text and "dropped_records" in text
+    assert "pairwise_precision" in text and "cluster_block" in text and "dropped_records" in text
 
 
 def test_estimate_missing_records_error_or_restrict(files, capsys, tmp_path):
@@ -139,7 +143,15 @@ def test_estimate_argument_errors(files, capsys):
 
 
 def test_estimate_demo_equals_library(capsys):
-    argv = ["estimate", "--demo", "--metrics", "precision", "recall", "--ci-method", "normal"]
+    argv = [
+        "estimate",
+        "--demo",
+        "--metrics",
+        "pairwise_precision",
+        "pairwise_recall",
+        "--ci-method",
+        "normal",
+    ]
     code, out, err = run([*argv, "--format", "csv"], capsys)
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
@@ -149,7 +161,7 @@ def test_estimate_demo_equals_library(capsys):
         want = estimate_table(
             preds,
             sample,
-            metrics=("precision", "recall"),
+            metrics=("pairwise_precision", "pairwise_recall"),
             ci_method="normal",
             on_missing="restrict",
         )

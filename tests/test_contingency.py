@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from er_evaluation.contingency import comb2, contingency
+from er_evaluation._contingency import comb2, contingency
 from er_evaluation.errors import ClusteringError, CoverageError, CoverageWarning
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from er_evaluation.contingency import contingency
+from er_evaluation import contingency
 from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import CoverageError, CoverageWarning
 

@@ -60,7 +60,7 @@ def test_cluster_block_precision_hand_computed():
     # A/Abar = 6/7, 8/7; sum (A/Abar)(B/Bbar - A/Abar) = 6/49 - 8/49 = -2/49
     # estimate = 4/7 * (1 + 1/2 * -2/49) = 4/7 * 48/49 = 192/343
     # variance = (4/7)^2 * 1/2 * ((1/7)^2 + (1/7)^2) = 16/2401 -> SE 4/49
-    e = _est(_bench([1, 3], weights="uniform"), "precision")
+    e = _est(_bench([1, 3], weights="uniform"), "pairwise_precision")
     assert e.estimator == "cluster_block"
     assert e.value == pytest.approx(192 / 343)
     assert e.std_error == pytest.approx(4 / 49)
@@ -74,7 +74,7 @@ def test_cluster_recall_hand_computed():
     # A = C(|c|,2) = 3, 1; B = f = 1, 1; ratio 1/2; A/Abar = 1.5, 0.5
     # sum = 1.5*(1-1.5) + 0.5*(1-0.5) = -0.5 -> factor 1 - 0.25 = 0.75 -> 3/8
     # variance = 1/4 * 1/2 * (0.25 + 0.25) = 1/16
-    e = _est(_bench([1, 3], weights="uniform"), "recall")
+    e = _est(_bench([1, 3], weights="uniform"), "pairwise_recall")
     assert e.estimator == "cluster"
     assert e.value == pytest.approx(3 / 8)
     assert e.std_error == pytest.approx(1 / 4)
@@ -84,7 +84,7 @@ def test_cluster_precision_estimator_hand_computed():
     # P_clust: A = |c| = 3, 2; B = N f/|P| = 1.6, 1.6; ratio 0.64; A/Abar = 1.2, 0.8
     # sum = 1.2*(-0.2) + 0.8*0.2 = -0.08 -> factor 0.96 -> 0.6144
     # variance = 0.64^2 * 1/2 * (0.04 + 0.04) = 0.016384
-    e = _est(_bench([1, 3], weights="uniform"), "precision", "cluster")
+    e = _est(_bench([1, 3], weights="uniform"), "pairwise_precision", "cluster")
     assert e.value == pytest.approx(0.6144)
     assert e.std_error**2 == pytest.approx(0.016384)
 
@@ -99,16 +99,16 @@ def test_record_estimators_hand_computed():
     #   estimate = 7/15 * (1 - 12/175) = 1141/2625
     #   variance = (7/15)^2 /6 * (2*(12/35)^2 + (24/35)^2) = 0.0256
     s = _bench([1, 3], weights="cluster_size", multiplicity=pd.Series({1: 2, 3: 1}))
-    p = _est(s, "precision", "record")
+    p = _est(s, "pairwise_precision", "record")
     assert p.value == pytest.approx(28 / 45)
     assert p.std_error == pytest.approx(4 / 45)
-    r = _est(s, "recall")
+    r = _est(s, "pairwise_recall")
     assert r.estimator == "record"
     assert r.value == pytest.approx(1141 / 2625)
     assert r.std_error == pytest.approx(0.16)
     assert (r.n_units, r.n_draws) == (2, 3)
     # Lemma 2 with p_c ∝ |c| gives the same recall (A and B both halved)
-    rc = _est(s, "recall", "cluster")
+    rc = _est(s, "pairwise_recall", "cluster")
     assert rc.value == pytest.approx(r.value)
     assert rc.std_error == pytest.approx(r.std_error)
 
@@ -124,7 +124,7 @@ def test_block_estimators_hand_computed():
     blocks = pd.Series(["B1"] * 5 + ["B2"] * 3, index=range(1, 9))
     s = benchmark_sample(TRUTH, weights="uniform", blocks=blocks)
     assert s.design == "blocks"
-    p, r = _est(s, "precision"), _est(s, "recall")
+    p, r = _est(s, "pairwise_precision"), _est(s, "pairwise_recall")
     assert (p.estimator, r.estimator) == ("block", "block")
     assert p.value == pytest.approx(0.384)
     assert p.std_error == pytest.approx(0.08)
@@ -136,19 +136,19 @@ def test_naive_estimator_on_benchmark_records():
     # records of c1 and c3 alone: {1,2,3,6,7}; predicted links among them: {2,3}, {6,7}
     # both true -> naive precision 1; true links 3 + 1 = 4 -> naive recall 2/4
     s = _bench([1, 3], weights="uniform")
-    p, r = _est(s, "precision", "naive"), _est(s, "recall", "naive")
+    p, r = _est(s, "pairwise_precision", "naive"), _est(s, "pairwise_recall", "naive")
     assert p.value == 1.0 and r.value == 0.5
     assert math.isnan(p.std_error) and p.ci_method == "none"
 
 
 def test_fscore_combines_precision_and_recall():
     s = _bench([1, 3], weights="uniform")
-    p, r = _est(s, "precision"), _est(s, "recall")
-    f = _est(s, "f1")
+    p, r = _est(s, "pairwise_precision"), _est(s, "pairwise_recall")
+    f = _est(s, "pairwise_f1")
     assert f.estimator == "cluster_block+cluster"
     assert f.plugin == pytest.approx(2 * p.plugin * r.plugin / (p.plugin + r.plugin))
-    f2 = _est(s, "fscore", beta=2.0)
-    assert f2.metric == "f2"
+    f2 = _est(s, "pairwise_fbeta", beta=2.0)
+    assert f2.metric == "pairwise_f2"
     assert f2.plugin == pytest.approx(5 * p.plugin * r.plugin / (4 * p.plugin + r.plugin))
 
 
@@ -238,7 +238,7 @@ def test_smooth_estimate_against_brute_force_taylor(which):
 def test_one_draw_gives_estimate_and_nan_variance():
     est, var = ratio_estimate(np.array([2.0]), np.array([1.0]))
     assert est == 0.5 and math.isnan(var)
-    e = _est(_bench([1], weights="uniform"), "recall")
+    e = _est(_bench([1], weights="uniform"), "pairwise_recall")
     assert e.value == pytest.approx(1 / 3)
     assert math.isnan(e.std_error) and math.isnan(e.ci_low)
 
@@ -259,15 +259,15 @@ def _exact(truth: pd.Series, pred: pd.Series) -> dict[str, float]:
     b3r = np.mean([np.mean([pred[j] == pred[i] for j in ids if truth[j] == truth[i]]) for i in ids])
     hom, comp = homogeneity_score(truth, pred), completeness_score(truth, pred)
     return {
-        "precision": P,
-        "recall": R,
-        "f1": 2 * P * R / (P + R),
+        "pairwise_precision": P,
+        "pairwise_recall": R,
+        "pairwise_f1": 2 * P * R / (P + R),
         "cluster_precision": both / len(pc),
         "cluster_recall": both / len(tc),
         "cluster_f1": 2 * both / (len(pc) + len(tc)) if both else math.nan,
-        "b3_precision": b3p,
-        "b3_recall": b3r,
-        "b3_f1": 2 * b3p * b3r / (b3p + b3r),
+        "bcubed_precision": b3p,
+        "bcubed_recall": b3r,
+        "bcubed_f1": 2 * b3p * b3r / (b3p + b3r),
         "homogeneity": hom,
         "completeness": comp,
         "v_measure": v_measure_score(truth, pred),
@@ -283,7 +283,7 @@ def _population(seed=0, n=60):
     return truth, pred
 
 
-CENSUS_METRICS = [m for m in METRICS if m not in ("fscore", "cluster_f1")]
+CENSUS_METRICS = [m for m in METRICS if m not in ("pairwise_fbeta", "cluster_f1")]
 
 
 @pytest.mark.parametrize("design", ["clusters", "records", "blocks"])
@@ -301,7 +301,11 @@ def test_census_reproduces_exact_metrics_with_zero_variance(design):
         s = sample_blocks(truth, blocks, 4, replace=False, seed=0)
         estimators = ["block"]
     for metric in CENSUS_METRICS:
-        ests = estimators if metric in ("precision", "recall", "f1") else [None]
+        ests = (
+            estimators
+            if metric in ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+            else [None]
+        )
         for est in ests:
             e = estimate(pred, s, metric, estimator=est, ci_method="normal")
             assert e.value == pytest.approx(exact[metric], abs=1e-12), (metric, est)
@@ -327,17 +331,20 @@ def test_paired_difference_uses_joint_linearisation():
     other = pred.copy()
     other.iloc[:20] = 999  # merge 20 records into one cluster
     s = sample_clusters(truth, 10, seed=2)
-    d = compare({"a": pred, "b": other}, s, "precision", ci_method="normal")
-    a = estimate(pred, s, "precision", ci_method="normal")
-    b = estimate(other, s, "precision", ci_method="normal")
-    assert d.prediction == "b - a" and d.metric == "precision difference"
+    d = compare({"a": pred, "b": other}, s, "pairwise_precision", ci_method="normal")
+    a = estimate(pred, s, "pairwise_precision", ci_method="normal")
+    b = estimate(other, s, "pairwise_precision", ci_method="normal")
+    assert d.prediction == "b - a" and d.metric == "pairwise_precision difference"
     assert d.plugin == pytest.approx(b.plugin - a.plugin)
     # joint variance = Var(a) + Var(b) - 2 Cov(a, b), from per-unit linearised values
     from er_evaluation.estimators import unit_table
-    from er_evaluation.estimators.api import _fit, _function
+    from er_evaluation.estimators._metric_fit import fit as _fit
+    from er_evaluation.estimators._metric_fit import metric_function as _function
 
-    fa = _fit(ut := unit_table(pred, s), *_function(ut, "precision", None, 1)[1:], False)
-    fb = _fit(ut2 := unit_table(other, s), *_function(ut2, "precision", None, 1)[1:], False)
+    fa = _fit(ut := unit_table(pred, s), *_function(ut, "pairwise_precision", None, 1)[1:], False)
+    fb = _fit(
+        ut2 := unit_table(other, s), *_function(ut2, "pairwise_precision", None, 1)[1:], False
+    )
     m = s.multiplicity
     cov = np.sum(m * fa.influence * fb.influence) / (s.n_draws - 1) / s.n_draws
     assert d.std_error**2 == pytest.approx(fa.variance + fb.variance - 2 * cov, rel=1e-9)
@@ -346,7 +353,7 @@ def test_paired_difference_uses_joint_linearisation():
 def test_compare_several_gives_table():
     truth, pred = _population(seed=4)
     s = sample_clusters(truth, 6, seed=0)
-    table = compare({"x": pred, "y": truth, "z": pred}, s, "recall", baseline="x")
+    table = compare({"x": pred, "y": truth, "z": pred}, s, "pairwise_recall", baseline="x")
     assert list(table["prediction"]) == ["y - x", "z - x"]
     assert table["value"].iloc[1] == pytest.approx(0.0, abs=1e-12)
     assert table["std_error"].iloc[1] == pytest.approx(0.0, abs=1e-12)
@@ -359,12 +366,12 @@ def test_sample_of_predicted_clusters_estimates_precision_by_duality():
     truth, pred = _population(seed=5)
     exact = _exact(truth, pred)
     s = sample_clusters(pred, pred.nunique(), replace=False, seed=0).reviewed_predicted(truth)
-    for metric in ("precision", "cluster_precision", "b3_precision"):
+    for metric in ("pairwise_precision", "cluster_precision", "bcubed_precision"):
         e = estimate(pred, s, metric, ci_method="normal")
         assert e.metric == metric
         assert e.value == pytest.approx(exact[metric], abs=1e-12)
     with pytest.raises(ValueError, match="cannot be estimated from a sample of predicted"):
-        estimate(pred, s, "recall")
+        estimate(pred, s, "pairwise_recall")
     partial = sample_clusters(pred, 3, seed=0)
     bad = Sample(
         reference=truth[partial.reference.index[:-1]],
@@ -377,16 +384,20 @@ def test_sample_of_predicted_clusters_estimates_precision_by_duality():
         sample_of="predicted",
     )
     with pytest.raises(CoverageError, match="incomplete"):
-        estimate(pred, bad, "precision")
+        estimate(pred, bad, "pairwise_precision")
 
 
 # ---------------------------------------------------------------- results and table
 
 
 def test_estimate_repr_summary_and_dict():
-    e = _est(_bench([1, 3], weights="uniform"), "precision", name="v1")
+    e = _est(_bench([1, 3], weights="uniform"), "pairwise_precision", name="v1")
     text = repr(e)
-    assert "v1: precision = 0.5598" in text and "SE 0.0816" in text and "cluster_block" in text
+    assert (
+        "v1: pairwise_precision = 0.5598" in text
+        and "SE 0.0816" in text
+        and "cluster_block" in text
+    )
     assert "bias corr." in e.summary()
     d = e.to_dict()
     assert d["value"] == e.value and d["level"] == 0.95 and d["prediction"] == "v1"
@@ -395,10 +406,15 @@ def test_estimate_repr_summary_and_dict():
 def test_estimate_table_is_tidy_and_matches_estimate():
     truth, pred = _population(seed=6)
     s = sample_records(truth, 20, seed=3)
-    table = estimate_table({"v1": pred, "v2": truth}, s, ("precision", "recall", "f1"), level=0.9)
+    table = estimate_table(
+        {"v1": pred, "v2": truth},
+        s,
+        ("pairwise_precision", "pairwise_recall", "pairwise_f1"),
+        level=0.9,
+    )
     assert list(table["prediction"]) == ["v1"] * 3 + ["v2"] * 3
-    assert list(table["metric"]) == ["precision", "recall", "f1"] * 2
-    single = estimate(pred, s, "recall", level=0.9)
+    assert list(table["metric"]) == ["pairwise_precision", "pairwise_recall", "pairwise_f1"] * 2
+    single = estimate(pred, s, "pairwise_recall", level=0.9)
     row = table.iloc[1]
     assert row["value"] == pytest.approx(single.value)
     assert row["ci_low"] == pytest.approx(single.ci_low)
@@ -408,8 +424,8 @@ def test_estimate_table_is_tidy_and_matches_estimate():
 
 def test_level_widens_interval():
     s = _bench([1, 2, 3], weights="uniform")
-    e90 = _est(s, "recall", level=0.9)
-    e99 = _est(s, "recall", level=0.99)
+    e90 = _est(s, "pairwise_recall", level=0.9)
+    e99 = _est(s, "pairwise_recall", level=0.99)
     assert e99.ci_high - e99.ci_low > e90.ci_high - e90.ci_low
 
 
@@ -420,41 +436,43 @@ def test_sampled_records_missing_from_prediction():
     s = _bench([1, 3], weights="uniform")
     short = PRED.drop([2, 6])
     with pytest.raises(CoverageError, match="absent from the prediction"):
-        estimate(short, s, "precision")
+        estimate(short, s, "pairwise_precision")
     with pytest.warns(CoverageWarning, match="dropped 2 of 5"):
-        e = estimate(short, s, "precision", on_missing="restrict")
+        e = estimate(short, s, "pairwise_precision", on_missing="restrict")
     assert e.dropped_records == 2 and e.n_records == 3
 
 
 def test_record_estimator_needs_size_proportional_sample():
     with pytest.raises(ValueError, match="records sampled uniformly"):
-        _est(_bench([1, 3], weights="uniform"), "recall", "record")
+        _est(_bench([1, 3], weights="uniform"), "pairwise_recall", "record")
 
 
 def test_cluster_estimators_rejected_on_block_samples():
     blocks = pd.Series(["B1"] * 5 + ["B2"] * 3, index=range(1, 9))
     s = benchmark_sample(TRUTH, weights="uniform", blocks=blocks)
     with pytest.raises(ValueError, match="units are blocks"):
-        _est(s, "precision", "cluster_block")
+        _est(s, "pairwise_precision", "cluster_block")
 
 
 def test_unknown_metric_estimator_and_level():
     s = _bench([1, 3], weights="uniform")
-    with pytest.raises(ValueError, match="unknown metric"):
+    with pytest.raises(ValueError, match="unknown estimable metric"):
         _est(s, "accuracy")
+    with pytest.raises(ValueError, match="'rand_index' not available here; choose from: pairwise"):
+        _est(s, "rand_index")
     with pytest.raises(ValueError, match="unknown estimator"):
-        _est(s, "precision", "magic")
+        _est(s, "pairwise_precision", "magic")
     with pytest.raises(ValueError, match="level"):
-        _est(s, "precision", level=95)
+        _est(s, "pairwise_precision", level=95)
     with pytest.raises(ValueError, match="unknown ci_method"):
-        estimate(PRED, s, "precision", ci_method="exact")
+        estimate(PRED, s, "pairwise_precision", ci_method="exact")
 
 
 def test_undefined_metric_is_nan_with_warning():
     # a prediction of singletons has no predicted links: precision undefined
     singletons = pd.Series(range(8), index=range(1, 9))
     with pytest.warns(UndefinedMetricWarning):
-        e = estimate(singletons, _bench([1, 3], weights="uniform"), "precision")
+        e = estimate(singletons, _bench([1, 3], weights="uniform"), "pairwise_precision")
     assert math.isnan(e.value)
 
 
@@ -491,7 +509,7 @@ def test_invariant_to_relabelling_and_permuting(instance):
     s2 = benchmark_sample(ref2, weights="cluster_size", multiplicity=mult2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        for metric in ("precision", "recall", "b3_precision", "homogeneity"):
+        for metric in ("pairwise_precision", "pairwise_recall", "bcubed_precision", "homogeneity"):
             a = estimate(pred, s, metric, ci_method="normal")
             b = estimate(pred2, s2, metric, ci_method="normal")
             np.testing.assert_allclose(
@@ -512,7 +530,7 @@ def test_cluster_metric_estimators_hand_computed():
     # ratio 4.5/5 = 0.9; A/Abar = 0.8, 1.2; B/Bbar = 8/9, 10/9
     # sum = 0.8*(0.8/9) + 1.2*(-0.8/9) = -0.32/9 -> 0.9 * (1 - 0.16/9) = 0.884
     # variance = 0.81 * 1/2 * 2 * (0.8/9)^2 = 0.0064
-    bp = estimate(pred, s, "b3_precision", ci_method="normal")
+    bp = estimate(pred, s, "bcubed_precision", ci_method="normal")
     assert bp.value == pytest.approx(0.884) and bp.std_error == pytest.approx(0.08)
     # cluster precision = (N/|Ĉ|) * E[exact]/E[|c|] = 6/3 * 0.5/2.5 = 0.4 before correction
     cp = estimate(pred, s, "cluster_precision", ci_method="normal")
@@ -522,27 +540,34 @@ def test_cluster_metric_estimators_hand_computed():
 def test_census_fscore_with_beta():
     truth, pred = _population(seed=9)
     exact = _exact(truth, pred)
-    P, R = exact["precision"], exact["recall"]
+    P, R = exact["pairwise_precision"], exact["pairwise_recall"]
     s = sample_records(truth, len(truth), replace=False, seed=0)
-    e = estimate(pred, s, "fscore", beta=2.0)
-    assert e.metric == "f2"
+    e = estimate(pred, s, "pairwise_fbeta", beta=2.0)
+    assert e.metric == "pairwise_f2"
     assert e.value == pytest.approx(5 * P * R / (4 * P + R), abs=1e-12)
 
 
 def test_estimate_table_builds_one_contingency_per_prediction(monkeypatch):
-    import er_evaluation.estimators.units as units
+    from er_evaluation import _contingency
 
     calls = []
-    original = units.contingency
+    original = _contingency.contingency
 
     def counting(*args, **kwargs):
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(units, "contingency", counting)
+    monkeypatch.setattr(_contingency, "contingency", counting)
     truth, pred = _population(seed=10)
     s = sample_records(truth, 15, seed=0)
-    metrics = ("precision", "recall", "f1", "b3_precision", "homogeneity", "cluster_recall")
+    metrics = (
+        "pairwise_precision",
+        "pairwise_recall",
+        "pairwise_f1",
+        "bcubed_precision",
+        "homogeneity",
+        "cluster_recall",
+    )
     table = estimate_table({"a": pred, "b": truth}, s, metrics)
     assert len(table) == 12 and len(calls) == 2
 
@@ -566,14 +591,14 @@ def test_pairwise_estimators_against_record_level_brute_force():
             rows_b.append(f / size)
             rows_pairs.append(size * (size - 1) / 2 / size)
             rows_size.append(1.0)
-    p_blk = estimate(pred, s, "precision", estimator="cluster_block", ci_method="normal")
+    p_blk = estimate(pred, s, "pairwise_precision", estimator="cluster_block", ci_method="normal")
     exp = ratio_estimate(np.array(rows_a_blk), np.array(rows_b))
     assert (p_blk.value, p_blk.std_error**2) == pytest.approx(exp, rel=1e-10)
-    r = estimate(pred, s, "recall", estimator="cluster", ci_method="normal")
+    r = estimate(pred, s, "pairwise_recall", estimator="cluster", ci_method="normal")
     exp = ratio_estimate(np.array(rows_pairs), np.array(rows_b))
     assert (r.value, r.std_error**2) == pytest.approx(exp, rel=1e-10)
     N = len(pred)
     P_links = sum(int(c) * (int(c) - 1) // 2 for c in pred.value_counts())
-    p_cl = estimate(pred, s, "precision", estimator="cluster", ci_method="normal")
+    p_cl = estimate(pred, s, "pairwise_precision", estimator="cluster", ci_method="normal")
     exp = ratio_estimate(np.array(rows_size), N / P_links * np.array(rows_b))
     assert (p_cl.value, p_cl.std_error**2) == pytest.approx(exp, rel=1e-10)

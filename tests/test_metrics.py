@@ -9,16 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from er_evaluation.contingency import contingency
+from er_evaluation import contingency
 from er_evaluation.errors import CoverageError, CoverageWarning, UndefinedMetricWarning
 from er_evaluation.metrics import (
     METRICS,
     adjusted_rand_index,
-    bcubed_fscore,
+    bcubed_f1,
+    bcubed_fbeta,
     bcubed_precision,
     bcubed_recall,
     check_contingency,
-    cluster_fscore,
+    cluster_f1,
+    cluster_fbeta,
     cluster_precision,
     cluster_recall,
     completeness,
@@ -29,7 +31,8 @@ from er_evaluation.metrics import (
     merge_count,
     mutual_information,
     pairwise_counts,
-    pairwise_fscore,
+    pairwise_f1,
+    pairwise_fbeta,
     pairwise_precision,
     pairwise_recall,
     rand_index,
@@ -50,9 +53,9 @@ PRED = pd.Series([10, 20, 20, 10, 30, 40, 40, 40], index=range(1, 9))
 def test_figure2_pairwise():
     assert pairwise_precision(PRED, TRUTH) == pytest.approx(2 / 5)
     assert pairwise_recall(PRED, TRUTH) == pytest.approx(2 / 5)
-    assert pairwise_fscore(PRED, TRUTH) == pytest.approx(2 / 5)
+    assert pairwise_f1(PRED, TRUTH) == pytest.approx(2 / 5)
     # F_2 = 5·TP / (5·TP + 4·FN + FP) = 10 / (10 + 12 + 3)
-    assert pairwise_fscore(PRED, TRUTH, beta=2) == pytest.approx(10 / 25)
+    assert pairwise_fbeta(PRED, TRUTH, beta=2) == pytest.approx(10 / 25)
     counts = pairwise_counts(PRED, TRUTH)
     assert (counts.true_positives, counts.false_positives) == (2, 3)
     assert (counts.false_negatives, counts.true_negatives) == (3, 20)
@@ -63,7 +66,7 @@ def test_figure2_cluster():
     assert exact_cluster_count(PRED, TRUTH) == 0
     assert cluster_precision(PRED, TRUTH) == 0.0
     assert cluster_recall(PRED, TRUTH) == 0.0
-    assert cluster_fscore(PRED, TRUTH) == 0.0
+    assert cluster_f1(PRED, TRUTH) == 0.0
 
 
 def test_cluster_metrics_with_exact_clusters():
@@ -72,9 +75,9 @@ def test_cluster_metrics_with_exact_clusters():
     pred = pd.Series([1, 1, 1, 2, 3, 4, 4, 5], index=range(1, 9))
     assert cluster_precision(pred, TRUTH) == pytest.approx(3 / 5)
     assert cluster_recall(pred, TRUTH) == pytest.approx(3 / 4)
-    assert cluster_fscore(pred, TRUTH) == pytest.approx(2 / 3)
+    assert cluster_f1(pred, TRUTH) == pytest.approx(2 / 3)
     # F_β = (1+β²)E/(β²|C| + |Ĉ|) = 5·3/(4·4 + 5)
-    assert cluster_fscore(pred, TRUTH, beta=2) == pytest.approx(15 / 21)
+    assert cluster_fbeta(pred, TRUTH, beta=2) == pytest.approx(15 / 21)
 
 
 def test_figure2_bcubed_record_average():
@@ -82,7 +85,7 @@ def test_figure2_bcubed_record_average():
     # Record recalls    |ĉ∩c|/|c|: 1:1/3 2:2/3 3:2/3 4:1/2 5:1/2 6:1 7:1 8:1, sum 17/3.
     assert bcubed_precision(PRED, TRUTH) == pytest.approx(17 / 24)
     assert bcubed_recall(PRED, TRUTH) == pytest.approx(17 / 24)
-    assert bcubed_fscore(PRED, TRUTH) == pytest.approx(17 / 24)
+    assert bcubed_f1(PRED, TRUTH) == pytest.approx(17 / 24)
 
 
 def test_figure2_bcubed_reference_cluster_average():
@@ -93,10 +96,8 @@ def test_figure2_bcubed_reference_cluster_average():
     kw = {"average": "reference_cluster"}
     assert bcubed_precision(PRED, TRUTH, **kw) == pytest.approx(p)
     assert bcubed_recall(PRED, TRUTH, **kw) == pytest.approx(r)
-    assert bcubed_fscore(PRED, TRUTH, **kw) == pytest.approx(2 * p * r / (p + r))
-    assert bcubed_fscore(PRED, TRUTH, beta=0.5, **kw) == pytest.approx(
-        1.25 * p * r / (0.25 * p + r)
-    )
+    assert bcubed_f1(PRED, TRUTH, **kw) == pytest.approx(2 * p * r / (p + r))
+    assert bcubed_fbeta(PRED, TRUTH, beta=0.5, **kw) == pytest.approx(1.25 * p * r / (0.25 * p + r))
 
 
 def test_bcubed_reference_cluster_matches_er_evaluation_docstring_example():
@@ -106,7 +107,7 @@ def test_bcubed_reference_cluster_matches_er_evaluation_docstring_example():
     kw = {"average": "reference_cluster"}
     assert bcubed_precision(pred, ref, **kw) == pytest.approx(0.6458333333)
     assert bcubed_recall(pred, ref, **kw) == pytest.approx(0.7638888889)
-    assert bcubed_fscore(pred, ref, **kw) == pytest.approx(0.6999178982)
+    assert bcubed_f1(pred, ref, **kw) == pytest.approx(0.6999178982)
 
 
 def test_figure2_information():
@@ -155,8 +156,14 @@ def test_duality_swaps_precision_and_recall():
 def test_perfect_prediction_scores_one():
     for name, metric in METRICS.items():
         value = metric(contingency(TRUTH, TRUTH))
-        expected = {"FP": 0, "FN": 0, "TP": 5, "merges": 0, "splits": 0}.get(name)
-        if name in ("merge_distance", "normalized_merge_distance"):
+        expected = {
+            "false_positive_links": 0,
+            "false_negative_links": 0,
+            "true_positive_links": 5,
+            "merge_count": 0,
+            "split_count": 0,
+        }.get(name)
+        if name in ("generalized_merge_distance", "normalized_merge_distance"):
             expected = 0.0
         assert value == pytest.approx(1.0 if expected is None else expected), name
 
@@ -170,7 +177,7 @@ def test_no_predicted_links_precision_is_nan():
     with pytest.warns(UndefinedMetricWarning, match="pairwise precision.*no links"):
         assert math.isnan(pairwise_precision(SINGLETONS, TRUTH))
     assert pairwise_recall(SINGLETONS, TRUTH) == 0.0
-    assert pairwise_fscore(SINGLETONS, TRUTH) == 0.0  # TP = 0 with FN = 5 > 0
+    assert pairwise_f1(SINGLETONS, TRUTH) == 0.0  # TP = 0 with FN = 5 > 0
 
 
 def test_no_true_links_recall_is_nan():
@@ -181,7 +188,7 @@ def test_no_true_links_recall_is_nan():
 
 def test_no_links_anywhere():
     with pytest.warns(UndefinedMetricWarning, match="F-score"):
-        assert math.isnan(pairwise_fscore(SINGLETONS, SINGLETONS))
+        assert math.isnan(pairwise_f1(SINGLETONS, SINGLETONS))
     with pytest.warns(UndefinedMetricWarning, match="normalized"):
         assert math.isnan(generalized_merge_distance(SINGLETONS, SINGLETONS, normalize=True))
     # scikit-learn's conventions, which the docstrings state:
@@ -199,7 +206,13 @@ EMPTY = pd.Series([], index=pd.Index([], dtype=np.int64), dtype=np.int64)
 @pytest.mark.parametrize("name", list(METRICS))
 def test_empty_input_is_nan_with_warning(name):
     empty = check_contingency(EMPTY, EMPTY)
-    if name in ("TP", "FP", "FN", "merges", "splits"):  # counts of nothing are 0
+    if name in (
+        "true_positive_links",
+        "false_positive_links",
+        "false_negative_links",
+        "merge_count",
+        "split_count",
+    ):  # counts of nothing are 0
         assert METRICS[name](empty) == 0
         return
     with pytest.warns(UndefinedMetricWarning):
@@ -277,7 +290,7 @@ def test_string_record_and_cluster_ids():
 
 @pytest.mark.parametrize("beta", [0, -1, float("inf"), float("nan")])
 def test_bad_beta(beta):
-    for metric in (pairwise_fscore, cluster_fscore, bcubed_fscore, v_measure):
+    for metric in (pairwise_fbeta, cluster_fbeta, bcubed_fbeta, v_measure):
         with pytest.raises(ValueError, match="beta"):
             metric(PRED, TRUTH, beta=beta)
 

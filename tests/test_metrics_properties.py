@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
-from er_evaluation.contingency import contingency
+from er_evaluation import contingency
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.metrics import (
     METRICS,
@@ -31,7 +31,8 @@ from er_evaluation.metrics import (
     merge_count,
     mutual_information,
     pairwise_counts,
-    pairwise_fscore,
+    pairwise_f1,
+    pairwise_fbeta,
     pairwise_precision,
     pairwise_recall,
     rand_index,
@@ -161,8 +162,8 @@ def test_pairwise_against_all_record_pairs(labels):
     assert (counts.false_negatives, counts.true_negatives) == (fn, tn)
     assert same(pairwise_precision(p, r), ratio(tp, tp + fp))
     assert same(pairwise_recall(p, r), ratio(tp, tp + fn))
-    assert same(pairwise_fscore(p, r), ratio(2 * tp, 2 * tp + fp + fn))
-    assert same(pairwise_fscore(p, r, beta=0.5), ratio(1.25 * tp, 1.25 * tp + 0.25 * fn + fp))
+    assert same(pairwise_f1(p, r), ratio(2 * tp, 2 * tp + fp + fn))
+    assert same(pairwise_fbeta(p, r, beta=0.5), ratio(1.25 * tp, 1.25 * tp + 0.25 * fn + fp))
     pairs = tp + fp + fn + tn
     assert same(rand_index(p, r), 1.0 if pairs == 0 else (tp + tn) / pairs)
     assert same(fowlkes_mallows(p, r), tp / math.sqrt((tp + fp) * (tp + fn)) if tp else 0.0)

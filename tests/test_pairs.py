@@ -25,7 +25,7 @@ from er_evaluation.pairs import (
     PoolError,
     as_importance_run,
     continue_sampling,
-    estimate,
+    estimate_from_labels,
     field_similarity_score,
     history,
     labels_needed,
@@ -78,9 +78,9 @@ def test_pool_from_frame_and_truth_hand_computed():
     assert pool.n_pairs == 8
     truth = pool.truth()
     # TP = 2 (rows 0, 2), predicted = 3, true = 4
-    assert truth["precision"] == pytest.approx(2 / 3)
-    assert truth["recall"] == pytest.approx(2 / 4)
-    assert truth["f"] == pytest.approx(2 / (0.5 * 3 + 0.5 * 4))
+    assert truth["pairwise_precision"] == pytest.approx(2 / 3)
+    assert truth["pairwise_recall"] == pytest.approx(2 / 4)
+    assert truth["pairwise_f1"] == pytest.approx(2 / (0.5 * 3 + 0.5 * 4))
 
 
 def test_pool_prediction_from_clustering_matches_brute_force():
@@ -363,11 +363,11 @@ def test_census_without_replacement_is_exact(method):
     pool = synthetic_pool(n=300, rate=0.1, seed=4)
     run = sample_labels(pool, make_sampler(method, pool, 1), LabelOracle(pool.labels), pool.n_pairs)
     assert run.n_labels == pool.n_pairs
-    result = estimate(run, pool.predicted)
+    result = estimate_from_labels(run, pool.predicted)
     truth = pool.truth()
-    assert result.precision.value == pytest.approx(truth["precision"])
-    assert result.recall.value == pytest.approx(truth["recall"])
-    assert result.f[0].value == pytest.approx(truth["f"])
+    assert result.precision.value == pytest.approx(truth["pairwise_precision"])
+    assert result.recall.value == pytest.approx(truth["pairwise_recall"])
+    assert result.f[0].value == pytest.approx(truth["pairwise_f1"])
     assert result.f[0].std_error == pytest.approx(0.0, abs=1e-9)  # finite-population correction
 
 
@@ -384,8 +384,8 @@ def test_each_sampler_converges_to_the_truth(method):
             )
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
-                f = estimate(run, pool.predicted).f[0].value
-            errs.append((0.0 if math.isnan(f) else f) - truth["f"])
+                f = estimate_from_labels(run, pool.predicted).f[0].value
+            errs.append((0.0 if math.isnan(f) else f) - truth["pairwise_f1"])
         errors[budget] = float(np.mean(np.square(errs)))
     assert errors[1000] < errors[100]
     assert errors[1000] < 0.004
@@ -416,7 +416,7 @@ def test_estimate_hand_computed_weighted_case():
         stratum=np.full(4, -1),
         new_label=np.ones(4, dtype=bool),
     )
-    result = estimate(run, predicted, alpha=[0.5, 0.2])
+    result = estimate_from_labels(run, predicted, alpha=[0.5, 0.2])
     # sum w a = 2, sum w lhat = 3, sum w l = 2.5
     assert result.precision.value == pytest.approx(2 / 3)
     assert result.recall.value == pytest.approx(2 / 2.5)
@@ -432,7 +432,12 @@ def test_estimate_hand_computed_weighted_case():
         var = np.sum(w**2 * (a - est.value * b) ** 2) / np.sum(w * b) ** 2
         assert est.std_error == pytest.approx(np.sqrt(var))
         assert est.ci_low == pytest.approx(max(0, est.value - 1.959963984540054 * np.sqrt(var)))
-    assert result.to_frame().index.tolist() == ["precision", "recall", "F1", "F(alpha=0.2)"]
+    assert result.to_frame().index.tolist() == [
+        "pairwise_precision",
+        "pairwise_recall",
+        "pairwise_f1",
+        "pairwise_f2",
+    ]
 
 
 def test_passive_standard_error_is_the_ratio_variance():
@@ -445,7 +450,9 @@ def test_passive_standard_error_is_the_ratio_variance():
     n = len(idx)
     e = a - p * b
     var = (1 - n / pool.n_pairs) * np.sum(e**2) / (n - 1) / n / b.mean() ** 2
-    assert estimate(run, pool.predicted).precision.std_error == pytest.approx(np.sqrt(var))
+    assert estimate_from_labels(run, pool.predicted).precision.std_error == pytest.approx(
+        np.sqrt(var)
+    )
 
 
 def test_history_last_row_equals_estimate():
@@ -453,10 +460,12 @@ def test_history_last_row_equals_estimate():
     for method in METHODS:
         run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), 200)
         hist = history(run, pool.predicted)
-        result = estimate(run, pool.predicted)
+        result = estimate_from_labels(run, pool.predicted)
         assert len(hist) == run.n_draws and hist.n_labels.iloc[-1] == 200
-        assert hist["F1"].iloc[-1] == pytest.approx(result.f[0].value, nan_ok=True)
-        assert hist["recall_se"].iloc[-1] == pytest.approx(result.recall.std_error, nan_ok=True)
+        assert hist["pairwise_f1"].iloc[-1] == pytest.approx(result.f[0].value, nan_ok=True)
+        assert hist["pairwise_recall_se"].iloc[-1] == pytest.approx(
+            result.recall.std_error, nan_ok=True
+        )
         # each row equals an estimate on the prefix of the run
         k = run.n_draws // 2
         prefix = LabelRun(
@@ -471,8 +480,8 @@ def test_history_last_row_equals_estimate():
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            assert hist["precision"].iloc[k - 1] == pytest.approx(
-                estimate(prefix, pool.predicted).precision.value, nan_ok=True
+            assert hist["pairwise_precision"].iloc[k - 1] == pytest.approx(
+                estimate_from_labels(prefix, pool.predicted).precision.value, nan_ok=True
             )
 
 
@@ -488,7 +497,7 @@ def test_undefined_precision_warns_and_is_nan():
         np.ones(2, bool),
     )
     with pytest.warns(UndefinedMetricWarning, match="precision is undefined"):
-        result = estimate(run, predicted)
+        result = estimate_from_labels(run, predicted)
     assert math.isnan(result.precision.value) and math.isnan(result.precision.ci_low)
     assert result.recall.value == 0.0
 
@@ -496,10 +505,11 @@ def test_undefined_precision_warns_and_is_nan():
 def test_bad_alpha_and_prediction_shape_are_errors():
     pool = tiny_pool()
     run = sample_labels(pool, make_sampler("passive", pool, 0), LabelOracle(pool.labels), 4)
-    with pytest.raises(ValueError, match="alpha must be in"):
-        estimate(run, pool.predicted, alpha=1.5)
+    for alpha in (1.5, 1.0, 0.0):
+        with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
+            estimate_from_labels(run, pool.predicted, alpha=alpha)
     with pytest.raises(ValueError, match="one 0/1 value per pool pair"):
-        estimate(run, pool.predicted[:3])
+        estimate_from_labels(run, pool.predicted[:3])
 
 
 def test_oracle_from_reference_and_unknown_ids():
@@ -535,7 +545,7 @@ def test_reused_labels_estimate_another_prediction_without_bias():
             f_values.append(reuse_estimate(run, predicted_b).f[0].value)
     totals = np.array(totals)
     assert abs(totals.mean() - tp_b) <= 4 * totals.std(ddof=1) / np.sqrt(len(totals))
-    f_true = pool.with_prediction(predicted_b).truth()["f"]
+    f_true = pool.with_prediction(predicted_b).truth()["pairwise_f1"]
     assert abs(np.nanmean(f_values) - f_true) < 0.05
 
 
@@ -550,9 +560,9 @@ def test_continue_sampling_pays_only_for_new_labels():
     assert len(oracle.asked) == len(asked) == 100
     assert not asked & set(first.index.tolist())  # nothing A labelled is asked again
     assert combined.n_labels == 400 and combined.n_draws >= first.n_draws + 100
-    result = estimate(combined, predicted_b)
+    result = estimate_from_labels(combined, predicted_b)
     truth = pool_b.truth()
-    assert abs(result.f[0].value - truth["f"]) <= 4 * result.f[0].std_error + 0.02
+    assert abs(result.f[0].value - truth["pairwise_f1"]) <= 4 * result.f[0].std_error + 0.02
 
 
 def test_as_importance_run_stratified_weights_average_to_one():
@@ -563,15 +573,15 @@ def test_as_importance_run_stratified_weights_average_to_one():
     converted = as_importance_run(run)
     # weights p/q with sum_j w_j / n = sum_k omega_k = 1, and estimates unchanged
     assert converted.weight.mean() == pytest.approx(1.0)
-    a = estimate(run, pool.predicted).f[0].value
-    b = estimate(converted, pool.predicted).f[0].value
+    a = estimate_from_labels(run, pool.predicted).f[0].value
+    b = estimate_from_labels(converted, pool.predicted).f[0].value
     assert a == pytest.approx(b)
 
 
 def test_labels_needed_scales_as_one_over_n():
     pool = synthetic_pool(n=800, rate=0.1, seed=3)
     run = sample_labels(pool, make_sampler("passive", pool, 0), LabelOracle(pool.labels), 100)
-    est = estimate(run, pool.predicted).recall
+    est = estimate_from_labels(run, pool.predicted).recall
     assert labels_needed(est, est.std_error * 2) == 0
     assert labels_needed(est, est.std_error / 2) == 300  # 4x the labels to halve the SE
     with pytest.raises(ValueError, match="target_std_error"):
@@ -621,7 +631,11 @@ def test_bundled_pools_match_their_provenance(name, n_pairs, n_matches, truth):
     pool = load_pool(name)
     assert pool.n_pairs == n_pairs and int(pool.labels.sum()) == n_matches
     got = pool.truth()
-    assert (round(got["precision"], 3), round(got["recall"], 3), round(got["f"], 3)) == truth
+    assert (
+        round(got["pairwise_precision"], 3),
+        round(got["pairwise_recall"], 3),
+        round(got["pairwise_f1"], 3),
+    ) == truth
     assert pool.scores.min() >= 0 and pool.scores.max() <= 1  # calibrated probabilities
     assert load_pool(name, score="score").scores.min() < 0  # SVM margins
     with pytest.raises(ValueError, match="unknown pool 'nope'"):
@@ -664,8 +678,8 @@ def test_logit_interval_hand_computed_and_fallback():
         np.full(4, -1),
         np.ones(4, bool),
     )
-    normal = estimate(run, predicted).precision
-    logit = estimate(run, predicted, interval="logit").precision
+    normal = estimate_from_labels(run, predicted).precision
+    logit = estimate_from_labels(run, predicted, interval="logit").precision
     v, s, z = normal.value, normal.std_error, 1.959963984540054
     centre, half = np.log(v / (1 - v)), z * s / (v * (1 - v))
     assert logit.value == v and logit.std_error == s
@@ -682,7 +696,7 @@ def test_logit_interval_hand_computed_and_fallback():
         np.full(2, -1),
         np.ones(2, bool),
     )
-    exact = estimate(all_true, predicted, interval="logit").precision
+    exact = estimate_from_labels(all_true, predicted, interval="logit").precision
     assert exact.value == 1.0 and exact.ci_high == 1.0
     with pytest.raises(ValueError, match="interval must be"):
-        estimate(run, predicted, interval="wald")
+        estimate_from_labels(run, predicted, interval="wald")

@@ -207,21 +207,23 @@ def test_cli_sample_with_reference_then_estimate(tmp_path, capsys):
                 "json",
                 "--alpha",
                 "0.5",
-                "1",
+                "0.2",
             ]
         )
         == 0
     )
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"precision", "recall", "F1", "F(alpha=1)"}
-    assert out["F(alpha=1)"]["value"] == pytest.approx(out["precision"]["value"])
-    assert out["F1"]["n_labels"] == 90
+    assert set(out) == {"pairwise_precision", "pairwise_recall", "pairwise_f1", "pairwise_f2"}
+    p, r = out["pairwise_precision"]["value"], out["pairwise_recall"]["value"]
+    # F_alpha = 1 / (alpha / P + (1 - alpha) / R) with alpha = 0.2 is F_2
+    assert out["pairwise_f2"]["value"] == pytest.approx(1 / (0.2 / p + 0.8 / r))
+    assert out["pairwise_f1"]["n_labels"] == 90
     # the labels in the log are the reference's
     _, events = read_log(labels)
     assert all(e["label"] == pool.labels[e["pool_index"]] for e in events)
     with LabellingSession(pool, labels, readonly=True) as session:
         # same numbers as the library computes from the replayed log
-        assert session.estimate().f[0].value == pytest.approx(out["F1"]["value"])
+        assert session.estimate().f[0].value == pytest.approx(out["pairwise_f1"]["value"])
 
 
 def test_cli_interactive_prompts_and_resumes(tmp_path, monkeypatch, capsys):

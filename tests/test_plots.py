@@ -14,7 +14,12 @@ def hand_table() -> pd.DataFrame:
     return pd.DataFrame(
         {
             "prediction": ["v2", "v1", "v2", "v1"],
-            "metric": ["precision", "precision", "recall", "recall"],
+            "metric": [
+                "pairwise_precision",
+                "pairwise_precision",
+                "pairwise_recall",
+                "pairwise_recall",
+            ],
             "value": [0.8, 0.7, 0.9, 0.95],
             "ci_low": [0.75, 0.6, 0.85, 0.94],
             "ci_high": [0.82, 0.8, 0.97, 0.99],
@@ -26,7 +31,7 @@ def hand_table() -> pd.DataFrame:
 
 def test_plot_estimates_error_bars_are_the_intervals():
     fig = plot_estimates(hand_table())
-    assert [t.name for t in fig.data] == ["precision", "recall"]
+    assert [t.name for t in fig.data] == ["pairwise_precision", "pairwise_recall"]
     p, r = fig.data
     assert list(p.x) == ["v2", "v1"]
     np.testing.assert_allclose(p.y, [0.8, 0.7])
@@ -41,10 +46,10 @@ def test_plot_estimates_error_bars_are_the_intervals():
 
 
 def test_plot_estimates_selects_metrics_and_checks_input():
-    fig = plot_estimates(hand_table(), metrics=["recall"])
-    assert [t.name for t in fig.data] == ["recall"]
-    with pytest.raises(ValueError, match="f1"):
-        plot_estimates(hand_table(), metrics=["f1"])
+    fig = plot_estimates(hand_table(), metrics=["pairwise_recall"])
+    assert [t.name for t in fig.data] == ["pairwise_recall"]
+    with pytest.raises(ValueError, match="pairwise_f1"):
+        plot_estimates(hand_table(), metrics=["pairwise_f1"])
     with pytest.raises(ValueError, match="ci_high"):
         plot_estimates(hand_table().drop(columns="ci_high"))
     with pytest.raises(ValueError, match="no rows"):
@@ -57,7 +62,7 @@ def test_plot_estimates_on_estimate_table_output():
     truth.index = [f"r{i}" for i in range(len(truth))]
     preds = {"a": misattribute(truth, 0.1, seed=1), "b": misattribute(truth, 0.3, seed=2)}
     sample = sample_records(truth, 60, seed=3)
-    table = estimate_table(preds, sample, metrics=("precision", "recall"))
+    table = estimate_table(preds, sample, metrics=("pairwise_precision", "pairwise_recall"))
     fig = plot_estimates(table)
     for trace in fig.data:
         rows = table[table["metric"] == trace.name]
@@ -82,27 +87,27 @@ def small_study():
 
 
 def test_plot_simulation_boxes_hold_the_replicates(small_study):
-    fig = plot_simulation(small_study, "precision")
+    fig = plot_simulation(small_study, "pairwise_precision")
     names = [t.name for t in fig.data]
     assert names == ["naive", "record", "cluster_block"] * 2
     rep = small_study.replicates
     for trace, rate in zip(fig.data, [0.1] * 3 + [0.2] * 3, strict=True):
         d = rep[
             (rep["rate"] == rate)
-            & (rep["metric"] == "precision")
+            & (rep["metric"] == "pairwise_precision")
             & (rep["estimator"] == trace.name)
         ]
         np.testing.assert_allclose(trace.y, d["value"])
         assert list(trace.x) == d["sample_size"].astype(str).tolist()
     assert [t.showlegend for t in fig.data] == [True] * 3 + [False] * 3
     truth_lines = [s.y0 for s in fig.layout.shapes]
-    np.testing.assert_allclose(truth_lines, small_study.truth["precision"])
+    np.testing.assert_allclose(truth_lines, small_study.truth["pairwise_precision"])
 
 
 def test_plot_simulation_recall_and_errors(small_study):
-    fig = plot_simulation(small_study, "recall", estimators=["record"])
+    fig = plot_simulation(small_study, "pairwise_recall", estimators=["record"])
     assert [t.name for t in fig.data] == ["record", "record"]
-    with pytest.raises(ValueError, match="f1"):
-        plot_simulation(small_study, "f1")
+    with pytest.raises(ValueError, match="pairwise_f1"):
+        plot_simulation(small_study, "pairwise_f1")
     with pytest.raises(ValueError, match="cluster_block"):
-        plot_simulation(small_study, "recall", estimators=["cluster_block"])
+        plot_simulation(small_study, "pairwise_recall", estimators=["cluster_block"])

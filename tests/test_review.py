@@ -329,7 +329,7 @@ def test_exported_benchmark_feeds_the_estimators(tmp_path):
     review(store, "b1", added=["d1"])
     review(store, "c1")
     reference = read_membership(store.export(tmp_path / "bench.csv"))
-    result = estimate(PRED, benchmark_sample(reference), "precision", ci_method="normal")
+    result = estimate(PRED, benchmark_sample(reference), "pairwise_precision", ci_method="normal")
     assert 0.0 <= result.value <= 1.0
     assert result.n_records == len(reference) == 7
 

@@ -128,7 +128,7 @@ def test_study_shapes(study):
     assert len(res.summary) == cells * len(DEFAULT_ESTIMATORS)
     assert set(res.coverage["ci_method"]) == {"normal", "fieller"}
     assert res.summary["replicates"].eq(R).all()
-    table = res.table("bias", "precision")
+    table = res.table("bias", "pairwise_precision")
     assert table.shape == (3, 4)
     assert list(table.index) == ["cluster_block", "naive", "record"]
 
@@ -138,8 +138,8 @@ def test_study_truth_is_the_exact_metric(study):
     for row in res.truth.itertuples():
         pred = res.predictions[row.rate]
         assert pred.index.equals(truth.index)
-        assert row.precision == pytest.approx(pairwise_precision(pred, truth))
-        assert row.recall == pytest.approx(pairwise_recall(pred, truth))
+        assert row.pairwise_precision == pytest.approx(pairwise_precision(pred, truth))
+        assert row.pairwise_recall == pytest.approx(pairwise_recall(pred, truth))
         assert row.changed == int((pred != truth).sum())
         assert abs(row.changed - row.rate * len(truth)) < 0.05 * row.rate * len(truth)
 
@@ -152,7 +152,7 @@ def test_study_cluster_block_unbiased_naive_biased(study):
         if est in ("cluster_block", "record"):
             # bias-corrected estimators: unbiased within Monte-Carlo error (+ O(1/n^2) remainder)
             assert abs(row["bias"]) < 4 * mc + 0.002, (rate, n, metric, est, row["bias"], mc)
-        elif metric == "precision":
+        elif metric == "pairwise_precision":
             assert row["bias"] > 0.05, (rate, n, row["bias"])  # the naive precision is optimistic
     assert s["mean_se"].xs("naive", level="estimator").isna().all()
 
@@ -168,10 +168,10 @@ def test_study_coverage_and_summary_consistent(study):
     cb = c[(c["estimator"] == "cluster_block") & (c["ci_method"] == "normal")]
     assert (cb["coverage"] > 0.8).all()
     rep = res.replicates
-    one = rep[(rep["estimator"] == "record") & (rep["metric"] == "recall")]
+    one = rep[(rep["estimator"] == "record") & (rep["metric"] == "pairwise_recall")]
     g = one.groupby(["rate", "sample_size"])
     got = res.summary.set_index(["rate", "sample_size", "metric", "estimator"]).xs(
-        ("recall", "record"), level=("metric", "estimator")
+        ("pairwise_recall", "record"), level=("metric", "estimator")
     )
     np.testing.assert_allclose(
         got["rmse"], np.sqrt(g.apply(lambda d: ((d["value"] - d["truth"]) ** 2).mean()))
@@ -187,7 +187,7 @@ def test_run_study_rejects_bad_arguments():
     with pytest.raises(ValueError, match="sample sizes"):
         run_study(truth, sample_sizes=(1,), repetitions=1, progress=False)
     with pytest.raises(ValueError, match="metric"):
-        run_study(truth, estimators=[("f1", "record")], repetitions=1, progress=False)
+        run_study(truth, estimators=[("pairwise_f1", "record")], repetitions=1, progress=False)
 
 
 def test_run_study_point_estimates_only():

@@ -15,8 +15,9 @@ from er_evaluation.error_analysis import predicted_cluster_errors, reference_clu
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.metrics import evaluate
 from er_evaluation.summary import cluster_size_distribution, summary_table
+from er_evaluation.vocabulary import REGISTRY
 
-AGREEMENT = {"pairwise_f1": "pairwise F1", "adjusted_rand_index": "adjusted Rand index"}
+AGREEMENT = {name: REGISTRY[name].title for name in ("pairwise_f1", "adjusted_rand_index")}
 
 st.title("Compare versions")
 data = load_project()

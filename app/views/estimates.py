@@ -1,4 +1,4 @@
-"""Estimates: precision, recall and F1 with confidence intervals for every version."""
+"""Estimates: pairwise precision, recall and F1 with confidence intervals for every version."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from app_common import (
 from er_evaluation.estimators import compare, estimate_table
 from er_evaluation.plots import plot_estimates
 from er_evaluation.sampling import benchmark_sample
+from er_evaluation.vocabulary import REGISTRY
 
-METRICS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+METRICS = {
+    name: REGISTRY[name].title for name in ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+}
 
 st.title("Estimates")
 data = load_project()
@@ -75,7 +78,7 @@ else:
 if sample.sample_of == "predicted":
     # Reviewing whole predicted clusters reveals precision only (by duality); recall needs
     # totals of the true clustering that such a sample does not see.
-    METRICS = {"precision": "Precision"}
+    METRICS = {"pairwise_precision": REGISTRY["pairwise_precision"].title}
     st.caption(
         f"A sample of predicted clusters estimates the precision of the version it was drawn "
         f"from ({settings['version']}) only."

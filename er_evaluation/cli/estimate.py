@@ -1,9 +1,12 @@
 """``er-eval estimate``: precision and recall of whole predictions from a reviewed sample.
 
     er-eval estimate PREDICTION... --reference REF [--weights cluster_size|uniform]
-                     [--metrics precision recall f1] [--level 0.95] [--ci-method M]
+                     [--metrics METRIC ...] [--level 0.95] [--ci-method M]
                      [--paired [--baseline NAME]] [--on-missing error|restrict]
     er-eval estimate --demo        # the 15 bundled PatentsView versions vs the Binette 2022 benchmark
+
+METRIC names are those of ``er-eval metrics`` that a reviewed sample can estimate; the
+default is pairwise_precision pairwise_recall pairwise_f1.
 
 Each PREDICTION is a full clustering of its population (CSV/TSV/Parquet: record id,
 cluster id); REF holds the reviewed true clusters of the sampled units. ``--weights`` says
@@ -27,8 +30,9 @@ import pandas as pd
 
 from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
 from er_evaluation.errors import CoverageWarning
-from er_evaluation.estimators import CI_METHODS, METRICS, compare, estimate_table
+from er_evaluation.estimators import CI_METHODS, compare, estimate_table
 from er_evaluation.sampling import Sample, benchmark_sample
+from er_evaluation.vocabulary import ESTIMABLE
 
 _TABLE_COLUMNS = [
     "estimator",
@@ -72,10 +76,11 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--metrics",
         nargs="+",
-        default=["precision", "recall", "f1"],
-        choices=METRICS,
+        default=list(ESTIMABLE[:3]),
+        choices=ESTIMABLE,
         metavar="METRIC",
-        help=f"metrics to estimate (default: precision recall f1; any of {', '.join(METRICS)})",
+        help=f"metrics to estimate (default: {' '.join(ESTIMABLE[:3])}; any of "
+        f"{', '.join(ESTIMABLE)})",
     )
     parser.add_argument(
         "--estimator",

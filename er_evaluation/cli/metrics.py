@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _demo() -> tuple[pd.Series, pd.Series, list[str]]:
-    from er_evaluation.contingency import contingency
+    from er_evaluation._contingency import contingency
     from er_evaluation.datasets import load_patentsview_predictions
 
     versions = load_patentsview_predictions([DEMO_PREDICTION, DEMO_REFERENCE])

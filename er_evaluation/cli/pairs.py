@@ -20,7 +20,7 @@ import pandas as pd
 
 from er_evaluation.cli._common import add_output_options, emit
 from er_evaluation.io import read_membership, read_table
-from er_evaluation.pairs.estimates import estimate
+from er_evaluation.pairs.estimates import estimate_from_labels
 from er_evaluation.pairs.oracles import LabelOracle, oracle_from_reference, parse_answer
 from er_evaluation.pairs.pool import PairPool, PoolError, _check_binary
 from er_evaluation.pairs.samplers import METHODS
@@ -196,7 +196,7 @@ def _estimate(args) -> int:
     run = session.label_run()
     if run.n_draws == 0:
         raise ValueError(f"{args.labels} holds no labels yet")
-    result = estimate(
+    result = estimate_from_labels(
         run, pool.predicted, alpha=args.alpha, level=args.level, interval=args.interval
     )
     print(

@@ -2,119 +2,41 @@
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
-from er_evaluation.errors import CoverageError, UndefinedMetricWarning, examples
-from er_evaluation.estimators.cluster_metrics import CLUSTER_METRICS, cluster_metric_function
-from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
-from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
-from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
-from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
+from er_evaluation._contingency import drop_missing
+from er_evaluation.errors import CoverageError, examples
+from er_evaluation.estimators._metric_fit import (
+    METRICS,
+    fit,
+    metric_function,
+    result_label,
+    to_estimate,
+)
+from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.paired import paired_difference
 from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.estimators.units import UnitTable, unit_table
 from er_evaluation.sampling import Sample
+from er_evaluation.vocabulary import check_metric_names
 
 __all__ = ["METRICS", "estimate", "estimate_table", "compare", "estimate_from_units"]
 
-METRICS = PAIRWISE_METRICS + CLUSTER_METRICS
-
 # metrics estimable from a sample of predicted clusters, and the dual metric computed
 # with the roles of prediction and truth swapped (paper 003, Remark 2)
-_DUAL = {"precision": "recall", "cluster_precision": "cluster_recall", "b3_precision": "b3_recall"}
-
-
-def _label(metric: str, beta: float) -> str:
-    return f"f{beta:g}" if metric in ("f1", "fscore") else metric
-
-
-def _function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; choose one of {METRICS}")
-    if metric == "f1":
-        beta = 1.0
-    if metric in PAIRWISE_METRICS:
-        est = estimator or default_estimator(ut, metric)
-        phi, cols = pairwise_function(ut, metric, est, beta)
-    else:
-        est = estimator or ("block" if ut.unit_kind == "block" else "cluster")
-        phi, cols = cluster_metric_function(ut, metric, est)
-    return est, phi, cols
-
-
-def _fit(ut: UnitTable, phi: Smooth, cols: dict, naive: bool) -> SmoothFit:
-    if naive:  # the reviewed records taken as the population: plug-in value, no variance
-        return smooth_estimate(
-            phi,
-            cols,
-            multiplicity=np.ones(len(ut.sample.units)),
-            population_size=len(ut.sample.units),
-            replace=False,
-        )
-    return smooth_estimate(
-        phi,
-        cols,
-        multiplicity=ut.multiplicity,
-        population_size=ut.sample.population_size,
-        replace=ut.sample.replace,
-    )
-
-
-def _to_estimate(
-    fit: SmoothFit,
-    ut: UnitTable,
-    *,
-    metric: str,
-    estimator: str,
-    level: float,
-    ci_method: str | None,
-    naive: bool,
-    name: str | None,
-    bounds=(0.0, 1.0),
-    n_boot: int = N_BOOT,
-    seed=0,
-) -> Estimate:
-    method = ci_method or _DEFAULT
-    if naive:
-        se, lo, hi, value = math.nan, math.nan, math.nan, fit.plugin
-        method = "none"
-    else:
-        value, se = fit.value, fit.std_error
-        lo, hi = confidence_interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
-    if not np.isfinite(value):
-        warnings.warn(
-            f"{metric} is undefined for {name or 'the prediction'} on this sample "
-            f"(e.g. no predicted or true links); returning NaN",
-            UndefinedMetricWarning,
-            stacklevel=3,
-        )
-    return Estimate(
-        metric=metric,
-        estimator=estimator,
-        design=ut.sample.design,
-        value=float(value),
-        std_error=float(se),
-        ci_low=float(lo),
-        ci_high=float(hi),
-        level=float(level),
-        ci_method=method,
-        n_units=ut.sample.n_units,
-        n_draws=ut.sample.n_draws,
-        n_records=ut.n_records_used,
-        plugin=float(fit.plugin),
-        prediction=name,
-        dropped_records=ut.dropped_records,
-    )
+_DUAL = {
+    "pairwise_precision": "pairwise_recall",
+    "cluster_precision": "cluster_recall",
+    "bcubed_precision": "bcubed_recall",
+}
 
 
 def estimate_from_units(
     ut: UnitTable,
-    metric: str = "precision",
+    metric: str = "pairwise_precision",
     *,
     estimator: str | None = None,
     level: float = 0.95,
@@ -126,13 +48,12 @@ def estimate_from_units(
 ) -> Estimate:
     """:func:`estimate` on precomputed per-unit quantities (one :func:`unit_table` per
     prediction serves every metric)."""
-    est, phi, cols = _function(ut, metric, estimator, beta)
+    est, phi, cols = metric_function(ut, metric, estimator, beta)
     naive = est == "naive"
-    fit = _fit(ut, phi, cols, naive)
-    return _to_estimate(
-        fit,
+    return to_estimate(
+        fit(ut, phi, cols, naive),
         ut,
-        metric=_label(metric, beta),
+        metric=result_label(metric, beta),
         estimator=est,
         level=level,
         ci_method=ci_method,
@@ -150,14 +71,16 @@ def _dual_units(
     prediction, the sampled predicted clusters the reference)."""
     ref = sample.reference
     pos = prediction.index.get_indexer(ref.index)
-    if (pos < 0).any():
-        if on_missing == "error":
-            bad = ref.index[pos < 0]
-            raise CoverageError(
-                f"{len(bad)} reviewed record(s) are absent from the prediction: {examples(bad)}"
-            )
-        ref = ref[pos >= 0]
-        pos = pos[pos >= 0]
+    absent = pos < 0
+    dropped = drop_missing(
+        ref.index[absent],
+        side="reviewed",
+        other="prediction",
+        on_missing=on_missing,
+        total=len(ref),
+    )
+    if len(dropped):
+        ref, pos = ref[~absent], pos[~absent]
     pred_of = pd.Series(prediction.to_numpy()[pos], index=ref.index)
     sampled = prediction[prediction.isin(sample.units)]
     full = sampled.value_counts(sort=False)
@@ -178,7 +101,8 @@ def _dual_units(
         replace=sample.replace,
         population_size=sample.population_size,
     )
-    return unit_table(ref, swapped, on_missing="error", validate=validate, check_population=False)
+    ut = unit_table(ref, swapped, on_missing="error", validate=validate, check_population=False)
+    return replace(ut, dropped_ids=dropped, naive=replace(ut.naive, dropped_ids=dropped))
 
 
 def _units(prediction, sample, on_missing, validate) -> UnitTable:
@@ -188,6 +112,7 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
 
 
 def _metric_for(sample: Sample, metric: str) -> str:
+    check_metric_names(metric, METRICS, what="estimable metric")
     if sample.sample_of != "predicted":
         return metric
     if metric not in _DUAL:
@@ -202,7 +127,7 @@ def _metric_for(sample: Sample, metric: str) -> str:
 def estimate(
     prediction: pd.Series,
     sample: Sample,
-    metric: str = "precision",
+    metric: str = "pairwise_precision",
     *,
     estimator: str | None = None,
     level: float = 0.95,
@@ -225,9 +150,11 @@ def estimate(
     ``sample``: a :class:`~er_evaluation.sampling.Sample` (its per-unit selection
     probabilities, multiplicities and design are used; no other design argument).
 
-    ``metric``: "precision", "recall", "f1", "fscore" (with ``beta``), "cluster_precision",
-    "cluster_recall", "cluster_f1", "b3_precision", "b3_recall", "b3_f1", "homogeneity",
-    "completeness", "v_measure".
+    ``metric``: a name of :data:`er_evaluation.vocabulary.ESTIMABLE` ("pairwise_precision",
+    "pairwise_recall", "pairwise_f1", "cluster_precision", "cluster_recall", "cluster_f1",
+    "bcubed_precision", "bcubed_recall", "bcubed_f1", "homogeneity", "completeness",
+    "v_measure") or "pairwise_fbeta" (with ``beta``; the result is labelled
+    :func:`~er_evaluation.vocabulary.fscore_name`, e.g. "pairwise_f2").
 
     ``estimator``: None for the recommended one ("cluster_block" precision and "record"
     recall for cluster samples reached by uniform record sampling, "cluster" recall for
@@ -257,13 +184,13 @@ def estimate(
         n_boot=n_boot,
         seed=seed,
     )
-    return _rename(e, _label(metric, beta)) if sample.sample_of == "predicted" else e
+    return _rename(e, result_label(metric, beta)) if sample.sample_of == "predicted" else e
 
 
 def estimate_table(
     predictions: Mapping[str, pd.Series],
     sample: Sample,
-    metrics: Iterable[str] = ("precision", "recall", "f1"),
+    metrics: Iterable[str] = ("pairwise_precision", "pairwise_recall", "pairwise_f1"),
     *,
     level: float = 0.95,
     ci_method: str | None = None,
@@ -278,6 +205,7 @@ def estimate_table(
     :class:`Estimate` fields. One contingency per prediction serves all metrics. Each
     prediction must be a full population (see :func:`estimate`); with PatentsView
     versions, whose populations differ, use ``on_missing="restrict"``."""
+    metrics = check_metric_names(metrics, METRICS, what="estimable metric")
     rows = []
     for name, prediction in predictions.items():
         ut = _units(prediction, sample, on_missing, validate)
@@ -294,7 +222,7 @@ def estimate_table(
                 seed=seed,
             )
             if sample.sample_of == "predicted":
-                e = _rename(e, _label(metric, beta))
+                e = _rename(e, result_label(metric, beta))
             rows.append(e)
     return estimates_frame(rows)
 
@@ -306,7 +234,7 @@ def _rename(e: Estimate, metric: str) -> Estimate:
 def compare(
     predictions: Mapping[str, pd.Series],
     sample: Sample,
-    metric: str = "precision",
+    metric: str = "pairwise_precision",
     *,
     baseline: str | None = None,
     estimator: str | None = None,
@@ -327,16 +255,14 @@ def compare(
     ``"<metric> difference"``, prediction ``"<other> - <baseline>"``) when there is one
     difference, else a tidy DataFrame with one row per difference.
     """
-    from er_evaluation.estimators.paired import paired_difference
-
     names = [str(k) for k in predictions]
     if len(names) < 2:
         raise ValueError("compare needs at least two predictions")
     baseline = names[0] if baseline is None else str(baseline)
     if baseline not in names:
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
-    uts = {str(k): _units(p, sample, on_missing, validate) for k, p in predictions.items()}
     m = _metric_for(sample, metric)
+    uts = {str(k): _units(p, sample, on_missing, validate) for k, p in predictions.items()}
     out = []
     for name in names:
         if name == baseline:
@@ -353,5 +279,5 @@ def compare(
             seed=seed,
             names=(name, baseline),
         )
-        out.append(_rename(e, f"{_label(metric, beta)} difference"))
+        out.append(_rename(e, f"{result_label(metric, beta)} difference"))
     return out[0] if len(out) == 1 else estimates_frame(out)

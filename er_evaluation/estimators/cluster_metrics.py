@@ -13,7 +13,7 @@ prediction. With n = |c ∩ ĉ|:
 - homogeneity = 1 - H(C|Ĉ)/H(C), with H(C) = log N - S_1/N, H(C|Ĉ) = K/N - S_2/N,
   S_1 = Σ_c |c| log |c|, S_2 = Σ n log n, K = Σ_ĉ |ĉ| log |ĉ| (known);
 - completeness = 1 - H(Ĉ|C)/H(Ĉ), with H(Ĉ|C) = (S_1 - S_2)/N, H(Ĉ) = log N - K/N (known);
-- F-type combinations (cluster_f1, b3_f1, v_measure) by the harmonic mean.
+- F-type combinations (cluster_f1, bcubed_f1, v_measure) by the harmonic mean.
 
 The ``naive`` estimator computes the metric on the reviewed records alone.
 """
@@ -31,9 +31,9 @@ CLUSTER_METRICS = (
     "cluster_precision",
     "cluster_recall",
     "cluster_f1",
-    "b3_precision",
-    "b3_recall",
-    "b3_f1",
+    "bcubed_precision",
+    "bcubed_recall",
+    "bcubed_f1",
     "homogeneity",
     "completeness",
     "v_measure",
@@ -61,10 +61,10 @@ def cluster_metric_function(ut: UnitTable, metric: str, estimator: str) -> tuple
         cp = Linear([N / ut.n_pred_clusters], [Ratio(Column("exact"), size)])
         phi = {"cluster_precision": cp, "cluster_recall": cr}.get(metric) or FBeta(cp, cr)
         return phi, cols
-    if metric in ("b3_precision", "b3_recall", "b3_f1"):
+    if metric in ("bcubed_precision", "bcubed_recall", "bcubed_f1"):
         cols.update(b3p=w("b3p"), b3r=w("b3r"))
         bp, br = Ratio(Column("b3p"), size), Ratio(Column("b3r"), size)
-        phi = {"b3_precision": bp, "b3_recall": br}.get(metric) or FBeta(bp, br)
+        phi = {"bcubed_precision": bp, "bcubed_recall": br}.get(metric) or FBeta(bp, br)
         return phi, cols
     if metric in ("homogeneity", "completeness", "v_measure"):
         cols.update(nlogn=w("nlogn"), slogs=w("slogs"))

@@ -11,6 +11,7 @@ the interval is much tighter than combining two separate error bars.
 
 from __future__ import annotations
 
+from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
 from er_evaluation.estimators.intervals import N_BOOT
 from er_evaluation.estimators.ratio import Linear
 from er_evaluation.estimators.results import Estimate
@@ -33,21 +34,19 @@ def paired_difference(
     names: tuple[str, str] = ("a", "b"),
 ) -> Estimate:
     """Estimate of ``metric(a) - metric(b)`` from the per-unit tables of two predictions
-    built on the same sample (same units in the same order)."""
-    from er_evaluation.estimators.api import _fit, _function, _to_estimate
-
+    built on the same sample (same units in the same order). ``dropped_records`` counts
+    the reviewed records absent from at least one of the two predictions."""
     if ut_a.sample is not ut_b.sample and not ut_a.sample.units.equals(ut_b.sample.units):
         raise ValueError("paired comparison needs per-unit tables of one and the same sample")
-    est_a, phi_a, cols_a = _function(ut_a, metric, estimator, beta)
-    est_b, phi_b, cols_b = _function(ut_b, metric, estimator, beta)
+    est_a, phi_a, cols_a = metric_function(ut_a, metric, estimator, beta)
+    est_b, phi_b, cols_b = metric_function(ut_b, metric, estimator, beta)
     if est_a != est_b:
         raise ValueError(f"estimators differ between predictions: {est_a!r} vs {est_b!r}")
     naive = est_a == "naive"
     phi = Linear([1.0, -1.0], [phi_a.rename("a:"), phi_b.rename("b:")])
     cols = {**{"a:" + k: v for k, v in cols_a.items()}, **{"b:" + k: v for k, v in cols_b.items()}}
-    fit = _fit(ut_a, phi, cols, naive)
-    return _to_estimate(
-        fit,
+    return to_estimate(
+        fit(ut_a, phi, cols, naive),
         ut_a,
         metric=metric,
         estimator=est_a,
@@ -58,4 +57,5 @@ def paired_difference(
         bounds=(-1.0, 1.0),
         n_boot=n_boot,
         seed=seed,
+        dropped_records=len(ut_a.dropped_ids.union(ut_b.dropped_ids)),
     )

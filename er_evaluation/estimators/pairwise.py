@@ -36,7 +36,7 @@ from er_evaluation.estimators.units import UnitTable
 
 __all__ = ["PAIRWISE_METRICS", "pairwise_function", "default_estimator"]
 
-PAIRWISE_METRICS = ("precision", "recall", "f1", "fscore")
+PAIRWISE_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1", "pairwise_fbeta")
 ESTIMATORS = ("record", "cluster", "cluster_block", "block", "naive")
 
 
@@ -47,11 +47,11 @@ def default_estimator(ut: UnitTable, metric: str) -> str:
     ``block`` for block samples."""
     if ut.unit_kind == "block":
         return "block"
-    if metric == "precision":
+    if metric == "pairwise_precision":
         return "cluster_block"
-    if metric == "recall":
+    if metric == "pairwise_recall":
         return "record" if ut.sample.weights == "cluster_size" else "cluster"
-    p, r = default_estimator(ut, "precision"), default_estimator(ut, "recall")
+    p, r = default_estimator(ut, "pairwise_precision"), default_estimator(ut, "pairwise_recall")
     return f"{p}+{r}"
 
 
@@ -80,15 +80,15 @@ def pairwise_function(
     probability where the estimator needs it). For the naive estimator the columns are the
     census columns of the reviewed records taken as a population (probability 1).
     """
-    if metric in ("f1", "fscore"):
+    if metric in ("pairwise_f1", "pairwise_fbeta"):
         if "+" in estimator:
             p_est, r_est = estimator.split("+", 1)
         else:
             p_est = r_est = estimator
-        phi_p, cols_p = pairwise_function(ut, "precision", p_est)
-        phi_r, cols_r = pairwise_function(ut, "recall", r_est)
+        phi_p, cols_p = pairwise_function(ut, "pairwise_precision", p_est)
+        phi_r, cols_r = pairwise_function(ut, "pairwise_recall", r_est)
         return FBeta(phi_p, phi_r, beta), {**cols_p, **cols_r}
-    if metric not in ("precision", "recall"):
+    if metric not in ("pairwise_precision", "pairwise_recall"):
         raise ValueError(f"unknown pairwise metric {metric!r}")
     _check(ut, estimator)
     if estimator == "naive":
@@ -98,7 +98,7 @@ def pairwise_function(
         estimator = "cluster_block" if ut.unit_kind == "cluster" else "block"
     q, w = ut.q, ut.weighted
     N, P = ut.n_records_population, ut.predicted_links
-    if metric == "precision":
+    if metric == "pairwise_precision":
         if estimator in ("cluster_block", "block"):
             cols = {"P_tp": w("tp"), "P_links": (q["plinks"] + q["pout"] / 2) / ut.probability}
             return Ratio(Column("P_tp"), Column("P_links")), cols

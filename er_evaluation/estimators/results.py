@@ -27,8 +27,9 @@ class Estimate:
     sampled units (clusters or blocks), ``n_draws`` the draws including with-replacement
     repeats (the ``n`` of eq. 8-9), ``n_records`` the reviewed records used. ``plugin`` is the
     uncorrected smooth function of the sample means; ``value - plugin`` is the bias
-    correction. ``dropped_records`` counts sampled records absent from the prediction that
-    were dropped under ``on_missing="restrict"``. NaN ``std_error`` means no variance
+    correction. ``dropped_records`` counts sampled records absent from the prediction (for a
+    paired difference: from either prediction) that were dropped under
+    ``on_missing="restrict"``. NaN ``std_error`` means no variance
     estimate exists (one draw, or the naive estimator).
     """
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency, comb2, contingency
+from er_evaluation import _contingency
+from er_evaluation._contingency import Contingency, comb2
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators.ratio import fpc
 from er_evaluation.sampling import Sample
@@ -63,8 +64,14 @@ class UnitTable:
     n_pred_clusters: int
     pred_size_entropy_sum: float
     n_records_used: int
-    dropped_records: int
+    dropped_ids: pd.Index
     naive: UnitTable | None = None
+
+    @property
+    def dropped_records(self) -> int:
+        """Number of sampled records absent from the prediction, dropped under
+        ``on_missing="restrict"``."""
+        return len(self.dropped_ids)
 
     @property
     def unit_kind(self) -> str:
@@ -144,7 +151,7 @@ def unit_table(
             "estimators for samples of predicted clusters are computed by "
             "er_evaluation.estimators.estimate, which swaps the roles (duality)"
         )
-    ct = contingency(
+    ct = _contingency.contingency(
         prediction, sample.reference, scope="prediction", on_missing=on_missing, validate=validate
     )
     if check_population:
@@ -182,7 +189,7 @@ def unit_table(
         n_pred_clusters=int((sub_size > 0).sum()),
         pred_size_entropy_sum=float(_xlogx(sub_size).sum()),
         n_records_used=ct.n_shared,
-        dropped_records=ct.dropped_reference,
+        dropped_ids=ct.dropped_reference_ids,
     )
     return UnitTable(
         q=q,
@@ -193,6 +200,6 @@ def unit_table(
         n_pred_clusters=ct.n_pred_clusters,
         pred_size_entropy_sum=float(_xlogx(pred_size).sum()),
         n_records_used=ct.n_shared,
-        dropped_records=ct.dropped_reference,
+        dropped_ids=ct.dropped_reference_ids,
         naive=naive,
     )

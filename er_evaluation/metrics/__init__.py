@@ -2,14 +2,15 @@
 
 Every metric has the signature ``f(prediction, reference=None, *, on_missing="error", ...)``
 where ``prediction`` may instead be a precomputed shared-scope
-:class:`~er_evaluation.contingency.Contingency`. :func:`evaluate` computes a table of
+:class:`~er_evaluation.Contingency`. :func:`evaluate` computes a table of
 metrics for several predictions with one contingency each.
 """
 
 from er_evaluation.metrics._validation import check_contingency
-from er_evaluation.metrics.bcubed import bcubed_fscore, bcubed_precision, bcubed_recall
+from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_fbeta, bcubed_precision, bcubed_recall
 from er_evaluation.metrics.cluster import (
-    cluster_fscore,
+    cluster_f1,
+    cluster_fbeta,
     cluster_precision,
     cluster_recall,
     exact_cluster_count,
@@ -28,7 +29,8 @@ from er_evaluation.metrics.merge_split import (
 from er_evaluation.metrics.pairwise import (
     PairCounts,
     pairwise_counts,
-    pairwise_fscore,
+    pairwise_f1,
+    pairwise_fbeta,
     pairwise_precision,
     pairwise_recall,
 )
@@ -43,14 +45,17 @@ __all__ = [
     "pairwise_counts",
     "pairwise_precision",
     "pairwise_recall",
-    "pairwise_fscore",
+    "pairwise_f1",
+    "pairwise_fbeta",
     "exact_cluster_count",
     "cluster_precision",
     "cluster_recall",
-    "cluster_fscore",
+    "cluster_f1",
+    "cluster_fbeta",
     "bcubed_precision",
     "bcubed_recall",
-    "bcubed_fscore",
+    "bcubed_f1",
+    "bcubed_fbeta",
     "mutual_information",
     "homogeneity",
     "completeness",

@@ -3,14 +3,13 @@
 Like scikit-learn's ``_check_clusterings``: every public metric calls
 :func:`check_contingency` first, so argument errors, coverage errors and the
 ``on_missing`` policy are the same everywhere, and a precomputed
-:class:`~er_evaluation.contingency.Contingency` can be passed instead of two
+:class:`~er_evaluation.Contingency` can be passed instead of two
 clusterings (that is how :func:`~er_evaluation.metrics.evaluate` shares one
 table across many metrics).
 """
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable
 from typing import Literal, TypeVar
@@ -18,7 +17,8 @@ from typing import Literal, TypeVar
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation import _contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.errors import UndefinedMetricWarning
 
 __all__ = ["check_contingency", "undefined", "cached", "OnMissing"]
@@ -26,11 +26,6 @@ __all__ = ["check_contingency", "undefined", "cached", "OnMissing"]
 T = TypeVar("T")
 
 OnMissing = Literal["error", "restrict"]
-
-# The package namespace re-exports the function ``contingency`` under the module's
-# name, so reach the module through sys.modules: tests patch the kernel there to
-# count calls, and every metric must go through that one entry point.
-_kernel = importlib.import_module("er_evaluation.contingency")
 
 
 def check_contingency(
@@ -67,7 +62,8 @@ def check_contingency(
         )
     if _is_empty_series(prediction) and _is_empty_series(reference):
         return _empty_contingency(prediction, reference)
-    return _kernel.contingency(prediction, reference, scope="shared", on_missing=on_missing)
+    # through the module, so that a test patching the kernel sees every call
+    return _contingency.contingency(prediction, reference, scope="shared", on_missing=on_missing)
 
 
 def undefined(metric: str, reason: str) -> float:

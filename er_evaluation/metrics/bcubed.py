@@ -27,11 +27,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 from er_evaluation.metrics.pairwise import _check_beta
 
-__all__ = ["bcubed_precision", "bcubed_recall", "bcubed_fscore"]
+__all__ = ["bcubed_precision", "bcubed_recall", "bcubed_f1", "bcubed_fbeta"]
 
 Average = Literal["record", "reference_cluster"]
 
@@ -66,13 +66,24 @@ def bcubed_recall(
     return _bcubed(ct, _check_average(average), "recall")
 
 
-def bcubed_fscore(
+def bcubed_f1(
     prediction: pd.Series | Contingency,
     reference: pd.Series | None = None,
     *,
     on_missing: OnMissing = "error",
     average: Average = "record",
-    beta: float = 1.0,
+) -> float:
+    """B-cubed F1 = 2PR / (P + R) (:func:`bcubed_fbeta` with β = 1)."""
+    return bcubed_fbeta(prediction, reference, beta=1.0, on_missing=on_missing, average=average)
+
+
+def bcubed_fbeta(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    beta: float,
+    on_missing: OnMissing = "error",
+    average: Average = "record",
 ) -> float:
     """B-cubed F_β = (1 + β²)PR / (β²P + R) of the B-cubed precision P and recall R.
 

@@ -3,7 +3,7 @@
 A predicted cluster ĉ is *exact* when it equals some reference cluster c as a
 set of records, i.e. its contingency cell satisfies n_{ĉc} = |ĉ| = |c|. With E
 the number of exact clusters: cluster precision = E / |Ĉ|, cluster recall =
-E / |C|, cluster F_β = (1 + β²)E / (β²|C| + |Ĉ|) (the F_β of the two).
+E / |C|, cluster F_β = (1 + β²)E / (β²|C| + |Ĉ|) (the F_β of the two; F1 for β = 1).
 """
 
 from __future__ import annotations
@@ -11,11 +11,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 from er_evaluation.metrics.pairwise import _check_beta
 
-__all__ = ["exact_cluster_count", "cluster_precision", "cluster_recall", "cluster_fscore"]
+__all__ = [
+    "exact_cluster_count",
+    "cluster_precision",
+    "cluster_recall",
+    "cluster_f1",
+    "cluster_fbeta",
+]
 
 
 def exact_cluster_count(
@@ -66,12 +72,22 @@ def cluster_recall(
     return exact_cluster_count(ct) / ct.n_ref_clusters
 
 
-def cluster_fscore(
+def cluster_f1(
     prediction: pd.Series | Contingency,
     reference: pd.Series | None = None,
     *,
     on_missing: OnMissing = "error",
-    beta: float = 1.0,
+) -> float:
+    """Cluster F1 = 2·E / (|C| + |Ĉ|) (:func:`cluster_fbeta` with β = 1)."""
+    return cluster_fbeta(prediction, reference, beta=1.0, on_missing=on_missing)
+
+
+def cluster_fbeta(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    beta: float,
+    on_missing: OnMissing = "error",
 ) -> float:
     """Cluster F_β = (1 + β²)·E / (β²·|C| + |Ĉ|), the F_β of cluster precision and recall.
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
 
 __all__ = ["homogeneity", "completeness", "v_measure", "mutual_information"]

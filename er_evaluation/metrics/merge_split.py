@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
 
 __all__ = ["merge_count", "split_count", "generalized_merge_distance"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
 
 __all__ = [
@@ -20,7 +20,8 @@ __all__ = [
     "pairwise_counts",
     "pairwise_precision",
     "pairwise_recall",
-    "pairwise_fscore",
+    "pairwise_f1",
+    "pairwise_fbeta",
 ]
 
 
@@ -92,12 +93,23 @@ def pairwise_recall(
     return ct.true_positive_links / ct.true_links
 
 
-def pairwise_fscore(
+def pairwise_f1(
     prediction: pd.Series | Contingency,
     reference: pd.Series | None = None,
     *,
     on_missing: OnMissing = "error",
-    beta: float = 1.0,
+) -> float:
+    """Pairwise F1 = 2·TP / (2·TP + FN + FP), the harmonic mean of pairwise precision and
+    recall (:func:`pairwise_fbeta` with β = 1, which states the edge cases)."""
+    return pairwise_fbeta(prediction, reference, beta=1.0, on_missing=on_missing)
+
+
+def pairwise_fbeta(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None = None,
+    *,
+    beta: float,
+    on_missing: OnMissing = "error",
 ) -> float:
     """Pairwise F_β = (1 + β²)·TP / ((1 + β²)·TP + β²·FN + FP).
 

@@ -1,7 +1,8 @@
 """Many metrics for many predictions at once, one contingency per prediction.
 
-:data:`METRICS` maps a column name to a function of a shared-scope
-:class:`~er_evaluation.contingency.Contingency`. :func:`evaluate` builds the
+:data:`METRICS` maps each name of the registry
+(:data:`er_evaluation.vocabulary.REGISTRY`, same order) to a function of a shared-scope
+:class:`~er_evaluation.Contingency`. :func:`evaluate` builds the
 contingency of each prediction against the reference once and applies every
 requested metric to it (the trap this avoids: nine metrics redoing nine joins).
 """
@@ -13,64 +14,67 @@ from functools import partial
 
 import pandas as pd
 
-from er_evaluation.contingency import Contingency
+from er_evaluation._contingency import Contingency
 from er_evaluation.metrics._validation import OnMissing, check_contingency
-from er_evaluation.metrics.bcubed import bcubed_fscore, bcubed_precision, bcubed_recall
-from er_evaluation.metrics.cluster import cluster_fscore, cluster_precision, cluster_recall
+from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_precision, bcubed_recall
+from er_evaluation.metrics.cluster import cluster_f1, cluster_precision, cluster_recall
 from er_evaluation.metrics.information import completeness, homogeneity, v_measure
 from er_evaluation.metrics.merge_split import (
     generalized_merge_distance,
     merge_count,
     split_count,
 )
-from er_evaluation.metrics.pairwise import pairwise_fscore, pairwise_precision, pairwise_recall
+from er_evaluation.metrics.pairwise import pairwise_f1, pairwise_precision, pairwise_recall
 from er_evaluation.metrics.rand import adjusted_rand_index, fowlkes_mallows, rand_index
+from er_evaluation.vocabulary import REGISTRY, check_metric_names
 
 __all__ = ["METRICS", "evaluate"]
 
 
-def _tp(ct: Contingency) -> int:
+def _true_positive_links(ct: Contingency) -> int:
     return ct.true_positive_links
 
 
-def _fp(ct: Contingency) -> int:
+def _false_positive_links(ct: Contingency) -> int:
     return ct.predicted_links - ct.true_positive_links
 
 
-def _fn(ct: Contingency) -> int:
+def _false_negative_links(ct: Contingency) -> int:
     return ct.true_links - ct.true_positive_links
 
 
 _BY_CLUSTER = "reference_cluster"
 
-#: Column name -> metric of a shared-scope Contingency. Order = default column order.
-METRICS: dict[str, Callable[[Contingency], float]] = {
+_FUNCTIONS: dict[str, Callable[[Contingency], float]] = {
     "pairwise_precision": pairwise_precision,
     "pairwise_recall": pairwise_recall,
-    "pairwise_f1": pairwise_fscore,
-    "TP": _tp,
-    "FP": _fp,
-    "FN": _fn,
+    "pairwise_f1": pairwise_f1,
+    "true_positive_links": _true_positive_links,
+    "false_positive_links": _false_positive_links,
+    "false_negative_links": _false_negative_links,
     "cluster_precision": cluster_precision,
     "cluster_recall": cluster_recall,
-    "cluster_f1": cluster_fscore,
+    "cluster_f1": cluster_f1,
     "bcubed_precision": bcubed_precision,
     "bcubed_recall": bcubed_recall,
-    "bcubed_f1": bcubed_fscore,
+    "bcubed_f1": bcubed_f1,
     "bcubed_precision_by_cluster": partial(bcubed_precision, average=_BY_CLUSTER),
     "bcubed_recall_by_cluster": partial(bcubed_recall, average=_BY_CLUSTER),
-    "bcubed_f1_by_cluster": partial(bcubed_fscore, average=_BY_CLUSTER),
+    "bcubed_f1_by_cluster": partial(bcubed_f1, average=_BY_CLUSTER),
     "homogeneity": homogeneity,
     "completeness": completeness,
     "v_measure": v_measure,
     "rand_index": rand_index,
     "adjusted_rand_index": adjusted_rand_index,
     "fowlkes_mallows": fowlkes_mallows,
-    "merges": merge_count,
-    "splits": split_count,
-    "merge_distance": generalized_merge_distance,
+    "merge_count": merge_count,
+    "split_count": split_count,
+    "generalized_merge_distance": generalized_merge_distance,
     "normalized_merge_distance": partial(generalized_merge_distance, normalize=True),
 }
+#: Registry name -> metric of a shared-scope Contingency, in registry order (the default
+#: column order); every registered metric is computable exactly.
+METRICS: dict[str, Callable[[Contingency], float]] = {name: _FUNCTIONS[name] for name in REGISTRY}
 
 
 def evaluate(
@@ -89,7 +93,8 @@ def evaluate(
     computed once and shared by all metrics; ``on_missing`` is passed to the
     kernel (``"error"`` raises naming records missing on either side,
     ``"restrict"`` evaluates on shared records with a warning giving the count).
-    Count columns (TP, FP, FN, merges, splits) are integers, the rest floats;
+    Count columns (true_positive_links, false_positive_links, false_negative_links,
+    merge_count, split_count) are integers, the rest floats;
     undefined metrics are NaN (with an ``UndefinedMetricWarning`` each).
     """
     named = _named_predictions(predictions)
@@ -124,10 +129,4 @@ def _named_predictions(predictions: pd.Series | Mapping[str, pd.Series]) -> dict
 def _chosen_metrics(metrics: str | Sequence[str] | None) -> list[str]:
     if metrics is None:
         return list(METRICS)
-    chosen = [metrics] if isinstance(metrics, str) else list(metrics)
-    unknown = [m for m in chosen if m not in METRICS]
-    if unknown:
-        raise ValueError(f"unknown metric(s) {unknown}; available: {', '.join(METRICS)}")
-    if not chosen:
-        raise ValueError("metrics is empty: name at least one metric or pass None for all")
-    return chosen
+    return check_metric_names(metrics, METRICS)

@@ -3,11 +3,13 @@ importance sampling, OASIS), oracles, resumable labelling sessions, single-run e
 of precision / recall / F with standard errors, and label reuse across predictions
 (design §5; papers 000, 002, 004)."""
 
+from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
 from er_evaluation.pairs.estimates import (
     LabelRun,
     PairEstimate,
     PairEstimates,
-    estimate,
+    estimate_from_labels,
+    f_alpha_name,
     history,
     metric_names,
 )
@@ -43,7 +45,6 @@ from er_evaluation.pairs.samplers import (
     score_probabilities,
 )
 from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
-from er_evaluation.pairs.stratify import Strata, csf_edges, stratify
 
 __all__ = [
     "CallableOracle",
@@ -67,7 +68,8 @@ __all__ = [
     "as_importance_run",
     "continue_sampling",
     "csf_edges",
-    "estimate",
+    "estimate_from_labels",
+    "f_alpha_name",
     "field_similarity_score",
     "history",
     "labels_needed",

@@ -34,8 +34,17 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.vocabulary import fscore_name
 
-__all__ = ["LabelRun", "PairEstimate", "PairEstimates", "estimate", "history", "metric_names"]
+__all__ = [
+    "LabelRun",
+    "PairEstimate",
+    "PairEstimates",
+    "estimate_from_labels",
+    "f_alpha_name",
+    "history",
+    "metric_names",
+]
 
 
 @dataclass(frozen=True)
@@ -124,16 +133,31 @@ class PairEstimates:
         return frame
 
 
+def f_alpha_name(alpha: float) -> str:
+    """Vocabulary name of F_alpha = 1 / (alpha/P + (1 - alpha)/R): the F_beta with
+    beta = sqrt((1 - alpha)/alpha), named by :func:`~er_evaluation.vocabulary.fscore_name`
+    ("pairwise_f1" for alpha = 1/2, "pairwise_f2" for alpha = 0.2)."""
+    _check_alpha(alpha)
+    return fscore_name("pairwise", math.sqrt((1 - alpha) / alpha))
+
+
 def metric_names(alphas: Sequence[float]) -> list[str]:
-    """ "precision", "recall" then "F1" for alpha = 1/2 and "F(alpha=a)" otherwise."""
-    return ["precision", "recall"] + ["F1" if a == 0.5 else f"F(alpha={a:g})" for a in alphas]
+    """ "pairwise_precision", "pairwise_recall", then :func:`f_alpha_name` of each alpha."""
+    return ["pairwise_precision", "pairwise_recall"] + [f_alpha_name(a) for a in alphas]
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(
+            f"alpha must be strictly between 0 and 1 (alpha = 1 is precision and 0 is recall, "
+            f"which are always reported), got {alpha}"
+        )
 
 
 def _alphas(alpha: float | Sequence[float]) -> list[float]:
     values = [float(alpha)] if np.isscalar(alpha) else [float(a) for a in alpha]
     for a in values:
-        if not 0.0 <= a <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1] (1 = precision, 0 = recall), got {a}")
+        _check_alpha(a)
     return values
 
 
@@ -245,7 +269,7 @@ def history(run: LabelRun, predicted, *, alpha: float | Sequence[float] = 0.5) -
     return pd.DataFrame(data)
 
 
-def estimate(
+def estimate_from_labels(
     run: LabelRun,
     predicted,
     *,
@@ -254,8 +278,9 @@ def estimate(
     variance: str = "martingale",
     interval: str = "normal",
 ) -> PairEstimates:
-    """Precision, recall and F_alpha (for every alpha given) of ``predicted`` (0/1 per
-    pool pair) from the labelled draws of ``run``, each with its standard error and normal
+    """Pairwise precision, recall and F_alpha (for every alpha given; named as
+    :func:`metric_names`) of ``predicted`` (0/1 per pool pair) from the labelled draws of
+    ``run``, each with its standard error and normal
     ``level`` CI. Any 0/1 prediction over the same pool can be evaluated (label reuse:
     :mod:`er_evaluation.pairs.reuse`). Undefined ratios (no sampled predicted or true
     matches) give NaN with an :class:`UndefinedMetricWarning`.

@@ -18,6 +18,7 @@ import pandas as pd
 
 from er_evaluation.clustering import membership, to_pairs
 from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples, plain_id
+from er_evaluation.pairs.estimates import metric_names
 
 __all__ = [
     "PairPool",
@@ -132,10 +133,12 @@ class PairPool:
         return PairPool(frame)
 
     def truth(self, alpha: float = 0.5) -> dict[str, float]:
-        """Exact precision, recall and F_alpha of ``predicted`` against ``label`` on the pool.
+        """Exact pairwise precision, recall and F_alpha of ``predicted`` against ``label``
+        on the pool, keyed by the names of :func:`~er_evaluation.pairs.metric_names`.
 
         F_alpha = TP / (alpha (TP+FP) + (1-alpha)(TP+FN)); alpha = 1/2 is F1.
         """
+        precision, recall, f_alpha = metric_names([alpha])
         labels = self.labels
         if labels is None:
             raise PoolError("this pool has no label column: the truth is unknown")
@@ -143,9 +146,9 @@ class PairPool:
         pp = float(self.predicted.sum())
         ap = float(labels.sum())
         return {
-            "precision": _ratio(tp, pp, "precision"),
-            "recall": _ratio(tp, ap, "recall"),
-            "f": _ratio(tp, alpha * pp + (1 - alpha) * ap, "F"),
+            precision: _ratio(tp, pp, precision),
+            recall: _ratio(tp, ap, recall),
+            f_alpha: _ratio(tp, alpha * pp + (1 - alpha) * ap, f_alpha),
         }
 
     def fingerprint(self) -> str:

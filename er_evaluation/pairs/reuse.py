@@ -19,7 +19,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from er_evaluation.pairs.estimates import LabelRun, PairEstimate, PairEstimates, estimate
+from er_evaluation.pairs.estimates import (
+    LabelRun,
+    PairEstimate,
+    PairEstimates,
+    estimate_from_labels,
+)
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.run import sample_labels
 from er_evaluation.pairs.samplers import OASISSampler
@@ -32,7 +37,7 @@ def reuse_estimate(
 ) -> PairEstimates:
     """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool pair)
     from the labels of ``run``, reweighted by their own sampling weights. Costs no label."""
-    return estimate(run, predicted_b, alpha=alpha, level=level)
+    return estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
 
 
 def as_importance_run(run: LabelRun) -> LabelRun:

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from er_evaluation._parameters import check_alpha, check_count, check_epsilon
+from er_evaluation.pairs._stratify import Strata, stratify
 from er_evaluation.pairs.pool import PairPool
-from er_evaluation.pairs.stratify import Strata, stratify
 
 __all__ = [
     "Draw",

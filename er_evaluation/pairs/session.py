@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from er_evaluation.errors import plain_id
-from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate
+from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import parse_answer
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.samplers import Draw, make_sampler
@@ -348,8 +348,8 @@ class LabellingSession:
         interval: str = "normal",
     ) -> PairEstimates:
         """Precision, recall and F_alpha of the pool's prediction from the labels so far
-        (see :func:`er_evaluation.pairs.estimate`)."""
-        return estimate(
+        (see :func:`er_evaluation.pairs.estimate_from_labels`)."""
+        return estimate_from_labels(
             self.label_run(), self.pool.predicted, alpha=alpha, level=level, interval=interval
         )
 

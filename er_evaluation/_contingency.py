@@ -9,7 +9,7 @@ ids to integer codes, combine the two codes into one int64 key, count the keys.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
@@ -24,7 +24,7 @@ from er_evaluation.clustering import (
 )
 from er_evaluation.errors import CoverageError, CoverageWarning, examples
 
-__all__ = ["Contingency", "contingency", "comb2"]
+__all__ = ["Contingency", "contingency", "comb2", "drop_missing", "check_on_missing"]
 
 OnMissing = Literal["error", "restrict"]
 Scope = Literal["shared", "prediction"]
@@ -56,6 +56,8 @@ class Contingency:
     reference is a sample inside the prediction's population (estimators);
     ``pred_size`` counts every record of the full prediction, so population
     totals (N, |P|, number of predicted clusters) come from the prediction itself.
+    ``dropped_reference_ids`` / ``dropped_prediction_ids``: records left out under
+    ``on_missing="restrict"`` because the other side lacks them (see :func:`drop_missing`).
     """
 
     pred: np.ndarray
@@ -68,8 +70,18 @@ class Contingency:
     scope: Scope
     n_records: int
     n_shared: int
-    dropped_reference: int = 0
-    dropped_prediction: int = 0
+    dropped_reference_ids: pd.Index = field(default_factory=lambda: pd.Index([]))
+    dropped_prediction_ids: pd.Index = field(default_factory=lambda: pd.Index([]))
+
+    @property
+    def dropped_reference(self) -> int:
+        """Number of reference records dropped (absent from the prediction)."""
+        return len(self.dropped_reference_ids)
+
+    @property
+    def dropped_prediction(self) -> int:
+        """Number of prediction records dropped (absent from the reference; shared scope)."""
+        return len(self.dropped_prediction_ids)
 
     @property
     def n_pred_clusters(self) -> int:
@@ -127,8 +139,8 @@ class Contingency:
             scope="shared",
             n_records=self.n_records,
             n_shared=self.n_shared,
-            dropped_reference=self.dropped_prediction,
-            dropped_prediction=self.dropped_reference,
+            dropped_reference_ids=self.dropped_prediction_ids,
+            dropped_prediction_ids=self.dropped_reference_ids,
         )
 
     def __repr__(self) -> str:
@@ -156,10 +168,10 @@ def contingency(
 
     Records that break the requirement raise :class:`CoverageError` naming them
     (``on_missing="error"``, the default) or are dropped with a
-    :class:`CoverageWarning` saying how many (``on_missing="restrict"``).
+    :class:`CoverageWarning` saying how many (``on_missing="restrict"``), by
+    :func:`drop_missing`.
     """
-    if on_missing not in ("error", "restrict"):
-        raise ValueError(f"on_missing must be 'error' or 'restrict', got {on_missing!r}")
+    check_on_missing(on_missing)
     if scope not in ("shared", "prediction"):
         raise ValueError(f"scope must be 'shared' or 'prediction', got {scope!r}")
     if validate:
@@ -169,7 +181,7 @@ def contingency(
 
     pred_values = prediction.array
     ref_values = reference.array
-    dropped_ref = dropped_pred = 0
+    dropped_ref = dropped_pred = pd.Index([])
     if prediction.index.equals(reference.index):
         ref_pos = None  # same records in the same order: the common fast path
         if validate:
@@ -184,16 +196,24 @@ def contingency(
                     f"prediction and reference share no record ids (reference ids such as "
                     f"{examples(ids)}; prediction ids such as {examples(prediction.index)})"
                 )
-            dropped_ref = _handle_missing(
-                ids, "reference", "prediction", on_missing, len(reference)
+            dropped_ref = drop_missing(
+                ids,
+                side="reference",
+                other="prediction",
+                on_missing=on_missing,
+                total=len(reference),
             )
             ref_values = ref_values[~absent]
             ref_pos = ref_pos[~absent]
         if scope == "shared" and len(ref_pos) < len(prediction):
             extra = np.ones(len(prediction), dtype=bool)
             extra[ref_pos] = False
-            dropped_pred = _handle_missing(
-                prediction.index[extra], "prediction", "reference", on_missing, len(prediction)
+            dropped_pred = drop_missing(
+                prediction.index[extra],
+                side="prediction",
+                other="reference",
+                on_missing=on_missing,
+                total=len(prediction),
             )
 
     if ref_pos is None:
@@ -224,8 +244,8 @@ def contingency(
         scope=scope,
         n_records=len(pred.raw),
         n_shared=len(ref.raw),
-        dropped_reference=dropped_ref,
-        dropped_prediction=dropped_pred,
+        dropped_reference_ids=dropped_ref,
+        dropped_prediction_ids=dropped_pred,
     )
 
 
@@ -307,7 +327,26 @@ def _repeated(codes: np.ndarray, uniques: pd.Index) -> pd.Index:
     return uniques[counts > 1]
 
 
-def _handle_missing(ids: pd.Index, side: str, other: str, on_missing: str, total: int) -> int:
+def check_on_missing(on_missing: str) -> None:
+    """Reject an ``on_missing`` policy other than "error" and "restrict"."""
+    if on_missing not in ("error", "restrict"):
+        raise ValueError(f"on_missing must be 'error' or 'restrict', got {on_missing!r}")
+
+
+def drop_missing(
+    ids: pd.Index, *, side: str, other: str, on_missing: OnMissing, total: int
+) -> pd.Index:
+    """The one missing-records policy of the toolkit (metrics, estimators, paired comparisons).
+
+    ``ids`` are the ``side`` records (of ``total``) absent from ``other``. With
+    ``on_missing="error"`` a non-empty ``ids`` raises :class:`CoverageError` naming them;
+    with ``"restrict"`` they are dropped and a :class:`CoverageWarning` says how many,
+    always. Returns the dropped ids (empty when nothing is missing), so every result can
+    report the count.
+    """
+    check_on_missing(on_missing)
+    if len(ids) == 0:
+        return ids
     if on_missing == "error":
         raise CoverageError(
             f"{len(ids)} of {total} {side} record(s) are absent from the {other}: {examples(ids)}. "
@@ -319,7 +358,7 @@ def _handle_missing(ids: pd.Index, side: str, other: str, on_missing: str, total
         CoverageWarning,
         stacklevel=3,
     )
-    return len(ids)
+    return ids
 
 
 def _id_kind(index: pd.Index) -> str:

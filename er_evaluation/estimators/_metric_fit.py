@@ -1,0 +1,120 @@
+"""From a metric name and a per-unit table to an :class:`Estimate`: shared by the single
+estimates (:mod:`er_evaluation.estimators.api`) and the paired differences
+(:mod:`er_evaluation.estimators.paired`)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators.cluster_metrics import cluster_metric_function
+from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
+from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
+from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
+from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
+from er_evaluation.estimators.results import Estimate
+from er_evaluation.estimators.units import UnitTable
+from er_evaluation.vocabulary import ESTIMABLE, check_metric_names, fscore_name
+
+__all__ = ["METRICS", "FBETA", "result_label", "metric_function", "fit", "to_estimate"]
+
+#: the F-score name that takes a ``beta`` argument; its results are labelled
+#: ``fscore_name("pairwise", beta)`` (pairwise_f2, pairwise_f0.5, ...)
+FBETA = "pairwise_fbeta"
+#: metric names the estimators accept: the estimable names of the vocabulary and FBETA
+METRICS: tuple[str, ...] = (*ESTIMABLE, FBETA)
+
+
+def result_label(metric: str, beta: float) -> str:
+    """Name of the estimated metric in results: ``metric``, or for :data:`FBETA` the
+    vocabulary's F-score name for ``beta``."""
+    return fscore_name("pairwise", beta) if metric == FBETA else metric
+
+
+def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
+    """``(estimator, phi, columns)`` of ``metric`` on the unit table ``ut``."""
+    check_metric_names(metric, METRICS, what="estimable metric")
+    if metric == FBETA:
+        fscore_name("pairwise", beta)  # validates beta
+    else:
+        beta = 1.0
+    if metric in PAIRWISE_METRICS:
+        est = estimator or default_estimator(ut, metric)
+        phi, cols = pairwise_function(ut, metric, est, beta)
+    else:
+        est = estimator or ("block" if ut.unit_kind == "block" else "cluster")
+        phi, cols = cluster_metric_function(ut, metric, est)
+    return est, phi, cols
+
+
+def fit(ut: UnitTable, phi: Smooth, cols: dict, naive: bool) -> SmoothFit:
+    """The smooth-function estimate of ``phi`` under the sample's design (or, ``naive``,
+    the plug-in value on the reviewed records taken as the population)."""
+    if naive:  # the reviewed records taken as the population: plug-in value, no variance
+        return smooth_estimate(
+            phi,
+            cols,
+            multiplicity=np.ones(len(ut.sample.units)),
+            population_size=len(ut.sample.units),
+            replace=False,
+        )
+    return smooth_estimate(
+        phi,
+        cols,
+        multiplicity=ut.multiplicity,
+        population_size=ut.sample.population_size,
+        replace=ut.sample.replace,
+    )
+
+
+def to_estimate(
+    fit: SmoothFit,
+    ut: UnitTable,
+    *,
+    metric: str,
+    estimator: str,
+    level: float,
+    ci_method: str | None,
+    naive: bool,
+    name: str | None,
+    bounds=(0.0, 1.0),
+    n_boot: int = N_BOOT,
+    seed=0,
+    dropped_records: int | None = None,
+) -> Estimate:
+    """The :class:`Estimate` of a fit: value, standard error and ``level`` interval.
+    ``dropped_records`` defaults to the unit table's count."""
+    method = ci_method or _DEFAULT
+    if naive:
+        se, lo, hi, value = math.nan, math.nan, math.nan, fit.plugin
+        method = "none"
+    else:
+        value, se = fit.value, fit.std_error
+        lo, hi = confidence_interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
+    if not np.isfinite(value):
+        warnings.warn(
+            f"{metric} is undefined for {name or 'the prediction'} on this sample "
+            f"(e.g. no predicted or true links); returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    return Estimate(
+        metric=metric,
+        estimator=estimator,
+        design=ut.sample.design,
+        value=float(value),
+        std_error=float(se),
+        ci_low=float(lo),
+        ci_high=float(hi),
+        level=float(level),
+        ci_method=method,
+        n_units=ut.sample.n_units,
+        n_draws=ut.sample.n_draws,
+        n_records=ut.n_records_used,
+        plugin=float(fit.plugin),
+        prediction=name,
+        dropped_records=ut.dropped_records if dropped_records is None else dropped_records,
+    )

@@ -1,0 +1,144 @@
+"""The one registry of metric names.
+
+Exact metrics (:data:`er_evaluation.metrics.METRICS`), design-based estimators
+(:func:`er_evaluation.estimators.estimate`), pair-sample estimates
+(:func:`er_evaluation.pairs.estimate_from_labels`), the CLI, the app and every result
+table name a metric the same way, so exact and estimated values of one metric can sit
+side by side without translation. A name is ``<family>_<quantity>``, e.g.
+``pairwise_precision``, ``bcubed_f1``; an F-score with another beta is named
+:func:`fscore_name` (``pairwise_f2``, ``pairwise_f0.5``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "ESTIMABLE",
+    "FAMILIES",
+    "KINDS",
+    "METRIC_NAMES",
+    "PAIR_ESTIMABLE",
+    "REGISTRY",
+    "Metric",
+    "check_metric_names",
+    "fscore_name",
+]
+
+Family = Literal["pairwise", "counts", "cluster", "bcubed", "information", "rand", "merge_split"]
+Kind = Literal["proportion", "count", "score"]
+
+FAMILIES: tuple[str, ...] = (
+    "pairwise",
+    "counts",
+    "cluster",
+    "bcubed",
+    "information",
+    "rand",
+    "merge_split",
+)
+#: "proportion": a value in [0, 1]; "count": a number of links or operations (an integer
+#: when defined); "score": a real value with no fixed range (the adjusted Rand index can
+#: be negative).
+KINDS: tuple[str, ...] = ("proportion", "count", "score")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One registered metric: its ``name``, a short human ``title``, its ``family`` and
+    ``kind``, and whether it can be estimated from a reviewed sample of true clusters
+    (``estimable``) and from labelled record pairs (``pair_estimable``)."""
+
+    name: str
+    title: str
+    family: Family
+    kind: Kind
+    estimable: bool = False
+    pair_estimable: bool = False
+
+
+_METRICS = (
+    Metric("pairwise_precision", "Pairwise precision", "pairwise", "proportion", True, True),
+    Metric("pairwise_recall", "Pairwise recall", "pairwise", "proportion", True, True),
+    Metric("pairwise_f1", "Pairwise F1", "pairwise", "proportion", True, True),
+    Metric("true_positive_links", "True positive links", "counts", "count"),
+    Metric("false_positive_links", "False positive links", "counts", "count"),
+    Metric("false_negative_links", "False negative links", "counts", "count"),
+    Metric("cluster_precision", "Cluster precision", "cluster", "proportion", True),
+    Metric("cluster_recall", "Cluster recall", "cluster", "proportion", True),
+    Metric("cluster_f1", "Cluster F1", "cluster", "proportion", True),
+    Metric("bcubed_precision", "B-cubed precision", "bcubed", "proportion", True),
+    Metric("bcubed_recall", "B-cubed recall", "bcubed", "proportion", True),
+    Metric("bcubed_f1", "B-cubed F1", "bcubed", "proportion", True),
+    Metric("bcubed_precision_by_cluster", "B-cubed precision (by cluster)", "bcubed", "proportion"),
+    Metric("bcubed_recall_by_cluster", "B-cubed recall (by cluster)", "bcubed", "proportion"),
+    Metric("bcubed_f1_by_cluster", "B-cubed F1 (by cluster)", "bcubed", "proportion"),
+    Metric("homogeneity", "Homogeneity", "information", "proportion", True),
+    Metric("completeness", "Completeness", "information", "proportion", True),
+    Metric("v_measure", "V-measure", "information", "proportion", True),
+    Metric("rand_index", "Rand index", "rand", "proportion"),
+    Metric("adjusted_rand_index", "Adjusted Rand index", "rand", "score"),
+    Metric("fowlkes_mallows", "Fowlkes-Mallows index", "rand", "proportion"),
+    Metric("merge_count", "Merges", "merge_split", "count"),
+    Metric("split_count", "Splits", "merge_split", "count"),
+    Metric("generalized_merge_distance", "Generalized merge distance", "merge_split", "count"),
+    Metric("normalized_merge_distance", "Normalized merge distance", "merge_split", "proportion"),
+)
+
+#: name -> :class:`Metric`, in the default column order of metric tables.
+REGISTRY: dict[str, Metric] = {m.name: m for m in _METRICS}
+#: every registered name, in registry order.
+METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
+#: names estimable from a reviewed sample of true clusters (:mod:`er_evaluation.estimators`).
+ESTIMABLE: tuple[str, ...] = tuple(m.name for m in _METRICS if m.estimable)
+#: names estimable from labelled record pairs (:mod:`er_evaluation.pairs`); F-scores with
+#: another beta are named by :func:`fscore_name`.
+PAIR_ESTIMABLE: tuple[str, ...] = tuple(m.name for m in _METRICS if m.pair_estimable)
+
+_FSCORE_FAMILIES = ("pairwise", "cluster", "bcubed")
+
+
+def fscore_name(family: str, beta: float) -> str:
+    """Name of the F_beta score of ``family`` ("pairwise", "cluster" or "bcubed"):
+    ``<family>_f1`` for beta = 1, else ``<family>_f{beta:g}`` (``pairwise_f2``,
+    ``pairwise_f0.5``). ``beta`` must be positive and finite."""
+    if family not in _FSCORE_FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(_FSCORE_FAMILIES)}, got {family!r}")
+    try:
+        value = float(beta)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
+    return f"{family}_f{value:g}"
+
+
+def check_metric_names(
+    names: str | Iterable[str], allowed: Iterable[str], *, what: str = "metric"
+) -> list[str]:
+    """``names`` (one name or several) as a list, after checking each is in ``allowed``.
+
+    Raises ValueError naming the unknown names and listing the valid choices (a
+    registered metric that is not allowed here is said to be unavailable, not unknown),
+    or when no name is given.
+    """
+    allowed = tuple(allowed)
+    chosen = [names] if isinstance(names, str) else list(names)
+    if not chosen:
+        raise ValueError(f"no {what} given: name at least one of {', '.join(allowed)}")
+    bad = [n for n in chosen if n not in allowed]
+    if bad:
+        unknown = [n for n in bad if n not in REGISTRY]
+        problem = (
+            f"unknown {what}(s) {', '.join(map(repr, unknown))}"
+            if unknown
+            else f"{what}(s) {', '.join(map(repr, bad))} not available here"
+        )
+        if unknown and len(unknown) < len(bad):
+            known = [n for n in bad if n in REGISTRY]
+            problem += f"; {', '.join(map(repr, known))} not available here"
+        raise ValueError(f"{problem}; choose from: {', '.join(allowed)}")
+    return chosen
