@@ -26,6 +26,12 @@ from er_evaluation.pairs.pool import PairPool, PoolError, _check_binary
 from er_evaluation.pairs.samplers import METHODS
 from er_evaluation.pairs.session import LabellingSession
 
+_ALPHA_HELP = (
+    "F_alpha weights strictly between 0 and 1, several allowed (default 0.5); F_alpha is "
+    "reported as pairwise_f<beta> with beta = sqrt((1 - alpha)/alpha): 0.5 = pairwise_f1, "
+    "0.2 = pairwise_f2, 0.8 = pairwise_f0.5"
+)
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -56,9 +62,7 @@ def register(subparsers) -> None:
         help="reference:FILE (a clustering; pairs in one cluster are matches) or column:NAME "
         "(a 0/1 column of POOL); without it, answers are read from stdin",
     )
-    sample.add_argument(
-        "--alpha", type=float, nargs="+", default=[0.5], help="F_alpha weights to report"
-    )
+    sample.add_argument("--alpha", type=float, nargs="+", default=[0.5], help=_ALPHA_HELP)
     add_output_options(sample)
     sample.set_defaults(func=_sample)
     est = sub.add_parser("estimate", help="precision, recall and F with SE and CI from a label log")
@@ -68,7 +72,7 @@ def register(subparsers) -> None:
         type=float,
         nargs="+",
         default=[0.5],
-        help="F_alpha weights (0.5 = F1; several allowed)",
+        help=_ALPHA_HELP,
     )
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     est.add_argument(
