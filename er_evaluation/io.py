@@ -154,6 +154,28 @@ def write_membership(
     return write_table_atomic(to_frame(clustering, id_col, cluster_col), path)
 
 
+def chmod_like_new_file(path: str | os.PathLike) -> None:
+    """Give ``path`` the permissions a newly created file gets under the user's umask:
+    ``tempfile.mkstemp`` creates 0600 files, which would make every atomically written
+    output private to its writer."""
+    os.chmod(path, 0o666 & ~_umask())
+
+
+def _umask() -> int:
+    # Linux shows the umask without changing it; os.umask() must set one to read it, which
+    # would briefly affect files other threads create (the app serves several sessions).
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
 def write_table_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
     """Write ``frame`` to ``path`` (CSV, TSV or Parquet by suffix) through a temporary file
     and an atomic rename, so a crash never leaves a half-written file behind.
@@ -187,6 +209,7 @@ def write_table_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
             )
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
+        chmod_like_new_file(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -126,7 +126,7 @@ def test_int_and_str_ids_stay_distinct(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"removed": ["b1"]}, "removed id\\(s\\) not in the shown cluster 'A': 'b1'"),
+        ({"removed": ["b1"]}, "removed id\\(s\\) not in the shown cluster 'A' of 'a1': 'b1'"),
         ({"removed": ["a1"]}, "sampled record 'a1' itself cannot be removed"),
         ({"removed": ["a2"], "added": ["a2"]}, "both removed and added: 'a2'"),
         ({"reviewer": " "}, "reviewer must be a non-empty name"),
@@ -155,9 +155,9 @@ def test_sampled_record_must_be_shown(store):
 # -- undo ----------------------------------------------------------------------------------
 
 
-def test_undo_pops_the_latest_effective_review(store):
+def test_undo_pops_your_own_latest_effective_review(store):
     first = review(store, "a1", removed=["a4"])
-    second = review(store, "a1", added=["c1"], reviewer="bob")
+    second = review(store, "a1", added=["c1"])
     review(store, "b1")
     assert store.decision("a1") == second
     undo1 = store.undo(reviewer="ann", sampled_record="a1")
@@ -167,7 +167,7 @@ def test_undo_pops_the_latest_effective_review(store):
     assert undo2.undoes == first.event_id
     assert store.decision("a1") is None
     assert store.reviewed_records() == {"b1"}
-    with pytest.raises(ReviewError, match="nothing to undo: sampled record 'a1'"):
+    with pytest.raises(ReviewError, match="nothing to undo: sampled record 'a1' has no saved"):
         store.undo(reviewer="ann", sampled_record="a1")
     with pytest.raises(ReviewError, match="nothing to undo: sampled record 'zz'"):
         store.undo(reviewer="ann", sampled_record="zz")
@@ -179,6 +179,27 @@ def test_undo_pops_the_latest_effective_review(store):
     third = review(store, "a1", removed=["a2"])
     assert store.decision("a1") == third
     assert store.decisions()["sampled_record"].tolist() == ["b1", "a1"]
+
+
+def test_undo_of_someone_elses_save_needs_confirmation(store):
+    ann = review(store, "a1", removed=["a4"])
+    bob = review(store, "a1", added=["c1"], reviewer="bob")
+    # ann's plain undo takes back her own save, never bob's newer one.
+    undo = store.undo(reviewer="ann", sampled_record="a1")
+    assert undo.undoes == ann.event_id
+    assert store.decision("a1") == bob
+    with pytest.raises(ReviewError, match="no saved review by ann; its decision is by bob"):
+        store.undo(reviewer="ann", sampled_record="a1")
+    with pytest.raises(ReviewError, match="saved by bob, not ann: confirm"):
+        store.undo(reviewer="ann", sampled_record="a1", event_id=bob.event_id)
+    assert store.decision("a1") == bob
+    undo = store.undo(
+        reviewer="ann", sampled_record="a1", event_id=bob.event_id, confirm_other=True
+    )
+    assert undo.undoes == bob.event_id and undo.reviewer == "ann"
+    assert store.decision("a1") is None
+    with pytest.raises(ReviewError, match="event 2 is not an effective decision"):
+        store.undo(reviewer="bob", sampled_record="a1", event_id=bob.event_id)
 
 
 def test_undo_of_a_skip_restores_the_previous_decision(store):
@@ -279,7 +300,7 @@ def test_true_clusters_match_graph_union_of_decisions(tmp_path_factory, session)
     for kind, sampled, removed, added in actions:
         if kind == "undo":
             if stacks.get(sampled):
-                store.undo(reviewer="x", sampled_record=sampled)
+                store.undo(reviewer="ann", sampled_record=sampled)
                 stacks[sampled].pop()
             continue
         review(store, sampled, prediction=prediction, removed=removed, added=added)

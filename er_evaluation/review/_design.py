@@ -1,0 +1,226 @@
+"""The review design: which records are reviewed, by whom, and the design-based sample that
+the finished reviews form.
+
+The queue has one row per record to review: ``record_id``, the sampled ``unit`` it belongs
+to (itself for a record design, its predicted cluster or its block otherwise),
+``reviewer`` (None for a shared queue) and ``second_reviewer`` (the independent second
+reviewer of double-reviewed units, else None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.errors import examples, plain_id
+from er_evaluation.review._checks import check_reviewer
+from er_evaluation.review._model import ReviewError
+from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters
+
+#: Sampling designs of the review queue and how the app describes them.
+DESIGNS = {
+    "records": "records uniformly (their clusters by size)",
+    "clusters": "predicted clusters uniformly",
+    "blocks": "blocks uniformly",
+}
+QUEUE_COLUMNS = ("record_id", "unit", "reviewer", "second_reviewer")
+
+
+def assign_reviewers(
+    sampled_records: Iterable, reviewers: Sequence[str], *, seed: int
+) -> pd.Series:
+    """Split a sample among reviewers: a seeded random permutation dealt round-robin, so
+    each reviewer gets ``n // k`` or ``n // k + 1`` records and the split is the same for
+    the same seed. Returns a Series sampled record -> reviewer in the sample's order."""
+    records = pd.Index([plain_id(r) for r in sampled_records])
+    if len(records) == 0:
+        raise ReviewError("no sampled records to assign")
+    if records.has_duplicates:
+        raise ReviewError(
+            f"sampled records repeat: {examples(records[records.duplicated()].unique())}"
+        )
+    reviewers = _check_reviewers(reviewers)
+    order = np.random.default_rng(seed).permutation(len(records))
+    who = np.empty(len(records), dtype=object)
+    who[order] = np.array(reviewers, dtype=object)[np.arange(len(records)) % len(reviewers)]
+    return pd.Series(who, index=records, name="reviewer")
+
+
+def _check_reviewers(reviewers: Sequence[str]) -> list[str]:
+    reviewers = list(reviewers)
+    if not reviewers:
+        raise ReviewError("no reviewers given")
+    reviewers = [check_reviewer(name) for name in reviewers]
+    if len(set(reviewers)) != len(reviewers):
+        raise ReviewError(f"reviewer names repeat: {reviewers}")
+    return reviewers
+
+
+def assign_second_reviewers(
+    first: pd.Series, reviewers: Sequence[str], share: float, *, seed: int
+) -> pd.Series:
+    """Second, independent reviewers for a share of the units (double review).
+
+    ``first`` maps unit -> first reviewer (from :func:`assign_reviewers`). A seeded
+    ``round(share * n_units)`` of the units, drawn uniformly without replacement, get a
+    second reviewer other than their first one: the other reviewer with the fewest second
+    reviews so far (first in ``reviewers`` order on ties), so the extra work is balanced. Returns unit -> second reviewer (None for
+    single-reviewed units), in ``first``'s order.
+    """
+    if not 0.0 <= float(share) <= 1.0:
+        raise ReviewError(f"double review share must be between 0 and 1, got {share!r}")
+    second = pd.Series([None] * len(first), index=first.index, dtype=object, name="second")
+    n_double = int(round(float(share) * len(first)))
+    if n_double == 0:
+        return second
+    reviewers = _check_reviewers(reviewers)
+    if len(reviewers) < 2:
+        raise ReviewError("double review needs at least two reviewers")
+    rng = np.random.default_rng([seed, 2])  # a stream of its own: the split stays as it was
+    chosen = rng.choice(len(first), size=n_double, replace=False)
+    load = dict.fromkeys(reviewers, 0)
+    values = second.to_numpy(copy=True)
+    firsts = first.to_numpy()
+    for pos in chosen:  # one step per double-reviewed unit, not per record
+        name = min((r for r in reviewers if r != firsts[pos]), key=load.__getitem__)
+        load[name] += 1
+        values[pos] = name
+    second[:] = values
+    return second
+
+
+def draw_queue(
+    prediction: pd.Series,
+    *,
+    design: str,
+    size: int,
+    seed: int,
+    blocks: pd.Series | None = None,
+    reviewers: Sequence[str] = (),
+    double_share: float = 0.0,
+) -> pd.DataFrame:
+    """The records to review (columns :data:`QUEUE_COLUMNS`), drawn from ``prediction``.
+
+    Records are drawn with :func:`~er_evaluation.sampling.sample_clusters` without
+    replacement: a record design is a uniform sample of singleton units (each record's
+    true cluster is then drawn with probability proportional to its size, Binette et al.
+    2023 §3); cluster and block designs list every record of the uniformly drawn
+    predicted clusters or blocks (``blocks``: record -> block id). Whole units go to one
+    reviewer (:func:`assign_reviewers`); ``double_share`` of them also to a second one
+    (:func:`assign_second_reviewers`).
+    """
+    if design not in DESIGNS:
+        raise ReviewError(f"design must be one of {list(DESIGNS)}, got {design!r}")
+    if design == "records":
+        ids = prediction.index
+        units = sample_clusters(
+            pd.Series(ids, index=ids), size, weights="uniform", replace=False, seed=seed
+        ).units
+        queue = pd.DataFrame({"record_id": units, "unit": units})
+    else:
+        if design == "clusters":
+            grouping = prediction
+        else:
+            if blocks is None:
+                raise ReviewError("the block design needs a block column")
+            grouping = blocks.reindex(prediction.index)
+        units = sample_clusters(grouping, size, weights="uniform", replace=False, seed=seed).units
+        members = grouping[grouping.isin(units)]
+        queue = pd.DataFrame({"record_id": members.index, "unit": members.to_numpy()})
+    queue["reviewer"] = pd.Series([None] * len(queue), index=queue.index, dtype=object)
+    queue["second_reviewer"] = queue["reviewer"].copy()
+    if reviewers:
+        first = assign_reviewers(queue["unit"].unique(), reviewers, seed=seed)
+        second = assign_second_reviewers(first, reviewers, double_share, seed=seed)
+        queue["reviewer"] = queue["unit"].map(first).astype(object)
+        queue["second_reviewer"] = queue["unit"].map(second).astype(object)
+    elif double_share:
+        raise ReviewError("double review needs named reviewers")
+    return queue
+
+
+def reviewer_queue(queue: pd.DataFrame, reviewer: str) -> pd.DataFrame:
+    """Rows of ``queue`` assigned to ``reviewer``, as first or second reviewer."""
+    second = queue["second_reviewer"] if "second_reviewer" in queue else None
+    mine = queue["reviewer"] == reviewer
+    if second is not None:
+        mine |= second == reviewer
+    return queue[mine]
+
+
+def double_reviewed(queue: pd.DataFrame) -> pd.Series:
+    """Boolean per queue row: is its unit assigned to two reviewers?"""
+    if "second_reviewer" not in queue:
+        return pd.Series(False, index=queue.index)
+    return queue["second_reviewer"].notna()
+
+
+def reviewed_sample(
+    queue: pd.DataFrame,
+    truth: pd.Series,
+    *,
+    design: str,
+    prediction: pd.Series,
+    blocks: pd.Series | None = None,
+) -> tuple[Sample | None, int]:
+    """The design-based :class:`~er_evaluation.sampling.Sample` of what has been reviewed.
+
+    ``truth`` holds the reviewed true clusters (record -> entity). Only finished units
+    count: a record design uses every sampled record already in a reviewed true cluster
+    (its cluster drawn with probability proportional to size, one draw per sampled
+    record, without replacement from ``len(prediction)`` records); cluster and block
+    designs use the units whose every record is in a reviewed true cluster (uniform
+    draws without replacement from the predicted clusters or blocks). Returns
+    ``(sample, n_finished_units)`` or ``(None, 0)`` before the first finished unit.
+    """
+    done = queue["record_id"].isin(truth.index)
+    if design == "records":
+        sampled = queue.loc[done, "record_id"]
+        if sampled.empty:
+            return None, 0
+        draws = truth.loc[sampled].value_counts()
+        reference = truth[truth.isin(draws.index)]
+        sample = benchmark_sample(
+            reference,
+            weights="cluster_size",
+            multiplicity=draws,
+            replace=False,
+            population_size=len(prediction),
+            design="records",
+        )
+        return sample, len(sampled)
+    finished = done.groupby(queue["unit"]).all()
+    units = finished.index[finished.to_numpy()]
+    if len(units) == 0:
+        return None, 0
+    rows = queue[queue["unit"].isin(units)]
+    if design == "clusters":
+        sample = Sample(
+            reference=truth.loc[rows["record_id"]],
+            units=pd.Index(units),
+            multiplicity=np.ones(len(units), dtype=np.int64),
+            probability=np.ones(len(units)),
+            design="clusters",
+            weights="uniform",
+            replace=False,
+            population_size=int(prediction.nunique()),
+            sample_of="predicted",
+        )
+        return sample, len(units)
+    if design != "blocks":
+        raise ReviewError(f"design must be one of {list(DESIGNS)}, got {design!r}")
+    if blocks is None:
+        raise ReviewError("the block design needs a block column")
+    # The true clusters of the finished blocks, each record labelled with its block.
+    reference = truth[truth.isin(truth.loc[rows["record_id"]].unique())]
+    sample = benchmark_sample(
+        reference,
+        weights="uniform",
+        blocks=blocks.loc[reference.index],
+        replace=False,
+        population_size=int(blocks.loc[prediction.index].nunique()),
+        design="blocks",
+    )
+    return sample, len(units)

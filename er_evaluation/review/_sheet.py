@@ -1,0 +1,139 @@
+"""Parsing an add/remove review sheet (PatentsView's spreadsheet practice) into decisions."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.errors import plain_id
+from er_evaluation.review._checks import ValidReview, check_reviewer, validate_review
+from er_evaluation.review._model import ReviewError
+
+_SPLIT = re.compile(r"[,;\s]+")
+_MAX_SHOWN_ERRORS = 20
+
+
+def parse_sheet(
+    frame: pd.DataFrame,
+    *,
+    prediction: pd.Series,
+    sampled_col: str = "sampled_record",
+    cluster_col: str | None = "predicted_cluster",
+    remove_col: str = "remove",
+    add_col: str = "add",
+    reviewer_col: str | None = "reviewer",
+    notes_col: str | None = "notes",
+    reviewer: str | None = None,
+) -> list[tuple[ValidReview, str, str]]:
+    """Validated ``(decision, reviewer, notes)`` per row of a review sheet.
+
+    Expected columns (names configurable): ``sampled_col`` the sampled record id;
+    ``cluster_col`` the predicted cluster id it was reviewed in (optional; when given it
+    must equal ``prediction[sampled]``); ``remove_col`` and ``add_col`` record ids
+    separated by commas, semicolons or whitespace (empty = none); optional
+    ``reviewer_col`` (else ``reviewer=`` is used for every row) and ``notes_col``. The
+    shown records are the sampled record's cluster in ``prediction``. Every row is checked
+    by :func:`~er_evaluation.review.validate_review` against the prediction; all problems
+    are reported together in one :class:`ReviewError` naming rows and ids.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ReviewError(f"review sheet must be a DataFrame, got {type(frame).__name__}")
+    if not isinstance(prediction, pd.Series):
+        raise ReviewError(
+            "prediction must be a membership Series (record id -> cluster id), "
+            f"got {type(prediction).__name__}"
+        )
+    missing = [c for c in (sampled_col, remove_col, add_col) if c not in frame.columns]
+    if missing:
+        raise ReviewError(
+            f"review sheet: missing column(s) {missing}; columns are {list(frame.columns)} "
+            "(set sampled_col=, remove_col=, add_col= to map yours)"
+        )
+    cluster_col, reviewer_col, notes_col = (
+        c if c is not None and c in frame.columns else None
+        for c in (cluster_col, reviewer_col, notes_col)
+    )
+    if reviewer_col is None and not reviewer:
+        raise ReviewError(
+            "review sheet has no reviewer column; pass reviewer= to attribute the rows"
+        )
+    if len(frame) == 0:
+        raise ReviewError("review sheet is empty")
+
+    parse = _id_parser(prediction.index)
+    errors: list[str] = []
+    rows: list[tuple[ValidReview, str, str]] = []
+    seen: dict[Any, Any] = {}
+    for label, row in frame.iterrows():
+        where = f"row {label!r}"
+        try:
+            if _isna(row[sampled_col]):
+                raise ReviewError(f"no sampled record id in column {sampled_col!r}")
+            sampled = parse(row[sampled_col], sampled_col)
+            where = f"row {label!r} (sampled {sampled!r})"
+            if sampled in seen:
+                raise ReviewError(f"sampled record repeated (first at row {seen[sampled]!r})")
+            seen[sampled] = label
+            valid = validate_review(
+                sampled_record=sampled,
+                removed=_split_ids(row[remove_col], parse, remove_col),
+                added=_split_ids(row[add_col], parse, add_col),
+                prediction=prediction,
+            )
+            if cluster_col is not None and not _isna(row[cluster_col]):
+                if str(plain_id(row[cluster_col])) != str(valid.predicted_cluster):
+                    raise ReviewError(
+                        f"{cluster_col!r} is {plain_id(row[cluster_col])!r} but the prediction "
+                        f"puts the record in cluster {valid.predicted_cluster!r}"
+                    )
+            who = reviewer
+            if reviewer_col is not None and not _isna(row[reviewer_col]):
+                who = str(row[reviewer_col])
+            if not who:
+                raise ReviewError(f"no reviewer in column {reviewer_col!r} and no reviewer=")
+            note = "" if notes_col is None or _isna(row[notes_col]) else str(row[notes_col])
+            rows.append((valid, check_reviewer(who), note))
+        except ReviewError as err:
+            errors.append(f"{where}: {err}")
+    if errors:
+        shown = "\n  ".join(errors[:_MAX_SHOWN_ERRORS])
+        more = len(errors) - _MAX_SHOWN_ERRORS
+        tail = f"\n  (and {more} more)" if more > 0 else ""
+        raise ReviewError(
+            f"review sheet: {len(errors)} invalid row(s), nothing imported:\n  {shown}{tail}"
+        )
+    return rows
+
+
+def _isna(value: Any) -> bool:
+    return value is None or (np.isscalar(value) and bool(pd.isna(value)))
+
+
+def _id_parser(index: pd.Index):
+    integer = index.dtype.kind in "iu"
+
+    def parse(value: Any, column: str) -> Any:
+        value = plain_id(value)
+        if integer:
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            try:
+                return int(str(value).strip())
+            except ValueError:
+                raise ReviewError(
+                    f"column {column!r}: {value!r} is not an integer id like the prediction's"
+                ) from None
+        return str(value).strip() if isinstance(value, str) else value
+
+    return parse
+
+
+def _split_ids(cell: Any, parse, column: str) -> list:
+    if _isna(cell):
+        return []
+    if isinstance(cell, (list, tuple, np.ndarray)):
+        return [parse(v, column) for v in cell]
+    return [parse(token, column) for token in _SPLIT.split(str(cell)) if token]

@@ -1,0 +1,573 @@
+"""The append-only SQLite store of review events.
+
+Every save is an event appended to a SQLite database in WAL mode with
+``synchronous=FULL`` and one transaction per event, so a save that returned survives a
+browser refresh, a killed process, or a second reviewer writing at the same moment
+(SQLite serialises writers; ``busy_timeout`` makes the second one wait instead of fail).
+Triggers forbid UPDATE and DELETE on the events table: undo is itself an event that
+points at the decision it cancels, so the full history is always there. Decisions in
+force, true clusters and exports are derived from the events (see ``_replay``).
+
+A save can be bound to what the reviewer saw (``based_on``): it is refused with
+:class:`StaleReviewError` when the decision it was based on is no longer the one in force,
+checked and appended under one write lock, so two reviewers can never silently overwrite
+each other.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from er_evaluation.io import write_membership
+from er_evaluation.review import _replay
+from er_evaluation.review._checks import ValidReview, check_reviewer, validate_review
+from er_evaluation.review._model import (
+    ReviewError,
+    ReviewEvent,
+    StaleReviewError,
+    encode,
+    key_of,
+)
+
+_SCHEMA_VERSION = 2
+_TABLE = """
+CREATE TABLE events (
+    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('reviewed', 'correct', 'skipped', 'undo')),
+    sampled_record TEXT NOT NULL,
+    predicted_cluster TEXT,
+    version TEXT,
+    shown_records TEXT NOT NULL,
+    added TEXT NOT NULL,
+    removed TEXT NOT NULL,
+    notes TEXT NOT NULL,
+    undoes INTEGER REFERENCES events (event_id)
+);
+"""
+_INDEX_AND_TRIGGERS = """
+CREATE INDEX IF NOT EXISTS events_by_record ON events (sampled_record, event_id);
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'review events are append-only: UPDATE is not allowed'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'review events are append-only: DELETE is not allowed'); END;
+"""
+# Version 2 adds what a save was based on and adjudications; ADD COLUMN leaves the
+# version-1 events as they are (based_on NULL, role 'review').
+_V2 = """
+ALTER TABLE events ADD COLUMN based_on INTEGER REFERENCES events (event_id);
+ALTER TABLE events ADD COLUMN role TEXT NOT NULL DEFAULT 'review'
+    CHECK (role IN ('review', 'adjudication'));
+"""
+COLUMNS = (
+    "event_id",
+    "created_at",
+    "reviewer",
+    "status",
+    "sampled_record",
+    "predicted_cluster",
+    "version",
+    "shown_records",
+    "added",
+    "removed",
+    "notes",
+    "undoes",
+    "based_on",
+    "role",
+)
+#: ``based_on`` value for a save not bound to a view (scripts, sheet imports): it replaces
+#: whatever decision is in force without checking.
+UNCHECKED = "unchecked"
+
+
+class ReviewStore:
+    """Append-only store of review events in a SQLite file (created if absent).
+
+    Each call opens its own short-lived connection, so one store object may be used from
+    several threads (Streamlit sessions) and several processes may open the same file.
+    ``timeout`` (seconds) is SQLite's busy timeout: how long a writer waits for another.
+    A file that is not a review store (another SQLite database with tables of its own, a
+    corrupt file, a text file) is refused with a :class:`ReviewError` naming it, and left
+    untouched.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.timeout = float(timeout)
+        if self.path.is_dir():
+            raise ReviewError(f"{self.path}: is a folder, not a review store file")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ReviewError(f"{self.path}: cannot create its folder: {err}") from err
+        with self._connect() as conn:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > _SCHEMA_VERSION:
+                raise ReviewError(
+                    f"{self.path}: review store schema version {version} is newer than this "
+                    f"library understands ({_SCHEMA_VERSION})"
+                )
+            if version == _SCHEMA_VERSION:
+                return
+            # executescript commits any open transaction, so the scripts carry their own;
+            # the checks run again under the write lock (another process may have migrated).
+            conn.execute("BEGIN IMMEDIATE")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version == _SCHEMA_VERSION:
+                return
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
+            if version == 0 and tables:
+                raise ReviewError(
+                    f"{self.path}: is an SQLite database with tables of its own {tables} but "
+                    "not a review store; choose another file (nothing was changed)"
+                )
+            conn.execute("COMMIT")
+            script = (_TABLE + _INDEX_AND_TRIGGERS if version == 0 else "") + _V2
+            conn.executescript(
+                f"BEGIN IMMEDIATE;{script}PRAGMA user_version = {_SCHEMA_VERSION};COMMIT;"
+            )
+
+    def __repr__(self) -> str:
+        return f"ReviewStore({str(self.path)!r})"
+
+    def _connect(self) -> _Connection:
+        return _Connection(self.path, self.timeout)
+
+    # writing
+
+    def record_review(
+        self,
+        *,
+        reviewer: str,
+        sampled_record: Any,
+        predicted_cluster: Any,
+        shown_records: Iterable,
+        removed: Iterable = (),
+        added: Iterable = (),
+        notes: str = "",
+        version: str | None = None,
+        status: str | None = None,
+        based_on: int | None | str = UNCHECKED,
+        independent: bool = False,
+        adjudication: bool = False,
+    ) -> ReviewEvent:
+        """Append one review decision and return it once it is durably committed.
+
+        The decision is checked by :func:`~er_evaluation.review.validate_review`
+        (``shown_records`` is the predicted cluster as shown). Population checks (do
+        added ids exist?) need the prediction: see :func:`check_review`.
+
+        ``based_on`` binds the save to what the reviewer saw: the event id of the decision
+        shown on their page, or ``None`` when none was shown. If the decision now in force
+        is another one, nothing is written and :class:`StaleReviewError` is raised (a
+        second save on purpose passes the new ``based_on``). With ``independent=True``
+        (double review, blind) the comparison is with the reviewer's own latest decision
+        on the record and others' decisions do not count. ``adjudication=True`` records
+        the final decision that settles several reviewers' decisions. The default
+        ``based_on=UNCHECKED`` replaces whatever is in force (scripts, imports).
+        """
+        valid = validate_review(
+            sampled_record=sampled_record,
+            removed=removed,
+            added=added,
+            status=status,
+            shown_records=shown_records,
+            predicted_cluster=predicted_cluster,
+        )
+        fields = _fields(
+            valid,
+            check_reviewer(reviewer),
+            notes,
+            version,
+            "adjudication" if adjudication else "review",
+        )
+        if based_on != UNCHECKED:
+            if based_on is not None and (
+                isinstance(based_on, bool) or not isinstance(based_on, int)
+            ):
+                raise ReviewError(f"based_on must be an event id or None, got {based_on!r}")
+            if independent and adjudication:
+                raise ReviewError("an adjudication cannot be independent of the reviews it settles")
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # check and append under one write lock
+            if based_on != UNCHECKED:
+                events = _decoded(conn, "WHERE sampled_record = ?", (fields["sampled_record"],))
+                if independent:
+                    mine = [
+                        e for e in _replay.own_decisions(events) if e.reviewer == fields["reviewer"]
+                    ]
+                    shown = mine[-1] if mine else None
+                else:
+                    found = _replay.current(events)
+                    shown = found[0] if found else None
+                now = None if shown is None else shown.event_id
+                if now != based_on:
+                    conn.execute("ROLLBACK")
+                    raise StaleReviewError(
+                        _stale_message(valid.sampled_record, based_on, shown),
+                        current=shown,
+                        based_on=based_on,
+                    )
+                fields["based_on"] = based_on
+            event = _insert(conn, fields)
+            conn.execute("COMMIT")
+        return event
+
+    def undo(
+        self,
+        *,
+        reviewer: str,
+        sampled_record: Any,
+        event_id: int | None = None,
+        confirm_other: bool = False,
+    ) -> ReviewEvent:
+        """Append an undo event cancelling a decision on ``sampled_record``.
+
+        Without ``event_id``: ``reviewer``'s own latest effective decision on the record
+        (the decision in force then falls back to the one before). With ``event_id``: that
+        decision, which must be effective; undoing another reviewer's decision needs
+        ``confirm_other=True``. Raises :class:`ReviewError` when there is nothing to undo,
+        naming whose decision is in force.
+        """
+        reviewer = check_reviewer(reviewer)
+        key = key_of(sampled_record)
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")  # read and append under one write lock
+            events = _replay.effective(_decoded(conn, "WHERE sampled_record = ?", (key,)))
+            if event_id is None:
+                mine = [e for e in events if e.reviewer == reviewer]
+                if not mine:
+                    conn.execute("ROLLBACK")
+                    others = sorted({e.reviewer for e in events})
+                    detail = (
+                        f"; its decision is by {', '.join(others)} (undo theirs explicitly)"
+                        if others
+                        else ""
+                    )
+                    raise ReviewError(
+                        f"nothing to undo: sampled record {_plain(key)!r} has no saved "
+                        f"review by {reviewer}{detail}"
+                    )
+                target = mine[-1]
+            else:
+                found = [e for e in events if e.event_id == event_id]
+                if not found:
+                    conn.execute("ROLLBACK")
+                    raise ReviewError(
+                        f"nothing to undo: event {event_id} is not an effective decision on "
+                        f"sampled record {_plain(key)!r}"
+                    )
+                target = found[0]
+                if target.reviewer != reviewer and not confirm_other:
+                    conn.execute("ROLLBACK")
+                    raise ReviewError(
+                        f"event {event_id} on {_plain(key)!r} was saved by {target.reviewer}, "
+                        f"not {reviewer}: confirm to undo someone else's decision"
+                    )
+            fields = {
+                "reviewer": reviewer,
+                "status": "undo",
+                "sampled_record": key,
+                "predicted_cluster": None,
+                "version": None,
+                "shown_records": "[]",
+                "added": "[]",
+                "removed": "[]",
+                "notes": "",
+                "undoes": target.event_id,
+                "based_on": None,
+                "role": target.role,
+            }
+            event = _insert(conn, fields)
+            conn.execute("COMMIT")
+        return event
+
+    def import_sheet(
+        self,
+        frame: pd.DataFrame,
+        *,
+        prediction: pd.Series,
+        sampled_col: str = "sampled_record",
+        cluster_col: str | None = "predicted_cluster",
+        remove_col: str = "remove",
+        add_col: str = "add",
+        reviewer_col: str | None = "reviewer",
+        notes_col: str | None = "notes",
+        reviewer: str | None = None,
+        version: str | None = None,
+    ) -> list[ReviewEvent]:
+        """Import an existing add/remove review sheet (PatentsView's spreadsheet practice).
+
+        See :func:`~er_evaluation.review.parse_sheet` for the columns and checks; every
+        problem is reported together naming rows and ids and nothing is written unless
+        every row is valid. The rows are then appended in one transaction (all or
+        nothing), unbound (each replaces the decision in force on its record).
+        """
+        from er_evaluation.review._sheet import parse_sheet
+
+        rows = parse_sheet(
+            frame,
+            prediction=prediction,
+            sampled_col=sampled_col,
+            cluster_col=cluster_col,
+            remove_col=remove_col,
+            add_col=add_col,
+            reviewer_col=reviewer_col,
+            notes_col=notes_col,
+            reviewer=reviewer,
+        )
+        fields = [_fields(valid, who, note, version, "review") for valid, who, note in rows]
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            events = [_insert(conn, f) for f in fields]
+            conn.execute("COMMIT")
+        return events
+
+    # reading
+
+    def _events(self, where: str = "", params: tuple = ()) -> list[ReviewEvent]:
+        with self._connect() as conn:
+            return _decoded(conn, where, params)
+
+    def events(self) -> pd.DataFrame:
+        """The full history, one row per event in save order (undo events included), with
+        columns ``event_id, created_at`` (UTC), ``reviewer, status, sampled_record,
+        predicted_cluster, version, shown_records, added, removed`` (tuples), ``notes,
+        undoes, based_on, role``."""
+        return events_frame(self._events())
+
+    def event_list(self) -> list[ReviewEvent]:
+        """The full history as :class:`ReviewEvent` objects, in save order."""
+        return self._events()
+
+    def history(self, sampled_record: Any) -> list[ReviewEvent]:
+        """Every event on one sampled record, in save order."""
+        return self._events("WHERE sampled_record = ?", (key_of(sampled_record),))
+
+    def decisions(self, *, reviewer: str | None = None) -> pd.DataFrame:
+        """Decision in force per sampled record after undos (an adjudication if there is
+        one, else the latest review), one row per sampled record (records whose every
+        decision was undone are absent), ordered by when it was saved. With ``reviewer``,
+        that reviewer's own decision replaces it where they made one. Same columns as
+        :meth:`events` plus ``true_cluster``."""
+        chosen = self._chosen(reviewer)
+        frame = events_frame(chosen)
+        frame["true_cluster"] = pd.Series([e.true_cluster for e in chosen], dtype=object)
+        return frame
+
+    def own_decisions(self) -> pd.DataFrame:
+        """Each reviewer's own latest effective review per sampled record (double review):
+        columns of :meth:`events` plus ``true_cluster``."""
+        chosen = _replay.own_decisions(self._events())
+        frame = events_frame(chosen)
+        frame["true_cluster"] = pd.Series([e.true_cluster for e in chosen], dtype=object)
+        return frame
+
+    def decision(self, sampled_record: Any, *, reviewer: str | None = None) -> ReviewEvent | None:
+        """Decision in force for one sampled record (or ``reviewer``'s own latest review
+        of it), or None."""
+        events = self.history(sampled_record)
+        if reviewer is not None:
+            own = [e for e in _replay.own_decisions(events) if e.reviewer == reviewer]
+            return own[-1] if own else None
+        found = _replay.current(events)
+        return found[0] if found else None
+
+    def reviewed_records(self, *, include_skipped: bool = False) -> set:
+        """Sampled records with a decision in force (skipped ones only if asked)."""
+        return {
+            e.sampled_record
+            for e in _replay.current(self._events())
+            if include_skipped or e.status != "skipped"
+        }
+
+    def _chosen(self, reviewer: str | None) -> list[ReviewEvent]:
+        events = self._events()
+        if reviewer is None:
+            return _replay.current(events)
+        return _replay.with_reviewer(events, check_reviewer(reviewer))
+
+    def true_clusters(self, *, reviewer: str | None = None) -> pd.Series:
+        """Membership vector of the reviewed benchmark derived from the decisions in force
+        (with ``reviewer``: under that reviewer's own decisions where they made one).
+
+        Each non-skipped decision gives a true cluster (shown - removed + added). Clusters
+        that share a record are the same entity and are merged (connected components of
+        the sampled record linked to each member, via
+        :func:`~er_evaluation.clustering.from_pairs`). A merged cluster is labelled with
+        the sampled record of its earliest decision. See :meth:`conflicts` for decisions
+        that the merge contradicts. Raises :class:`ReviewError` when there is no decision.
+        """
+        return _replay.derive(self._chosen(reviewer))[0]
+
+    def conflicts(self) -> pd.DataFrame:
+        """Decisions that contradict each other, one row each, column ``kind``:
+
+        - ``"merged_back"``: a decision removed ``record`` from its sampled record's
+          entity but another decision's true cluster puts it back (``cluster`` the merged
+          cluster id, ``included_by`` the sampled records whose true cluster holds it);
+        - ``"reviewers_disagree"``: two reviewers' own decisions on ``sampled_record``
+          give different true clusters, neither was saved over the other, and no
+          adjudication settles them (``reviewer, event_id`` and ``other_reviewer,
+          other_event_id``).
+
+        Empty when consistent."""
+        events = self._events()
+        decided = [e for e in _replay.current(events) if e.status != "skipped"]
+        merged = _replay.derive(decided)[1] if decided else _replay.conflict_frame([])
+        parts = [f for f in (merged, _replay.disagreements(events)) if len(f)]
+        if not parts:
+            return _replay.conflict_frame([])
+        return pd.concat(parts, ignore_index=True)
+
+    def export(self, path: str | os.PathLike, *, reviewer: str | None = None) -> Path:
+        """Write :meth:`true_clusters` as a membership file (CSV or Parquet by suffix,
+        atomically, with the permissions the user's umask gives a new file) with columns
+        ``record_id, cluster_id``, readable by :func:`er_evaluation.io.read_membership`.
+        CSV stores ids as text; use Parquet to keep integer ids integers."""
+        return write_membership(self.true_clusters(reviewer=reviewer), path)
+
+
+def _plain(key: str) -> Any:
+    import json
+
+    return json.loads(key)
+
+
+def _stale_message(sampled: Any, based_on: int | None, shown: ReviewEvent | None) -> str:
+    seen = "no decision" if based_on is None else f"decision {based_on}"
+    if shown is None:
+        now = "that decision has since been undone"
+    else:
+        now = f"{shown.reviewer} saved decision {shown.event_id} ({shown.status}) since"
+    return f"not saved: your view of {sampled!r} showed {seen}, but {now}"
+
+
+class _Connection:
+    """A fresh connection per operation with the durability pragmas set; any SQLite error
+    becomes a :class:`ReviewError` naming the file."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        try:
+            self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+        except sqlite3.Error as err:
+            raise ReviewError(f"{path}: cannot open the review store: {err}") from err
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                raise ReviewError(f"could not switch the review store to WAL mode ({mode})")
+            self.conn.execute("PRAGMA synchronous = FULL")
+        except (sqlite3.Error, ReviewError) as err:
+            self.conn.close()
+            raise ReviewError(
+                f"{path}: cannot open the review store (is it a review store file?): {err}"
+            ) from err
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, kind, error, traceback) -> None:
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        finally:
+            self.conn.close()
+        if isinstance(error, sqlite3.IntegrityError):
+            return None  # the append-only triggers: a caller bypassing the store's API
+        if isinstance(error, sqlite3.Error):
+            raise ReviewError(
+                f"{self.path}: the review store cannot be read or written ({error}); if the "
+                "file is damaged, restore it from a copy"
+            ) from error
+        return None
+
+
+def _fields(valid: ValidReview, reviewer: str, notes: Any, version: Any, role: str) -> dict:
+    if not isinstance(notes, str):
+        raise ReviewError(f"notes must be text, got {type(notes).__name__}")
+    return {
+        "reviewer": reviewer,
+        "status": valid.status,
+        "sampled_record": encode(valid.sampled_record),
+        "predicted_cluster": None
+        if valid.predicted_cluster is None
+        else encode(valid.predicted_cluster),
+        "version": None if version is None else str(version),
+        "shown_records": encode(list(valid.shown_records)),
+        "added": encode(list(valid.added)),
+        "removed": encode(list(valid.removed)),
+        "notes": notes,
+        "undoes": None,
+        "based_on": None,
+        "role": role,
+    }
+
+
+def _insert(conn: sqlite3.Connection, fields: dict) -> ReviewEvent:
+    created = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    row = (created, *(fields[c] for c in COLUMNS[2:]))
+    cursor = conn.execute(
+        f"INSERT INTO events ({', '.join(COLUMNS[1:])}) VALUES ({', '.join('?' * len(row))})",
+        row,
+    )
+    return _decode_row((cursor.lastrowid, *row))
+
+
+def _decoded(conn: sqlite3.Connection, where: str = "", params: tuple = ()) -> list[ReviewEvent]:
+    rows = conn.execute(
+        f"SELECT {', '.join(COLUMNS)} FROM events {where} ORDER BY event_id", params
+    ).fetchall()
+    return [_decode_row(r) for r in rows]
+
+
+def _decode_row(row: tuple) -> ReviewEvent:
+    import json
+
+    values = dict(zip(COLUMNS, row, strict=True))
+    cluster = values["predicted_cluster"]
+    return ReviewEvent(
+        event_id=int(values["event_id"]),
+        created_at=values["created_at"],
+        reviewer=values["reviewer"],
+        status=values["status"],
+        sampled_record=json.loads(values["sampled_record"]),
+        predicted_cluster=None if cluster is None else json.loads(cluster),
+        version=values["version"],
+        shown_records=tuple(json.loads(values["shown_records"])),
+        added=tuple(json.loads(values["added"])),
+        removed=tuple(json.loads(values["removed"])),
+        notes=values["notes"],
+        undoes=None if values["undoes"] is None else int(values["undoes"]),
+        based_on=None if values["based_on"] is None else int(values["based_on"]),
+        role=values["role"],
+    )
+
+
+def events_frame(events: Sequence[ReviewEvent]) -> pd.DataFrame:
+    """Events as a DataFrame, one column per :class:`ReviewEvent` field."""
+    frame = pd.DataFrame(
+        {c: pd.Series([getattr(e, c) for e in events], dtype=object) for c in COLUMNS}
+    )
+    frame["event_id"] = frame["event_id"].astype("int64")
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+    frame["undoes"] = frame["undoes"].astype("Int64")
+    frame["based_on"] = frame["based_on"].astype("Int64")
+    for col in ("reviewer", "status", "notes", "version", "role"):
+        frame[col] = frame[col].astype(object)
+    return frame
