@@ -1,7 +1,9 @@
 """Entry point of the review app: ``streamlit run app/er_eval_app.py``.
 
 Opens on the bundled PatentsView data (or the project in ``$ER_EVAL_PROJECT_DIR``) at the
-review queue. Each page is a thin script in ``views/`` over library calls.
+review queue. Each page is a thin script in ``views/`` over library calls, reachable by
+its URL (``/review``, ``/project``, …); the project folder and the reviewer's name are
+kept in the URL's query parameters, so a reload keeps them.
 """
 
 from __future__ import annotations
@@ -11,7 +13,21 @@ from app_common import sidebar
 
 st.set_page_config(page_title="er_evaluation review", page_icon=":material/search:", layout="wide")
 
+REVIEW = st.Page(
+    "views/review.py", title="Review queue", icon=":material/fact_check:", url_path="review"
+)
+
+
+def _home() -> None:
+    # The default page is served at "/" only; sending it on to the review page keeps
+    # "/review" a real address (and the query parameters with it).
+    # (the reviewer's name is bound to its widget, which puts it back in the URL itself)
+    params = {k: v for k, v in st.query_params.to_dict().items() if k != "reviewer"}
+    st.switch_page(REVIEW, query_params=params)
+
+
 pages = [
+    st.Page(_home, title="Home", url_path="home", default=True, visibility="hidden"),
     st.Page(
         "views/project.py",
         title="Project / data",
@@ -19,12 +35,18 @@ pages = [
         url_path="project",
     ),
     st.Page("views/sample.py", title="Sample", icon=":material/casino:", url_path="sample"),
+    REVIEW,
     st.Page(
-        "views/review.py",
-        title="Review queue",
-        icon=":material/fact_check:",
-        url_path="review",
-        default=True,
+        "views/agreement.py",
+        title="Agreement",
+        icon=":material/group:",
+        url_path="agreement",
+    ),
+    st.Page(
+        "views/adjudication.py",
+        title="Adjudication",
+        icon=":material/gavel:",
+        url_path="adjudication",
     ),
     st.Page(
         "views/estimates.py", title="Estimates", icon=":material/monitoring:", url_path="estimates"

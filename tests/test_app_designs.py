@@ -216,7 +216,8 @@ def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatc
     at.session_state[f"added_{record}"] = [outside]  # as the search panel would add it
     at.run()
     assert not at.exception and not at.error  # no name columns: no name check, no failure
-    at.button(key="save_review").click().run()
+    at.text_input(key="reviewer").set_value("ann").run()
+    at.button(key=f"save_{record}").click().run()
     assert not at.exception
     decision = ReviewStore(folder / "reviews.sqlite").decision(int(record))
     assert isinstance(decision.sampled_record, int)

@@ -100,7 +100,7 @@ def test_review_correct_remove_add_undo_are_saved(project, predictions):
 
     # 1. Correct as is.
     _, first = current_record(at)
-    at.button(key="correct_as_is").click().run()
+    at.button(key=f"correct_{first}").click().run()
     assert not at.exception
     decision = store.decision(first)
     assert decision.status == "correct" and decision.reviewer == "ann"
@@ -113,7 +113,7 @@ def test_review_correct_remove_add_undo_are_saved(project, predictions):
     wrong = at.data_editor[0].value["record"].iloc[1]
     tick(at, second, [1])
     at.text_area(key=f"notes_{second}").set_value("different employer").run()
-    at.button(key="save_review").click().run()
+    at.button(key=f"save_{second}").click().run()
     assert not at.exception
     decision = store.decision(second)
     assert decision.removed == (wrong,) and decision.added == ()
@@ -141,7 +141,7 @@ def test_review_correct_remove_add_undo_are_saved(project, predictions):
     assert at.session_state[f"added_{third}"] == [extra]
     beside = at.dataframe[-1].value
     assert list(beside["record_id"]) == [extra]
-    at.button(key="save_review").click().run()
+    at.button(key=f"save_{third}").click().run()
     assert not at.exception
     assert store.decision(third).added == (extra,)
     assert store.true_clusters()[extra] == store.true_clusters()[third]
@@ -152,7 +152,7 @@ def test_review_correct_remove_add_undo_are_saved(project, predictions):
     # 4. Undo the addition: go back and undo.
     at.button(key="nav_prev").click().run()
     assert current_record(at)[1] == third
-    at.button(key="undo_review").click().run()
+    at.button(key=f"undo_{third}").click().run()
     assert not at.exception
     assert store.decision(third) is None
     assert third not in store.reviewed_records()
@@ -165,7 +165,7 @@ def test_inline_check_blocks_removing_the_sampled_record(project):
     _, record = current_record(at)
     tick(at, record, [0])
     assert any("cannot be removed" in e.value for e in at.error)
-    assert at.button(key="save_review").disabled
+    assert at.button(key=f"save_{record}").disabled
     assert not at.exception
     assert (
         not (project / "reviews.sqlite").exists()
@@ -209,6 +209,7 @@ def test_import_sheet_and_export_from_the_review_page(project, predictions):
 
 def test_a_bad_sheet_is_refused_in_plain_words(project):
     at = run_app()
+    at.text_input(key="reviewer").set_value("bob").run()
     queue = pd.read_parquet(project / "queue.parquet")
     sheet = pd.DataFrame(
         {"sampled_record": [queue["record_id"].iloc[0]], "remove": ["US0000000-9"], "add": [""]}
@@ -256,6 +257,7 @@ def test_conflicting_decisions_are_shown(project, predictions):
 
 def test_navigation_previous_next_next_unreviewed_and_go_to(project):
     at = run_app()
+    at.text_input(key="reviewer").set_value("ann").run()
     queue = pd.read_parquet(project / "queue.parquet")["record_id"]
     at.button(key="nav_next").click().run()
     assert current_record(at) == (1, queue.iloc[1])
@@ -264,9 +266,9 @@ def test_navigation_previous_next_next_unreviewed_and_go_to(project):
     at.button(key="nav_prev").click().run()
     assert current_record(at) == (3, queue.iloc[3])
     # Save items 4 and 5; "next unreviewed" from item 3 then skips both to item 6.
-    at.button(key="correct_as_is").click().run()  # saves item 4, moves to item 5
+    at.button(key=f"correct_{queue.iloc[3]}").click().run()  # saves item 4, moves to item 5
     assert current_record(at) == (4, queue.iloc[4])
-    at.button(key="correct_as_is").click().run()
+    at.button(key=f"correct_{queue.iloc[4]}").click().run()
     assert current_record(at)[0] == 5
     at.number_input(key="goto").set_value(3).run()
     at.button(key="nav_next_unreviewed").click().run()

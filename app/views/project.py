@@ -1,30 +1,72 @@
-"""Project / data: the bundled demo or your own records, predictions and benchmark."""
+"""Project / data: the project folder, and the bundled demo or your own files.
+
+Nothing saved is changed until "Check and save project" succeeds: uploads are staged in a
+temporary folder, the whole new configuration is loaded and validated from there, and
+only then are the files copied into the project's ``inputs/`` under fresh names (never
+over a file the saved project reads) and the settings written.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 from app_common import (
     DEMO_CONFIG,
+    choose_project,
     load_project,
     plain_errors,
     project_dir,
     read_config,
-    save_upload,
     write_config,
 )
 
 from er_evaluation.clustering import cluster_sizes
 from er_evaluation.io import read_table
+from er_evaluation.review import ReviewError, check_folder
+from er_evaluation.review.project import (
+    clear_staging,
+    commit_inputs,
+    is_project,
+    load_files,
+    stage_input,
+)
 
 st.title("Project and data")
 
-folder = st.text_input("Project folder", value=str(project_dir()), key="project_folder")
-if st.button("Open this project folder", key="open_folder"):
-    st.session_state["project_dir_chosen"] = folder
-    st.rerun()
+# ------------------------------------------------------------------ the folder
+
+current = project_dir()
+typed = st.text_input("Project folder", value=str(current), key="project_folder")
+try:
+    target = check_folder(typed)
+except ReviewError as err:
+    st.error(str(err))
+    target = None
+if target is not None and target != current:
+    st.caption(f"Resolved: `{target}`")
+    if target.is_dir() and is_project(target):
+        if st.button("Open this project", key="open_folder"):
+            choose_project(target)
+            st.rerun()
+    else:
+        what = "an existing folder without a project" if target.is_dir() else "a new folder"
+        st.info(f"`{target}` is {what}. Create a project there?")
+        if st.button("Create the project here", key="create_folder"):
+            with plain_errors("Could not create the project folder"):
+                target.mkdir(parents=True, exist_ok=True)
+            choose_project(target)
+            st.rerun()
+if not current.is_dir():
+    st.info(f"`{current}` does not exist yet.")
+    if st.button("Create it", key="create_current"):
+        with plain_errors("Could not create the project folder"):
+            current.mkdir(parents=True, exist_ok=True)
+        st.rerun()
+    st.stop()
 
 config = read_config()
 source = st.radio(
@@ -35,12 +77,26 @@ source = st.radio(
     horizontal=True,
 )
 
+if "staging" not in st.session_state:
+    st.session_state["staging"] = tempfile.mkdtemp(prefix="er-eval-upload-")
+staging = Path(st.session_state["staging"])
+
+
+def file_key(path: str) -> str:
+    """Widget key suffix bound to a file (not to its row position)."""
+    return hashlib.sha1(path.encode()).hexdigest()[:12]
+
+
+def staged(upload) -> str:
+    """An upload written to this session's staging folder (the project is not touched)."""
+    return str(stage_input(upload.getvalue(), upload.name, staging / upload.file_id))
+
 
 def pick_file(label: str, key: str, current: str | None) -> str | None:
-    """A file either uploaded (kept in the project folder) or given by path."""
+    """A file either uploaded (staged until the project is saved) or given by path."""
     upload = st.file_uploader(label, type=["csv", "tsv", "parquet"], key=f"{key}_upload")
     if upload is not None:
-        return str(save_upload(upload))
+        return staged(upload)
     path = st.text_input(f"…or path to {label.lower()}", value=current or "", key=f"{key}_path")
     return path.strip() or None
 
@@ -66,9 +122,10 @@ if source == "Bundled PatentsView demo":
         write_config(dict(DEMO_CONFIG))
         st.rerun()
 else:
-    old_rec = config.get("records", {}) if config.get("source") == "files" else {}
-    old_pred = config.get("predictions", {}) if config.get("source") == "files" else {}
-    old_bench = (config.get("benchmark") or {}) if config.get("source") == "files" else {}
+    own = config.get("source") == "files"
+    old_rec = config.get("records", {}) if own else {}
+    old_pred = config.get("predictions", {}) if own else {}
+    old_bench = (config.get("benchmark") or {}) if own else {}
 
     st.subheader("Records")
     rec_path = pick_file("Records table", "records", old_rec.get("path"))
@@ -126,23 +183,32 @@ else:
             accept_multiple_files=True,
             key="pred_files_upload",
         )
-        paths = [str(save_upload(u)) for u in uploads or []]
-        typed = st.text_area(
+        saved = {f["path"]: f for f in old_pred.get("files", [])}
+        paths = [staged(u) for u in uploads or []]
+        typed_paths = st.text_area(
             "…or paths, one per line",
-            value="\n".join(f["path"] for f in old_pred.get("files", [])),
+            value="\n".join(saved),
             key="pred_files_paths",
         )
-        paths += [line.strip() for line in typed.splitlines() if line.strip()]
+        paths += [line.strip() for line in typed_paths.splitlines() if line.strip()]
         files = []
-        for i, path in enumerate(paths):
+        for path in dict.fromkeys(paths):
+            # Widgets keyed by the file, so a name stays with its file when others come or go.
+            key, old = file_key(path), saved.get(path, {})
             cols = columns_of(path)
             c1, c2, c3 = st.columns(3)
             with c1:
-                version = st.text_input("Version name", value=Path(path).stem, key=f"pred_v_{i}")
+                version = st.text_input(
+                    f"Version name of {Path(path).name}",
+                    value=old.get("version", Path(path).stem),
+                    key=f"pred_v_{key}",
+                )
             with c2:
-                pid = pick_column("Record id column", cols, f"pred_id_{i}", None)
+                pid = pick_column("Record id column", cols, f"pred_id_{key}", old.get("id_col"))
             with c3:
-                cid = pick_column("Cluster id column", cols, f"pred_c_{i}", cols[-1])
+                cid = pick_column(
+                    "Cluster id column", cols, f"pred_c_{key}", old.get("cluster_col", cols[-1])
+                )
             files.append({"path": path, "version": version, "id_col": pid, "cluster_col": cid})
         if files:
             pred_cfg = {"layout": "long", "files": files}
@@ -171,9 +237,15 @@ else:
             "records": rec_cfg,
             "predictions": pred_cfg,
             "benchmark": bench_cfg,
+            **({"sample": config["sample"]} if own and config.get("sample") else {}),
         }
-        load_project(new_config)  # shows the library's validation error and stops if invalid
-        write_config(new_config)
+        # Validate everything from where it is (staged uploads included) before any write.
+        with plain_errors("Not saved; the project is unchanged"):
+            load_files(new_config)
+            new_config = commit_inputs(new_config, project_dir(), staging)
+            write_config(new_config)
+        clear_staging(staging)
+        st.session_state.pop("staging", None)
         st.session_state.pop("queue_position", None)
         st.success("Project saved.")
         config = new_config

@@ -1,4 +1,11 @@
-"""Review queue: correct each sampled record's predicted cluster; every save goes to the store."""
+"""Review queue: correct each sampled record's predicted cluster; every save goes to the store.
+
+Every save is bound to what the page showed: the buttons of an item carry that item and
+the decision shown (per-item widget keys, callbacks with the values of that render), so a
+press that arrives after the page moved on can only concern the item it was pressed on,
+and the store refuses it if that item's decision changed meanwhile (a conflict view then
+offers keep mine / keep theirs / merge).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from app_common import (
     default_sample,
     draw_queue,
     load_project,
+    local_time,
     open_store,
     plain_errors,
     project_dir,
@@ -17,20 +25,39 @@ from app_common import (
     record_index,
     reviewer_name,
     save_queue,
-    save_upload,
     true_clusters,
 )
 
 from er_evaluation.io import read_table
-from er_evaluation.review import ReviewError, check_review, names_beside
+from er_evaluation.review import (
+    ReviewError,
+    ReviewEvent,
+    StaleReviewError,
+    check_review,
+    default_name_cols,
+    differing_fields,
+    double_reviewed,
+    names_beside,
+    reviewer_queue,
+)
+from er_evaluation.review.project import keep_input, queue_fits
 
 TICK = "does not belong"
 ADD = "add"
+SHORTCUTS = {
+    "prev": "Alt+P",
+    "next": "Alt+N",
+    "save": "Ctrl+Enter",
+    "correct": "Alt+A",
+    "undo": "Alt+U",
+}
 
 st.title("Review queue")
-if st.session_state.get("flash"):
-    st.success(st.session_state.pop("flash"))
+for kind in ("flash", "flash_error"):
+    if st.session_state.get(kind):
+        (st.success if kind == "flash" else st.error)(st.session_state.pop(kind))
 data = load_project()
+store = open_store()
 queue = read_queue()
 if queue is None:
     if data.source != "demo":
@@ -42,56 +69,62 @@ if queue is None:
     queue = draw_queue(data, settings)
     save_queue(queue, settings)
 settings = read_sample_config()
-version = settings["version"]
-# get_indexer uses the index's cached hash table (Series.isin rehashes 133k ids: 1.5 s)
-stale = data.records.index.get_indexer(queue["record_id"]) < 0
-if version not in data.predictions or stale.any():
-    # The project's data changed after the sample was drawn.
-    reason = (
-        f"version {version!r} is not in the current data"
-        if version not in data.predictions
-        else f"{int(stale.sum())} sampled records are not in the current records"
-    )
+reason = queue_fits(data, settings, queue)
+if reason:
     st.warning(f"The saved sample no longer fits the project data ({reason}): draw a new one.")
     st.page_link("views/sample.py", label="Draw a sample to review")
     st.stop()
+version = settings["version"]
 prediction = data.predictions[version]
-store = open_store()
 blind = st.session_state.get("blind", False)
 
 me = reviewer_name()
+if not me:
+    st.info("Enter your name as reviewer in the sidebar: decisions are saved under it.")
 if queue["reviewer"].notna().any():
     mine = st.toggle("Only my records", value=me in set(queue["reviewer"]), key="only_mine")
     if mine:
-        queue = queue[queue["reviewer"] == me]
+        queue = reviewer_queue(queue, me)
         if queue.empty:
             st.warning(f"No records are assigned to {me!r}: set your name in the sidebar.")
             st.stop()
 queue = queue.reset_index(drop=True)
 ids = queue["record_id"]
+# Double-reviewed items of this reviewer are blind: only their own decision is shown and
+# saved against, others' decisions on them are neither shown nor replaced.
+independent = (
+    double_reviewed(queue) & ((queue["reviewer"] == me) | (queue["second_reviewer"] == me))
+).to_numpy()
 
-# A queue record is done once it belongs to a reviewed true cluster (its own or another's).
-covered = ids.isin(true_clusters(store).index).to_numpy()
+own = store.own_decisions()
+own = set(own.loc[own["reviewer"] == me, "sampled_record"]) if me else set()
+# A queue record is done once it belongs to a reviewed true cluster (its own or another's);
+# a blind double-reviewed one once this reviewer decided it.
+covered = np.where(independent, ids.isin(own).to_numpy(), ids.isin(true_clusters(store).index))
 reviewed = set(store.reviewed_records())
 n_done = int(covered.sum())
 st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} records reviewed")
 
 conflicts = store.conflicts() if reviewed else None
 if conflicts is not None and len(conflicts):
+    blind_items = set(ids[independent])
+    conflicts = conflicts[~conflicts["sampled_record"].isin(blind_items)]
+if conflicts is not None and len(conflicts):
     with st.expander(f"{len(conflicts)} conflicting decision(s)", icon=":material/warning:"):
         st.caption(
-            "These records were removed from a sampled record's cluster by one decision but "
-            "another decision's true cluster includes them, so the derived clusters merged. "
-            "Revisit the decisions named here."
+            "merged_back: a record removed from a sampled record's cluster by one decision is "
+            "put back by another decision's true cluster. reviewers_disagree: two reviewers "
+            "decided the same record differently and neither saw the other's decision. "
+            "Settle them on the Adjudication page."
         )
         st.dataframe(conflicts, hide_index=True, key="conflicts")
 
 position = min(int(st.session_state.get("queue_position", 0)), len(queue) - 1)
 
 
-def next_unreviewed(start: int) -> int:
-    """First uncovered item after ``start``, wrapping around; ``start`` when all are done."""
-    todo = np.flatnonzero(~covered)
+def next_unreviewed(start: int, done: np.ndarray) -> int:
+    """First item not done after ``start``, wrapping around; ``start`` when all are done."""
+    todo = np.flatnonzero(~done)
     if len(todo) == 0:
         return start
     after = todo[todo > start]
@@ -99,15 +132,17 @@ def next_unreviewed(start: int) -> int:
 
 
 if "queue_position" not in st.session_state:
-    position = next_unreviewed(-1)
+    position = next_unreviewed(-1, covered)
 
 nav = st.columns([1, 1, 1.5, 2.5])
-if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0):
+if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0, shortcut=SHORTCUTS["prev"]):
     position -= 1
-if nav[1].button("Next ▶", key="nav_next", disabled=position >= len(queue) - 1):
+if nav[1].button(
+    "Next ▶", key="nav_next", disabled=position >= len(queue) - 1, shortcut=SHORTCUTS["next"]
+):
     position += 1
 if nav[2].button("Next unreviewed", key="nav_next_unreviewed", icon=":material/skip_next:"):
-    position = next_unreviewed(position)
+    position = next_unreviewed(position, covered)
 st.session_state["goto"] = position + 1
 
 
@@ -119,15 +154,47 @@ nav[3].number_input("Go to item", min_value=1, max_value=len(queue), key="goto",
 st.session_state["queue_position"] = position
 
 record = ids.iloc[position]
+alone = bool(independent[position])
 row = data.records.loc[record]
-status = "reviewed" if record in reviewed else "covered" if covered[position] else "to review"
+if alone:
+    status = "reviewed by you" if record in own else "to review (double review)"
+else:
+    status = "reviewed" if record in reviewed else "covered" if covered[position] else "to review"
 st.subheader(f"Item {position + 1} of {len(queue)}: `{record}` — {status}")
 
-prev = store.decision(record)
-if prev is not None:
+
+def forget_item(item) -> None:
+    """Drop the item's widget state and pinned decision so it is drawn again from the store."""
+    for key in ("cluster", "added", "notes", "conflict", "basis"):
+        st.session_state.pop(f"{key}_{item}", None)
+
+
+def in_store():
+    return store.decision(record, reviewer=me) if alone else store.decision(record)
+
+
+# The decision this page shows is pinned when the item is opened: edits and saves are
+# based on it, even if someone saves a newer decision while the page is open (the save is
+# then refused and the conflict view shows both, instead of silently mixing them).
+if st.session_state.get("shown_item") != record or f"basis_{record}" not in st.session_state:
+    forget_item(record)
+    st.session_state[f"basis_{record}"] = in_store()
+st.session_state["shown_item"] = record
+shown = st.session_state[f"basis_{record}"]
+latest = in_store()
+if (latest and latest.event_id) != (shown and shown.event_id):
+    st.warning(
+        f"Since you opened this item, {'a decision was undone' if latest is None else latest.reviewer + ' saved a new decision'}"
+        ": saving will show both so you can choose."
+    )
+if alone and me:
+    st.caption("Double review: you see and replace only your own decision on this record.")
+if shown is not None:
+    who = "you" if alone else shown.reviewer
+    role = "adjudicated" if shown.role == "adjudication" else shown.status
     st.caption(
-        f"Current decision ({prev.status}) saved by {prev.reviewer} at {prev.created_at}: "
-        f"removed {list(prev.removed)}, added {list(prev.added)}. "
+        f"Current decision ({role}) saved by {who} at {local_time(shown.created_at)}: "
+        f"removed {list(shown.removed)}, added {list(shown.added)}. "
         "Saving again replaces it; the history is kept."
     )
 
@@ -145,9 +212,144 @@ else:
 members = pd.Index([record]).append(members.drop(record))
 where = "a predicted cluster" if blind else f"version **{version}**, cluster `{cluster_id}`"
 st.markdown(f"Predicted cluster of the sampled record ({where}): {len(members)} records.")
+initial_removed = list(shown.removed) if shown is not None else []
+
+
+def ticked(item, rows: pd.Index, start: list) -> list:
+    """Records ticked in ``item``'s cluster table now: the ticks it opened with, changed by
+    the edits in its widget state (read in callbacks, before the page is drawn again)."""
+    ticks = rows.isin(start)
+    state = st.session_state.get(f"cluster_{item}") or {}
+    for index, change in (state.get("edited_rows") or {}).items():
+        if TICK in change:
+            ticks[int(index)] = bool(change[TICK])
+    return list(rows[ticks])
+
+
+def decision_text(event: ReviewEvent | dict | None) -> str:
+    if event is None:
+        return "no decision"
+    get = event.get if isinstance(event, dict) else lambda k: getattr(event, k)
+    notes = get("notes")
+    return f"removed {list(get('removed'))}, added {list(get('added'))}" + (
+        f"; notes: {notes}" if notes else ""
+    )
+
+
+def save(
+    item, cluster, rows: list, start: list, based_on, alone: bool, correct: bool, move_to: int
+):
+    """Save the decision on ``item`` as it stands in its widgets, bound to ``based_on``."""
+    who = reviewer_name()
+    if not who:
+        st.session_state["flash_error"] = "Not saved: enter your name as reviewer first."
+        return
+    if st.session_state.get("shown_item") != item:
+        st.session_state["flash_error"] = (
+            f"Not saved: the press was for {item!r}, which is no longer on the page."
+        )
+        return
+    removed = [] if correct else ticked(item, pd.Index(rows), start)
+    added = [] if correct else list(st.session_state.get(f"added_{item}", []))
+    notes = st.session_state.get(f"notes_{item}", "")
+    mine = {"removed": removed, "added": added, "notes": notes}
+    write(item, cluster, rows, mine, based_on, alone, move_to)
+
+
+def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int | None) -> None:
+    who = reviewer_name()
+    try:
+        store.record_review(
+            reviewer=who,
+            sampled_record=item,
+            predicted_cluster=cluster,
+            shown_records=rows,
+            removed=mine["removed"],
+            added=mine["added"],
+            notes=mine["notes"],
+            version=version,
+            based_on=based_on,
+            independent=alone,
+        )
+    except StaleReviewError as stale:
+        now = stale.current
+        if (
+            now is not None
+            and now.reviewer == who
+            and set(now.removed) == set(mine["removed"])
+            and set(now.added) == set(mine["added"])
+            and now.notes == mine["notes"]
+        ):
+            # the same decision pressed twice: it is saved once, nothing to resolve
+            st.session_state["flash"] = f"Already saved: {item}."
+            return
+        st.session_state[f"conflict_{item}"] = {
+            "mine": mine,
+            "theirs": None if now is None else now.event_id,
+        }
+        return
+    except ReviewError as err:
+        st.session_state["flash_error"] = f"Not saved: {err}"
+        return
+    forget_item(item)
+    if move_to is not None:
+        st.session_state["queue_position"] = move_to
+    st.session_state["last_saved"] = item
+
+
+def resolve(item, cluster, rows, mine: dict, theirs: ReviewEvent | None, how: str, alone: bool):
+    """Settle a refused save: keep mine, keep theirs, or merge both (union of removals,
+    additions and notes), each saved against the decision now shown."""
+    based_on = None if theirs is None else theirs.event_id
+    if how == "theirs":
+        forget_item(item)
+        st.session_state["flash"] = f"Kept the saved decision on {item}."
+        return
+    if how == "merge" and theirs is not None:
+        notes = " / ".join(n for n in dict.fromkeys([theirs.notes, mine["notes"]]) if n)
+        mine = {
+            "removed": list(dict.fromkeys([*theirs.removed, *mine["removed"]])),
+            "added": list(dict.fromkeys([*theirs.added, *mine["added"]])),
+            "notes": notes,
+        }
+    st.session_state.pop(f"conflict_{item}", None)
+    write(item, cluster, rows, mine, based_on, alone, None)
+
+
+conflict = st.session_state.get(f"conflict_{record}")
+if conflict is not None:
+    theirs = None
+    if conflict["theirs"] is not None:
+        theirs = next(e for e in store.history(record) if e.event_id == conflict["theirs"])
+    st.error(
+        "Not saved: this record's decision changed since your page showed it. "
+        "Choose which decision to keep."
+    )
+    left, right = st.columns(2)
+    left.markdown("**Your unsaved decision**")
+    left.write(decision_text(conflict["mine"]))
+    if theirs is None:
+        right.markdown("**Saved decision**")
+        right.write("the decision you saw has been undone: none is in force")
+    else:
+        right.markdown(f"**Saved by {theirs.reviewer} at {local_time(theirs.created_at)}**")
+        right.write(decision_text(theirs))
+    args = (record, cluster_id, list(members), conflict["mine"], theirs)
+    c1, c2, c3 = st.columns(3)
+    c1.button("Keep mine", key=f"keep_mine_{record}", on_click=resolve, args=(*args, "mine", alone))
+    c2.button(
+        "Keep theirs", key=f"keep_theirs_{record}", on_click=resolve, args=(*args, "theirs", alone)
+    )
+    c3.button(
+        "Merge both",
+        key=f"merge_{record}",
+        on_click=resolve,
+        args=(*args, "merge", alone),
+        disabled=theirs is None,
+    )
 
 table = data.records.loc[members, data.fields].copy()
-table.insert(0, TICK, table.index.isin(list(prev.removed) if prev is not None else []))
+table.insert(0, TICK, table.index.isin(initial_removed))
 table.insert(1, "record", table.index)
 edited = st.data_editor(
     table,
@@ -160,11 +362,36 @@ edited = st.data_editor(
     height=min(600, 40 + 35 * len(table)),
 )
 removed = list(edited.loc[edited[TICK], "record"])
+st.caption(f"{len(removed)} of {len(members)} records ticked as not belonging.")
 
 added_key = f"added_{record}"
 if added_key not in st.session_state:
-    st.session_state[added_key] = list(prev.added) if prev is not None else []
-added: list[str] = st.session_state[added_key]
+    st.session_state[added_key] = list(shown.added) if shown is not None else []
+added: list = st.session_state[added_key]
+
+
+def differences(rows: list) -> None:
+    """The sampled record's fields above the others', differing values highlighted."""
+    if len(rows) < 1:
+        return
+    fields = list(data.fields)
+    frame = data.records.loc[[record, *rows], fields].astype(object)
+    marks = differing_fields(data.records, record, rows, fields)
+    flags = pd.concat(
+        [pd.DataFrame(False, index=pd.Index([record], dtype=object), columns=fields), marks]
+    ).to_numpy()
+    frame.insert(0, "record", [f"{record} (sampled)", *map(str, rows)])
+    styled = frame.style.apply(
+        lambda _: np.where(flags, "background-color: #fde2c8", ""), axis=None, subset=fields
+    )
+    st.dataframe(styled, hide_index=True, key=f"compare_{record}_{len(rows)}")
+
+
+with st.expander("Compare fields with the sampled record", expanded=len(members) <= 12):
+    st.caption(
+        "Highlighted: values that differ from the sampled record's (case and accents ignored)."
+    )
+    differences([*members.drop(record), *added])
 
 with st.expander("Search all records to add missing ones", expanded=bool(added)):
     c1, c2, c3 = st.columns([3, 2, 1])
@@ -210,13 +437,13 @@ with st.expander("Search all records to add missing ones", expanded=bool(added))
             st.session_state[added_key] = []
             st.rerun()
 
-notes = st.text_area("Notes", value=prev.notes if prev is not None else "", key=f"notes_{record}")
+notes_key = f"notes_{record}"
+if notes_key not in st.session_state:
+    st.session_state[notes_key] = shown.notes if shown is not None else ""
+st.text_area("Notes", key=notes_key)
 
 # Names compared beside the sampled one: PatentsView's first/last, or a "name" column.
-names = next(
-    (cols for cols in (["name_first", "name_last"], ["name"]) if set(cols) <= set(data.records)),
-    None,
-)
+names = default_name_cols(data.records.columns)
 problem = None
 try:
     issues = check_review(
@@ -233,37 +460,72 @@ if added and names:
     st.markdown("**Added names beside the sampled name**")
     st.dataframe(beside, hide_index=True, key=f"names_{record}")
 
-
-def save(rem: list, add: list) -> None:
-    with plain_errors("Could not save"):
-        store.record_review(
-            reviewer=me,
-            sampled_record=record,
-            predicted_cluster=cluster_id,
-            shown_records=list(members),
-            removed=rem,
-            added=add,
-            notes=notes,
-            version=version,
-        )
-    st.session_state["queue_position"] = next_unreviewed(position)
-    st.session_state["last_saved"] = record
-
-
+based_on = None if shown is None else shown.event_id
+# where the page goes after a save: the next item not done, this one counted as done
+after = next_unreviewed(position, covered | (np.arange(len(queue)) == position))
+common = (record, cluster_id, list(members), initial_removed, based_on, alone)
 b1, b2, b3 = st.columns(3)
-if b1.button("Correct as is", key="correct_as_is", disabled=bool(removed or added)):
-    save([], [])
-    st.rerun()
-if b2.button("Save review", key="save_review", type="primary", disabled=problem is not None):
-    save(removed, added)
-    st.rerun()
-if b3.button("Undo the last save", key="undo_review", disabled=record not in reviewed):
-    with plain_errors("Undo failed"):
-        store.undo(reviewer=me, sampled_record=record)
-    st.session_state.pop(added_key, None)
-    st.rerun()
+b1.button(
+    "Correct as is",
+    key=f"correct_{record}",
+    disabled=bool(removed or added) or not me,
+    on_click=save,
+    args=(*common, True, after),
+    shortcut=SHORTCUTS["correct"],
+    help="Save the predicted cluster as correct (Alt+A)",
+)
+b2.button(
+    "Save review",
+    key=f"save_{record}",
+    type="primary",
+    disabled=problem is not None or not me,
+    on_click=save,
+    args=(*common, False, after),
+    shortcut=SHORTCUTS["save"],
+)
+
+
+def undo(item, event_id: int | None, confirm: bool) -> None:
+    try:
+        store.undo(
+            reviewer=reviewer_name(), sampled_record=item, event_id=event_id, confirm_other=confirm
+        )
+    except ReviewError as err:
+        st.session_state["flash_error"] = f"Undo failed: {err}"
+        return
+    forget_item(item)
+    st.session_state["flash"] = f"Undid a save on {item}."
+
+
+history = store.history(record) if me else []
+undone = {e.undoes for e in history if e.status == "undo"}
+live = [e for e in history if e.status != "undo" and e.event_id not in undone]
+my_live = [e for e in live if e.reviewer == me]
+b3.button(
+    "Undo my last save",
+    key=f"undo_{record}",
+    disabled=not my_live,
+    on_click=undo,
+    args=(record, None, False),
+    shortcut=SHORTCUTS["undo"],
+)
+if not alone and shown is not None and shown.reviewer != me and me:
+    confirm = st.checkbox(
+        f"Undo {shown.reviewer}'s decision instead (saved {local_time(shown.created_at)})",
+        key=f"undo_other_confirm_{record}",
+    )
+    st.button(
+        f"Undo {shown.reviewer}'s save",
+        key=f"undo_other_{record}",
+        disabled=not confirm,
+        on_click=undo,
+        args=(record, shown.event_id, True),
+    )
 if st.session_state.get("last_saved"):
     st.toast(f"Saved review of {st.session_state.pop('last_saved')}")
+st.caption(
+    "Keys: " + ", ".join(f"{k} {v}" for k, v in SHORTCUTS.items()) + " (Ctrl is ⌘ on a Mac)."
+)
 
 with st.expander("Export the reviewed benchmark / import a review sheet"):
     st.caption(
@@ -287,10 +549,11 @@ with st.expander("Export the reviewed benchmark / import a review sheet"):
         type=["csv", "tsv", "parquet"],
         key="import_sheet",
     )
-    if sheet is not None and st.button("Import sheet", key="import_sheet_go"):
+    if sheet is not None and st.button("Import sheet", key="import_sheet_go", disabled=not me):
         with plain_errors("Import failed"):
+            kept = keep_input(sheet.getvalue(), sheet.name, project_dir())
             events = store.import_sheet(
-                read_table(save_upload(sheet)), prediction=prediction, reviewer=me, version=version
+                read_table(kept), prediction=prediction, reviewer=me, version=version
             )
         st.session_state["flash"] = f"Imported {len(events)} reviews."
         st.rerun()

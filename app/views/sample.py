@@ -54,6 +54,16 @@ reviewers_text = st.text_input(
     key="sample_reviewers",
 )
 reviewers = [r.strip() for r in reviewers_text.split(",") if r.strip()]
+double_share = st.number_input(
+    "Share of units reviewed twice, blind (double review; needs two or more reviewers)",
+    min_value=0.0,
+    max_value=1.0,
+    value=float(current.get("double_share", 0.0)) if current else 0.0,
+    step=0.05,
+    key="sample_double_share",
+    help="These units go to a second reviewer too; neither sees the other's decision. "
+    "Agreement and adjudication pages compare and settle them.",
+)
 
 if st.button("Draw and save the sample", key="draw_sample", type="primary"):
     settings = {
@@ -62,10 +72,12 @@ if st.button("Draw and save the sample", key="draw_sample", type="primary"):
         "seed": int(seed),
         "version": version,
         "reviewers": reviewers,
+        "double_share": float(double_share),
     }
     with plain_errors("Could not draw the sample"):
         queue = draw_queue(data, settings)
-    save_queue(queue, settings)
+    with plain_errors("Could not save the sample"):
+        save_queue(queue, settings)
     st.session_state["queue_position"] = 0
     st.success(f"Saved a sample of {len(queue):,} records to review.")
 
@@ -96,4 +108,6 @@ shown = data.records.loc[queue["record_id"], data.fields].reset_index(names="rec
 shown.insert(1, "unit", queue["unit"].to_numpy())
 if queue["reviewer"].notna().any():
     shown.insert(2, "reviewer", queue["reviewer"].to_numpy())
+    if queue["second_reviewer"].notna().any():
+        shown.insert(3, "second_reviewer", queue["second_reviewer"].to_numpy())
 st.dataframe(shown, hide_index=True, key="sample_table", height=420)

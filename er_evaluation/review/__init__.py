@@ -13,7 +13,7 @@ Modules: ``_model`` (events, errors, ids), ``_checks`` (the one set of rules a d
 must satisfy), ``_names`` (names and fields side by side), ``_store`` (the SQLite event
 store), ``_replay`` (decisions in force, true clusters, conflicts), ``_sheet`` (review
 sheet import), ``_design`` (queue, reviewer assignment, the reviewed sample),
-``_agreement`` (double review), ``_project`` (a project folder, shared by the app and the
+``_agreement`` (double review), and the public ``project`` (a project folder, shared by the app and the
 ``er-eval review`` command).
 """
 
@@ -37,7 +37,7 @@ from er_evaluation.review._model import (
     StaleReviewError,
 )
 from er_evaluation.review._names import default_name_cols, differing_fields, names_beside
-from er_evaluation.review._project import Project, ProjectData, check_folder
+from er_evaluation.review.project import Project, ProjectData, check_folder
 from er_evaluation.review._sheet import parse_sheet
 from er_evaluation.review._store import UNCHECKED, ReviewStore
 

@@ -1,0 +1,214 @@
+"""AppTests of saves bound to what was shown, double review, agreement and adjudication,
+and the reviewer/folder kept in the URL, on the bundled PatentsView data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("streamlit")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from er_evaluation.review import ReviewStore, agreement  # noqa: E402
+
+APP = Path(__file__).resolve().parents[1] / "app"
+ENTRY = str(APP / "er_eval_app.py")
+TICK = "does not belong"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.syspath_prepend(str(APP))
+    return tmp_path / "project"
+
+
+def run_app(reviewer: str | None = None) -> AppTest:
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    if reviewer:
+        at.text_input(key="reviewer").set_value(reviewer).run()
+    return at
+
+
+def shown_record(at: AppTest) -> str:
+    return at.subheader[0].value.split("`")[1]
+
+
+def tick(at: AppTest, record: str, rows: list[int]) -> None:
+    at.session_state[f"cluster_{record}"] = {
+        "edited_rows": {r: {TICK: True} for r in rows},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+
+
+def test_saving_needs_a_reviewer_name(project):
+    at = run_app()
+    record = shown_record(at)
+    assert any("Enter your name" in i.value for i in at.info)
+    assert at.button(key=f"correct_{record}").disabled
+    assert at.button(key=f"save_{record}").disabled
+
+
+def test_a_stale_save_is_refused_with_a_conflict_view_and_merge_keeps_both(project):
+    alice, bob = run_app("alice"), run_app("bob")
+    record = shown_record(alice)
+    assert shown_record(bob) == record  # both pages show item 1, no decision yet
+    members = list(alice.data_editor[0].value["record"])
+    assert len(members) >= 3, "the first demo item needs a cluster of three or more"
+    tick(alice, record, [1])
+    alice.text_area(key=f"notes_{record}").set_value("other employer").run()
+    alice.button(key=f"save_{record}").click().run()
+    assert not alice.exception
+    store = ReviewStore(project / "reviews.sqlite")
+    saved = store.decision(record)
+    assert saved.reviewer == "alice" and saved.removed == (members[1],)
+
+    # Bob's page was drawn before Alice saved: his save is refused, nothing is written.
+    tick(bob, record, [2])
+    bob.button(key=f"save_{record}").click().run()
+    assert not bob.exception
+    assert any("Not saved: this record's decision changed" in e.value for e in bob.error)
+    assert len(store.events()) == 1
+    assert shown_record(bob) == record  # the page stays on the item
+    for key in ("keep_mine", "keep_theirs", "merge"):
+        assert bob.button(key=f"{key}_{record}")
+
+    bob.button(key=f"merge_{record}").click().run()
+    assert not bob.exception
+    merged = store.decision(record)
+    assert merged.reviewer == "bob" and merged.based_on == saved.event_id
+    assert set(merged.removed) == {members[1], members[2]}
+    assert merged.notes == "other employer"
+    # Both decisions stay in the store, and the merge is no open conflict.
+    assert [e.reviewer for e in store.history(record)] == ["alice", "bob"]
+    assert store.conflicts().empty
+
+
+def test_keep_theirs_writes_nothing_and_shows_their_decision(project):
+    alice, bob = run_app("alice"), run_app("bob")
+    record = shown_record(alice)
+    alice.button(key=f"correct_{record}").click().run()
+    tick(bob, record, [1])
+    bob.button(key=f"save_{record}").click().run()
+    bob.button(key=f"keep_theirs_{record}").click().run()
+    assert not bob.exception
+    store = ReviewStore(project / "reviews.sqlite")
+    assert [e.reviewer for e in store.history(record)] == ["alice"]
+    assert not bob.data_editor[0].value[TICK].any()  # Bob's ticks are gone, Alice's shown
+    assert any("saved by alice" in c.value for c in bob.caption)
+
+
+def test_a_repeated_press_on_a_saved_item_saves_nothing_new(project):
+    at = run_app("ann")
+    record = shown_record(at)
+    at.button(key=f"correct_{record}").click().run()
+    store = ReviewStore(project / "reviews.sqlite")
+    assert len(store.events()) == 1
+    # The press arrives for the item after the page moved on: refused by the item guard.
+    nxt = shown_record(at)
+    assert nxt != record
+    assert store.decision(nxt) is None
+    at.session_state["shown_item"] = record  # as if the old page were still drawn
+    at.button(key=f"correct_{nxt}").click().run()
+    assert any("no longer on the page" in e.value for e in at.error)
+    assert store.decision(nxt) is None and len(store.events()) == 1
+
+
+def test_undo_is_your_own_and_someone_elses_needs_confirmation(project):
+    first = run_app("bob")
+    record = shown_record(first)
+    first.button(key=f"correct_{record}").click().run()
+    at = run_app("ann")
+    at.number_input(key="goto").set_value(1).run()
+    assert shown_record(at) == record
+    store = ReviewStore(project / "reviews.sqlite")
+    assert at.button(key=f"undo_{record}").disabled  # ann has no save of her own here
+    assert at.button(key=f"undo_other_{record}").disabled
+    at.checkbox(key=f"undo_other_confirm_{record}").check().run()
+    at.button(key=f"undo_other_{record}").click().run()
+    assert not at.exception
+    assert store.decision(record) is None
+    assert store.events()["reviewer"].tolist() == ["bob", "ann"]
+
+
+def test_reviewer_and_folder_come_back_from_the_url(project, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    at = AppTest.from_file(ENTRY, default_timeout=120)
+    at.query_params["reviewer"] = "zoe"
+    at.query_params["project"] = str(other)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["reviewer"] == "zoe"
+    assert any(str(other) in c.value for c in at.sidebar.caption)
+    assert (other / "queue.parquet").exists()  # the demo sample went to the URL's folder
+
+
+def test_double_review_agreement_and_adjudication(project):
+    at = run_app("ann")
+    at.switch_page("views/sample.py").run()
+    at.number_input(key="sample_size").set_value(4)
+    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    at.number_input(key="sample_double_share").set_value(1.0)
+    at.button(key="draw_sample").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    queue = pd.read_parquet(project / "queue.parquet")
+    assert queue["second_reviewer"].notna().all()
+
+    ann = at
+    ann.switch_page("views/review.py").run()
+    bob = run_app("bob")
+    store = ReviewStore(project / "reviews.sqlite")
+    # Both decide every item independently: ann removes the second record where there is
+    # one, bob confirms everything.
+    for _ in range(4):
+        record = shown_record(ann)
+        if len(ann.data_editor[0].value) > 1:
+            tick(ann, record, [1])
+            ann.button(key=f"save_{record}").click().run()
+        else:
+            ann.button(key=f"correct_{record}").click().run()
+        assert not ann.exception
+    for _ in range(4):
+        record = shown_record(bob)
+        assert not any("Current decision" in c.value for c in bob.caption)  # blind
+        bob.button(key=f"correct_{record}").click().run()
+        assert not bob.exception and not bob.error
+    assert len(store.own_decisions()) == 8
+
+    expected = agreement(store.event_list())
+    ann.switch_page("views/agreement.py").run()
+    assert not ann.exception
+    metrics = {m.label: m.value for m in ann.metric}
+    assert metrics["Double-reviewed records"] == "4"
+    assert metrics["Identical true clusters"] == f"{expected.identical_share:.1%}"
+    assert metrics["Link agreement"] == f"{expected.link_agreement:.1%}"
+    kappa = "undefined" if expected.kappa != expected.kappa else f"{expected.kappa:.3f}"
+    assert metrics["Cohen's kappa (links)"] == kappa
+    pd.testing.assert_frame_equal(
+        ann.dataframe[0].value.reset_index(drop=True),
+        expected.per_record,
+        check_dtype=False,
+    )
+
+    disputed = list(expected.per_record.loc[~expected.per_record["identical"], "sampled_record"])
+    if not disputed:
+        pytest.skip("every sampled cluster is a singleton: nothing to adjudicate")
+    judge = run_app("cy")
+    judge.switch_page("views/adjudication.py").run()
+    assert not judge.exception
+    assert judge.selectbox(key="adj_record").options == [str(r) for r in disputed]
+    record = judge.selectbox(key="adj_record").value
+    ann_event = store.decision(record, reviewer="ann")
+    judge.button(key=f"adj_keep_{ann_event.event_id}").click().run()
+    assert not judge.exception
+    final = store.decision(record)
+    assert final.role == "adjudication" and final.reviewer == "cy"
+    assert final.removed == ann_event.removed
+    # Estimates use the adjudicated decision.
+    assert ann_event.removed[0] not in store.true_clusters().index
