@@ -37,9 +37,9 @@ from er_evaluation.review._model import (
     StaleReviewError,
 )
 from er_evaluation.review._names import default_name_cols, differing_fields, names_beside
-from er_evaluation.review.project import Project, ProjectData, check_folder
 from er_evaluation.review._sheet import parse_sheet
 from er_evaluation.review._store import UNCHECKED, ReviewStore
+from er_evaluation.review.project import Project, ProjectData, check_folder
 
 __all__ = [
     "Agreement",
