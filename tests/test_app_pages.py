@@ -296,9 +296,11 @@ def test_project_page_one_file_per_version_by_upload(project, tmp_path):
         long = wide[["rid", version]].dropna().rename(columns={version: "cluster"})
         files.append((f"{version}.csv", long.to_csv(index=False).encode(), "text/csv"))
     at.file_uploader(key="pred_files_upload").set_value(files).run()
-    for i in range(2):
-        at.selectbox(key=f"pred_id_{i}").set_value("rid")
-        at.selectbox(key=f"pred_c_{i}").set_value("cluster")
+    for box in at.selectbox:
+        if box.key.startswith("pred_id_"):
+            box.set_value("rid")
+        elif box.key.startswith("pred_c_"):
+            box.set_value("cluster")
     at.run()
     at.button(key="save_project").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -315,9 +317,13 @@ def test_project_page_one_file_per_version_by_upload(project, tmp_path):
 def test_project_folder_chosen_in_the_ui(project, tmp_path):
     other = tmp_path / "elsewhere"
     at = open_page("project")
-    at.text_input(key="project_folder").set_value(str(other))
-    at.button(key="open_folder").click().run()
+    at.text_input(key="project_folder").set_value(str(other)).run()
+    assert not other.exists()  # asked first, nothing created yet
+    assert any(str(other) in i.value and "Create a project there?" in i.value for i in at.info)
+    at.button(key="create_folder").click().run()
     assert not at.exception
+    assert other.is_dir()
+    assert at.query_params["project"] == str(other)
     assert at.session_state["project_dir_chosen"] == str(other)
     assert str(other) in at.sidebar.caption[0].value
     at.switch_page("views/sample.py").run()
@@ -325,3 +331,79 @@ def test_project_folder_chosen_in_the_ui(project, tmp_path):
     at.button(key="draw_sample").click().run()
     assert len(pd.read_parquet(other / "queue.parquet")) == 5
     assert json.loads((other / "project.json").read_text())["sample"]["size"] == 5
+
+
+def test_project_folder_resolved_and_refused_in_sentences(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile.txt").write_text("x")
+    at = open_page("project")
+    at.text_input(key="project_folder").set_value("sub/../afile.txt").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        f"{tmp_path / 'afile.txt'} is a file, not a folder: choose a folder for the project"
+    ]
+    at.text_input(key="project_folder").set_value("new/../proj").run()
+    assert any(str(tmp_path / "proj") in c.value for c in at.caption)  # shown resolved
+    assert not (tmp_path / "proj").exists()
+
+
+def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
+    at = open_page("project")
+    paths = write_own_files(tmp_path / "inputs")
+    at = fill_own_files(at, paths)
+    assert [s.value for s in at.success] == ["Project saved."]
+    saved = (project / "project.json").read_text()
+    # A replacement records file with a duplicated id: uploaded, not saved yet...
+    bad = pd.read_csv(paths["records"])
+    bad = pd.concat([bad, bad.iloc[:1]]).to_csv(index=False).encode()
+    at.file_uploader(key="records_upload").upload("records.csv", bad, "text/csv").run()
+    assert not at.exception
+    assert (project / "project.json").read_text() == saved
+    assert not (project / "inputs").exists()  # staged elsewhere until saved
+    # ...and refused on save, in a sentence, with nothing changed.
+    at.button(key="save_project").click().run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "Not saved; the project is unchanged" in errors[0]
+    assert "appear more than once" in errors[0]
+    assert (project / "project.json").read_text() == saved
+    from er_evaluation.review.project import load_files, read_config
+
+    assert len(load_files(read_config(project)).records) == 5  # still loads
+
+
+def test_version_names_stay_with_their_files(project, tmp_path):
+    paths = write_own_files(tmp_path / "inputs")
+    wide = pd.read_csv(paths["wide"])
+    for version in ("v1", "v2"):
+        wide[["rid", version]].dropna().to_csv(tmp_path / f"p_{version}.csv", index=False)
+    at = open_page("project")
+    at.radio(key="source").set_value("My own files").run()
+    at.text_input(key="records_path").set_value(str(paths["records"])).run()
+    at.selectbox(key="records_id_col").set_value("rid").run()
+    at.radio(key="pred_layout").set_value("long").run()
+    at.text_area(key="pred_files_paths").set_value(
+        f"{tmp_path / 'p_v1.csv'}\n{tmp_path / 'p_v2.csv'}"
+    ).run()
+    boxes = [t for t in at.text_input if t.key.startswith("pred_v_")]
+    boxes[0].set_value("first")
+    boxes[1].set_value("second")
+    at.run()
+    # A file added before the others: each name stays with its file, not its row.
+    unknown = pd.DataFrame({"rid": ["zz"], "cluster": ["c"]}).to_csv(index=False).encode()
+    at.file_uploader(key="pred_files_upload").set_value(
+        [("v_unknown.csv", unknown, "text/csv")]
+    ).run()
+    names = {t.label: t.value for t in at.text_input if t.key.startswith("pred_v_")}
+    assert names == {
+        "Version name of v_unknown.csv": "v_unknown",
+        "Version name of p_v1.csv": "first",
+        "Version name of p_v2.csv": "second",
+    }
+    for box in at.selectbox:
+        if box.key.startswith("pred_id_"):
+            box.set_value("rid")
+    at.run()
+    at.button(key="save_project").click().run()
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and "'zz'" in errors[0] and "v_unknown" in errors[0]
