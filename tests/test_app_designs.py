@@ -235,3 +235,51 @@ def test_a_sample_of_other_data_is_flagged_not_crashed(project):
     assert "draw a new one" in at.warning[0].value and "'v1'" in at.warning[0].value
     at.switch_page("views/sample.py").run()
     assert not at.exception and "draw a new one" in at.warning[0].value
+
+
+@pytest.mark.parametrize(("design", "size"), [("records", 2), ("clusters", 2), ("blocks", 1)])
+def test_cli_estimates_the_same_numbers_as_the_app(project, tmp_path, design, size):
+    from er_evaluation.cli import main
+
+    at = draw(design, size)
+    review_everything(project)
+    at.switch_page("views/estimates.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    app = at.dataframe[-1].value.set_index(["prediction", "metric"])
+    out = tmp_path / "cli.csv"
+    assert main(["review", "estimate", str(project), "--format", "csv", "-o", str(out)]) == 0
+    cli = pd.read_csv(out).set_index(["prediction", "metric"])
+    assert list(cli.index) == list(app.index)
+    for column in ("value", "std_error", "ci_low", "ci_high", "n_units", "n_records"):
+        np.testing.assert_allclose(cli[column], app[column].astype(float), rtol=1e-12)
+
+
+def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
+    from er_evaluation.cli import main
+    from er_evaluation.io import read_membership
+
+    draw("records", 4)
+    store = review_everything(project)
+    assert main(["review", "status", str(project), "--format", "csv"]) == 0
+    status = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["value"]
+    assert status["decisions"] == str(len(store.decisions()))
+    assert status["conflicts"] == "0" and status["queue_records"] == "4"
+    # No double review yet: agreement says so in one line.
+    assert main(["review", "agreement", str(project)]) == 1
+    assert "no record has been decided by two reviewers" in capsys.readouterr().err
+    first = store.decisions().iloc[0]
+    store.record_review(
+        reviewer="bob",
+        sampled_record=first["sampled_record"],
+        predicted_cluster=first["predicted_cluster"],
+        shown_records=first["shown_records"],
+    )
+    assert main(["review", "agreement", str(project), "--format", "csv"]) == 0
+    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["value"]
+    assert table["double_reviewed"] == 1
+    out = tmp_path / "bench.csv"
+    assert main(["review", "export", str(project), "-o", str(out), "--reviewer", "ann"]) == 0
+    exported = read_membership(out, "record_id", "cluster_id")
+    assert set(exported.index) == set(store.true_clusters(reviewer="ann").index)
+    assert main(["review", "status", str(tmp_path / "nowhere")]) == 1
+    assert "no such project folder" in capsys.readouterr().err

@@ -67,10 +67,10 @@ def register(subparsers) -> None:
     estimate.set_defaults(func=run_estimate)
 
 
-DEFAULT_METRICS = ("precision", "recall", "f1")
+DEFAULT_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 # A sample of predicted clusters reveals precision only (by duality, Binette et al. 2023,
 # Remark 2), and only of the version it was drawn from.
-PREDICTED_SAMPLE_METRICS = ("precision",)
+PREDICTED_SAMPLE_METRICS = ("pairwise_precision",)
 
 
 def run_status(args: argparse.Namespace) -> int:
