@@ -1,0 +1,334 @@
+"""Adaptive importance sampling for any target measure (paper 002, Marchant & Rubinstein 2021).
+
+Each draw comes from the asymptotically optimal proposal for the target measure G = g(R)
+(paper 002, Proposition 1 / Proposition 2, deterministic oracle), estimated with the
+current Dirichlet-tree model of the oracle (§4; :mod:`er_evaluation.pairs.dirichlet_tree`)
+and mixed with the uniform distribution p(x) = 1/N for positivity (and label reuse,
+§3.3.1):
+
+    q(x) = eps / N + (1 - eps) v(x) / sum_x' v(x'),
+    v(x) = sum_y pi(y | x) ||Dg(R_hat) ell(x, y)||_2,
+
+where pi(y | x) is the posterior predictive of x's stratum for an unlabelled pair and a
+point mass at its label once x is labelled (the oracle is deterministic: a pair already
+labelled is drawn again at no cost), and R_hat = (1/N) sum_x sum_y pi(y | x) ell(x, y) is
+the model's estimate of the totals (as in the authors' implementation). The proposal is
+recomputed after every new label (stage size 1, paper 002 §3 recommends small stages).
+
+Per draw the work is on arrays of the size of the number of *cells* (stratum x loss
+class: K for F-measures, about K + L for a PR curve with L thresholds), never of the
+pool: all unlabelled pairs of a cell share v(x), all labelled pairs of a (class, label)
+group share v(x). A pair is drawn by picking a cell or group, then a member uniformly:
+unlabelled members of a cell are kept at the end of the cell's segment of a
+cell-sorted index by swaps recorded in a dict (nothing of size N is copied), labelled
+members in one list per group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
+from er_evaluation.pairs.measures import Measure, f_measures, pr_curve
+from er_evaluation.pairs.pool import PairPool
+from er_evaluation.pairs.samplers import Draw, _Base, score_probabilities
+from er_evaluation.pairs.stratify import Strata, stratify
+
+__all__ = ["AISSampler", "TARGETS"]
+
+TARGETS = ("f", "pr_curve")
+
+
+def _target_measure(pool: PairPool, target: str, alpha: float, n_thresholds: int) -> Measure:
+    if target == "f":
+        if not 0.0 < alpha <= 1.0:
+            raise ValueError(f"alpha must be in (0, 1] for target 'f', got {alpha}")
+        beta = float(np.sqrt(1.0 / alpha - 1.0)) if alpha < 1.0 else None
+        if beta is None:  # alpha = 1 is precision
+            full = f_measures(pool.predicted, 1.0)
+            return _select(full, [0])
+        full = f_measures(pool.predicted, beta)
+        return _select(full, [2])
+    if target == "pr_curve":
+        return pr_curve(pool.scores, n_thresholds)
+    raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+
+
+def _select(measure: Measure, components: list[int]) -> Measure:
+    """The measure restricted to some of its components (same totals)."""
+    func, jac = measure.func, measure.jacobian
+    return Measure(
+        tuple(measure.names[i] for i in components),
+        measure.codes,
+        measure.table,
+        lambda r: np.asarray(func(r))[components],
+        lambda r: np.asarray(jac(r))[components],
+        measure.bounded,
+        None if measure.denominators is None else measure.denominators[components],
+        None if measure.numerators is None else measure.numerators[components],
+    )
+
+
+class AISSampler(_Base):
+    """Adaptive importance sampler of paper 002 for a target measure.
+
+    ``target``: ``"f"`` (F_alpha; alpha = 1 precision, 1/2 F1), ``"pr_curve"`` (precision
+    and recall at ``n_thresholds`` evenly spaced score thresholds), or pass any
+    :class:`~er_evaluation.pairs.measures.Measure` of this pool as ``measure``.
+    ``epsilon``: weight of the uniform mixture (positivity; weights are at most 1/eps).
+    Oracle model: CSF strata (``n_strata`` per prediction group, or ``strata``) ordered by
+    mean score under a balanced tree of the given ``branching`` (None: one level, i.e. a
+    Beta model per stratum as in OASIS); leaf prior ``prior_strength`` times the mean
+    score-probability of each label, plus ``depth_concentration`` * depth^2 per node
+    (paper 002, §5.2).
+
+    ``draw()`` returns a :class:`~er_evaluation.pairs.samplers.Draw` with q(x) and
+    w = (1/N) / q(x); ``observe(index, label)`` feeds the label back.
+    """
+
+    name = "ais"
+
+    def __init__(
+        self,
+        pool: PairPool,
+        seed: int | None = None,
+        *,
+        target: str = "f",
+        alpha: float = 0.5,
+        measure: Measure | None = None,
+        epsilon: float = 1e-3,
+        n_strata: int = 128,
+        branching: int | None = 2,
+        prior_strength: float = 1.0,
+        depth_concentration: float = 1.0,
+        threshold: float = 0.0,
+        n_thresholds: int = 100,
+        strata: Strata | None = None,
+    ) -> None:
+        super().__init__(pool, seed)
+        if not 0.0 < epsilon <= 1.0 or not np.isfinite(epsilon):
+            raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
+        if prior_strength < 0 or depth_concentration < 0:
+            raise ValueError("prior_strength and depth_concentration must be >= 0")
+        self.target = "custom" if measure is not None else target
+        self.alpha, self.epsilon, self.n_strata = float(alpha), float(epsilon), int(n_strata)
+        self.branching = None if branching is None else int(branching)
+        self.prior_strength = float(prior_strength)
+        self.depth_concentration = float(depth_concentration)
+        self.threshold, self.n_thresholds = float(threshold), int(n_thresholds)
+        self.measure = (
+            measure
+            if measure is not None
+            else _target_measure(pool, target, self.alpha, self.n_thresholds)
+        )
+        if self.measure.n_pairs != pool.n_pairs:
+            raise ValueError(
+                f"the measure covers {self.measure.n_pairs} pairs, the pool {pool.n_pairs}"
+            )
+        self.strata = (
+            strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
+        )
+        st = self.strata
+        n = self.n_pairs
+        # -- oracle model: leaves = strata sorted by mean score ----------------------
+        prob = score_probabilities(pool.scores, threshold)
+        s1 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
+        leaf_of_stratum = np.empty(st.n_strata, dtype=np.int64)
+        leaf_of_stratum[np.argsort(st.mean_score, kind="stable")] = np.arange(st.n_strata)
+        self._leaf_of_stratum = leaf_of_stratum
+        prior = np.zeros((2, st.n_strata))
+        prior[1, leaf_of_stratum] = prior_strength * s1
+        prior[0, leaf_of_stratum] = prior_strength * (1.0 - s1)
+        parent, leaf_node = balanced_tree(st.n_strata, self.branching)
+        self.model = DirichletTree(
+            prior, parent, leaf_node, depth_concentration=depth_concentration
+        )
+        # -- cells: (stratum, loss class) ---------------------------------------------
+        n_classes = self.measure.n_classes
+        raw = st.codes.astype(np.int64) * n_classes + self.measure.codes
+        counts = np.bincount(raw, minlength=st.n_strata * n_classes)
+        kept = np.flatnonzero(counts)
+        cell_of_raw = np.full(len(counts), -1, dtype=np.int64)
+        cell_of_raw[kept] = np.arange(len(kept))
+        self._cell = cell_of_raw[raw].astype(np.int32 if len(kept) < 2**31 else np.int64)
+        self._order = np.argsort(self._cell, kind="stable")
+        sizes = counts[kept]
+        self._start = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        self._cell_stratum = kept // n_classes
+        self._cell_class = kept % n_classes
+        self._cell_leaf = leaf_of_stratum[self._cell_stratum]
+        self._n_labelled = np.zeros(len(kept), dtype=np.int64)
+        self._n_cells = len(kept)
+        # one array of entry sizes: unlabelled pairs per cell, then labelled pairs per
+        # (class, label) group; the two properties below are views into it
+        self._entry_size = np.concatenate([sizes, np.zeros(2 * n_classes)]).astype(np.float64)
+        self._mass = np.empty(len(self._entry_size))
+        self._class0 = 2 * self._cell_class
+        self._class1 = 2 * self._cell_class + 1
+        self._moved: dict[int, int] = {}  # position -> pool index, overriding _order
+        self._where: dict[int, int] = {}  # pool index -> position, for moved pairs
+        # labelled pairs: one list per (class, label) group
+        self._members: list[list[int]] = [[] for _ in range(2 * n_classes)]
+        self._known = np.full(n, -1, dtype=np.int8)
+        self._expected = np.empty((n_classes, 2))
+        self._last: tuple[Draw, int, int] | None = None
+        self._update_proposal()
+
+    @property
+    def _n_unlabelled(self) -> np.ndarray:
+        return self._entry_size[: self._n_cells]
+
+    @property
+    def _group_count(self) -> np.ndarray:
+        return self._entry_size[self._n_cells :]
+
+    # -- proposal ------------------------------------------------------------------------
+    def _update_proposal(self) -> None:
+        """q over entries (cells' unlabelled parts, labelled groups); see the module
+        docstring. Mass of a cell = sum over its unlabelled pairs of
+        sum_y pi(y | k) ||Dg ell(c, y)||, of a group = its size times ||Dg ell(c, y)||."""
+        pi1 = self.model.predict()[self._cell_leaf]
+        unl = self._entry_size[: self._n_cells]
+        a1 = unl * pi1
+        a0 = unl - a1
+        expected = self._expected  # (C, 2): expected pairs per (class, label)
+        n_classes = len(expected)
+        expected[:, 0] = np.bincount(self._cell_class, weights=a0, minlength=n_classes)
+        expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
+        expected += self._entry_size[self._n_cells :].reshape(n_classes, 2)
+        norms, _ = self.measure.proposal_norms(expected, self.n_pairs)
+        mass = self._mass
+        nc = self._n_cells
+        mass[:nc] = a0 * norms[self._class0] + a1 * norms[self._class1]
+        mass[nc:] = self._entry_size[nc:] * norms
+        total = mass.sum()
+        sizes = self._entry_size
+        if total > 0 and np.isfinite(total):
+            prob = (self.epsilon / self.n_pairs) * sizes + ((1.0 - self.epsilon) / total) * mass
+        else:
+            prob = sizes / self.n_pairs
+        self._entry_prob = prob
+        self._cum = np.cumsum(prob)
+
+    def _pair_prob(self, entry: int) -> float:
+        return float(self._entry_prob[entry] / self._entry_size[entry])
+
+    # -- drawing -------------------------------------------------------------------------
+    def draw(self) -> Draw:
+        u1, u2 = self.rng.random(2)
+        cum = self._cum
+        entry = min(int(np.searchsorted(cum, u1 * cum[-1], side="right")), len(cum) - 1)
+        if entry < self._n_cells:
+            unl = int(self._n_unlabelled[entry])
+            pos = int(self._start[entry] + self._n_labelled[entry] + int(u2 * unl))
+            index = self._moved.get(pos)
+            if index is None:
+                index = int(self._order[pos])
+            stratum = int(self._cell_stratum[entry])
+        else:
+            members = self._members[entry - self._n_cells]
+            index = members[int(u2 * len(members))]
+            pos = -1
+            stratum = int(self.strata.codes[index])
+        q = self._pair_prob(entry)
+        draw = Draw(index, stratum, q, 1.0 / (self.n_pairs * q))
+        self._last = (draw, entry, pos)
+        return draw
+
+    def observe(self, index: int, label: int) -> None:
+        """Feed back the label of the last draw; a new label updates the model and the
+        proposal, a repeat of a labelled pair must agree with its known label."""
+        if self._last is None or self._last[0].index != index:
+            last = None if self._last is None else self._last[0]
+            raise ValueError(f"observe({index}) does not answer the last draw ({last})")
+        label = int(label)
+        if label not in (0, 1):
+            raise ValueError(f"label must be 0 or 1, got {label!r}")
+        _, entry, pos = self._last
+        self._last = None
+        if entry >= self._n_cells:
+            if int(self._known[index]) != label:
+                raise ValueError(
+                    f"pair {index} was labelled {int(self._known[index])} before and now {label}: "
+                    "the oracle must be deterministic"
+                )
+            return
+        self._mark_labelled(entry, pos, index, label)
+        self.model.update(int(self._cell_leaf[entry]), label)
+        self._update_proposal()
+
+    def _mark_labelled(self, cell: int, pos: int, index: int, label: int) -> None:
+        # swap the pair to the front of the cell's unlabelled range
+        front = int(self._start[cell] + self._n_labelled[cell])
+        if pos != front:
+            other = self._moved.get(front)
+            if other is None:
+                other = int(self._order[front])
+            self._moved[pos] = other
+            self._where[other] = pos
+        self._moved[front] = index
+        self._where[index] = front
+        self._n_labelled[cell] += 1
+        self._n_unlabelled[cell] -= 1
+        group = int(self.measure.codes[index]) * 2 + label
+        self._members[group].append(index)
+        self._group_count[group] += 1
+        self._known[index] = label
+
+    def _position(self, index: int) -> int:
+        pos = self._where.get(index)
+        if pos is not None:
+            return pos
+        if not hasattr(self, "_inverse"):
+            self._inverse = np.empty(self.n_pairs, dtype=np.int64)
+            self._inverse[self._order] = np.arange(self.n_pairs)
+        return int(self._inverse[index])
+
+    def warm_start(self, index: np.ndarray, label: np.ndarray, weight=None) -> None:
+        """Start from labels collected earlier (label reuse): every distinct labelled pair
+        becomes known (drawn again at no cost, point-mass model) and updates the tree
+        once. ``weight`` is accepted for interface parity with OASIS and not needed: the
+        proposal uses the model's totals, not the earlier weighted sums."""
+        index = np.asarray(index, dtype=np.int64)
+        label = np.asarray(label, dtype=np.int64)
+        _, first = np.unique(index, return_index=True)
+        leaves = []
+        for i, y in zip(index[first], label[first], strict=True):
+            i, y = int(i), int(y)
+            if self._known[i] >= 0:
+                continue
+            cell = int(self._cell[i])
+            self._mark_labelled(cell, self._position(i), i, y)
+            leaves.append((int(self._cell_leaf[cell]), y))
+        if leaves:
+            arr = np.asarray(leaves)
+            self.model.update_many(arr[:, 0], arr[:, 1])
+        self._update_proposal()
+
+    def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        """p/q under the current proposal for the given pairs (paper 002 §3.3.2's q_N)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        known = self._known[indices].astype(np.int64)
+        cells = self._cell[indices].astype(np.int64)
+        group = self.measure.codes[indices] * 2 + np.maximum(known, 0) + self._n_cells
+        entry = np.where(known >= 0, group, cells)
+        q = self._entry_prob[entry] / np.maximum(self._entry_size[entry], 1.0)
+        return 1.0 / (self.n_pairs * q)
+
+    def params(self) -> dict:
+        if self.target == "custom":
+            raise ValueError(
+                "a sampler with a custom measure cannot be written to a label log (it could "
+                "not be rebuilt on resume); use target='f' or 'pr_curve'"
+            )
+        return {
+            "target": self.target,
+            "alpha": self.alpha,
+            "epsilon": self.epsilon,
+            "n_strata": self.n_strata,
+            "branching": self.branching,
+            "prior_strength": self.prior_strength,
+            "depth_concentration": self.depth_concentration,
+            "threshold": self.threshold,
+            "n_thresholds": self.n_thresholds,
+        }

@@ -1,0 +1,531 @@
+"""Target measures of pair evaluation as smooth functions of importance-weighted totals.
+
+Paper 002 (Marchant & Rubinstein 2021, §2.2, Definition 1) writes a performance measure
+as G = g(R) with R = E[ell(x, y)] the pool mean of a vector loss ell and g smooth. Here
+ell depends on a pair only through a small integer *class* c(x) (e.g. the prediction
+0/1, or how many score thresholds the pair clears) and its true label y in {0, 1}, so
+every measure is a table ell(c, y) plus the function g:
+
+- :func:`f_measures`: precision, recall and F_beta for several beta at once, totals
+  R = [TP, PP, P] / N (true positives, predicted positives, positives), g_m a ratio
+  (paper 002, Table 1);
+- :func:`pr_curve`: precision and recall of the score at thresholds tau_1 < ... < tau_L
+  (paper 002, Example 1), totals [PP_1..PP_L, TP_1..TP_L, P] / N;
+- :func:`custom_measure`: any table ell(c, y) and function g given by the user, with its
+  Jacobian or a numerical one.
+
+From the labelled draws (x_j, y_j, w_j = p/q_{j-1}) of an importance-sampling run,
+:func:`estimate_measure` computes R_hat = (1/T) sum_j w_j ell(x_j, y_j) and G_hat =
+g(R_hat) (paper 002, eq. 1), and the CLT variance of §3.3.2:
+
+    Var(G_hat_m) ~= (1/T) [ (1/T) sum_j w_j u_j (Dg(R_hat) ell_j)_m^2 - (Dg(R_hat) R_hat)_m^2 ]
+
+with u_j = w_j (each draw's own proposal; the martingale form) or u_j = p/q_T (the
+latest proposal, paper 002's form). Because ell only depends on (class, label), every
+sum over draws is a sum over at most 2C groups.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
+
+from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators.results import Estimate
+
+__all__ = [
+    "Measure",
+    "PRCurve",
+    "f_measures",
+    "pr_curve",
+    "custom_measure",
+    "estimate_measure",
+    "group_sums",
+]
+
+
+def _f_name(beta: float) -> str:
+    return "pairwise_f1" if beta == 1.0 else f"pairwise_f{beta:g}"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A measure G = g(R) with R the pool mean of a table loss ell(c(x), y).
+
+    ``codes``: class c(x) of every pool pair (int, 0 <= c < n_classes); ``table``:
+    ell(c, y) with shape (n_classes, 2, d); ``func(R)`` -> G (shape (m,)); ``jacobian(R)``
+    -> Dg(R) (shape (m, d)); ``names``: one name per component of G; ``bounded``: True if
+    every component lies in [0, 1] (ratios such as precision), which selects the
+    interval (see :func:`estimate_measure`). ``numerators`` and ``denominators`` (m, d),
+    for ratio measures g_m = (num_m . R) / (den_m . R): the denominators give the
+    effective sample size, both together a closed-form gradient.
+    """
+
+    names: tuple[str, ...]
+    codes: np.ndarray = field(repr=False)
+    table: np.ndarray = field(repr=False)
+    func: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+    jacobian: Callable[[np.ndarray], np.ndarray] = field(repr=False)
+    bounded: bool = True
+    denominators: np.ndarray | None = field(default=None, repr=False)
+    numerators: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        # ratio measures: num_m . ell(c, y) and den_m . ell(c, y) for every (c, y), so the
+        # squared gradient norms after each label are a few small array operations
+        if self.numerators is not None and self.denominators is not None:
+            flat = self.table.reshape(-1, self.table.shape[2])
+            object.__setattr__(self, "_num_table", flat @ self.numerators.T)
+            object.__setattr__(self, "_den_table", flat @ self.denominators.T)
+        small = (
+            self.numerators is not None
+            and self.denominators is not None
+            and self.table.size * len(self.names) <= 256
+        )
+        object.__setattr__(
+            self,
+            "_small",
+            (self._num_table.tolist(), self._den_table.tolist(), range(len(self.names)))
+            if small
+            else None,
+        )
+
+    @property
+    def n_classes(self) -> int:
+        return self.table.shape[0]
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.codes)
+
+    def value(self, totals: np.ndarray) -> np.ndarray:
+        """g(R): NaN where a ratio's denominator is 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(self.func(np.asarray(totals, dtype=np.float64)), dtype=np.float64)
+
+    def totals(self, group_weight: np.ndarray) -> np.ndarray:
+        """sum_{c,y} W[c, y] ell(c, y) for group weights W of shape (n_classes, 2)."""
+        return group_weight.reshape(-1) @ self.table.reshape(-1, self.table.shape[2])
+
+    def gradient_terms(self, totals: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        """Dg(R) ell(c, y) for the given classes and both labels: shape (len, 2, m)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            jac = np.asarray(self.jacobian(np.asarray(totals, dtype=np.float64)))
+        return self.table[classes] @ jac.T
+
+    def gradient_of_totals(self, totals: np.ndarray) -> np.ndarray:
+        """Dg(R) R (shape (m,)): 0 for ratios, which are homogeneous of degree 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(self.jacobian(totals)) @ totals
+
+    def squared_norms(self, totals: np.ndarray) -> np.ndarray:
+        """||Dg(R) ell(c, y)||_2^2 for every class and label: shape (n_classes, 2). Terms of
+        undefined components (zero denominator) count as 0. One (2C x d)(d x m) product:
+        this runs after every label, so it avoids per-call helpers. Ratio measures use
+        (num_m . ell - g_m den_m . ell) / (den_m . R) directly."""
+        if self.numerators is not None and self.denominators is not None:
+            b = self.denominators @ totals
+            if np.all(b > 0):
+                g = (self.numerators @ totals) / b
+                terms = (self._num_table - self._den_table * g) / b
+                return np.einsum("ij,ij->i", terms, terms).reshape(self.n_classes, 2)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            jac = np.asarray(self.jacobian(totals))
+            terms = self.table.reshape(-1, self.table.shape[2]) @ jac.T
+            sq = np.einsum("ij,ij->i", terms, terms)
+        if not np.isfinite(sq).all():
+            terms = self.gradient_terms(totals, np.arange(self.n_classes)).reshape(len(sq), -1)
+            sq = np.sum(np.where(np.isfinite(terms), terms, 0.0) ** 2, axis=1)
+        return sq.reshape(self.n_classes, 2)
+
+    def proposal_norms(self, expected: np.ndarray, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
+        """Totals R = sum_{c,y} expected[c, y] ell(c, y) / n_pairs and the norms
+        ||Dg(R) ell(c, y)|| (flattened (2C,), 0 where ell = 0), as the AIS proposal needs
+        them after every label. Small ratio measures (the F-measures) are computed on
+        Python floats: for a 2 x 2 x 3 table that is ~20x cheaper than numpy calls."""
+        if self._small is None:
+            totals = self.totals(expected) / n_pairs
+            norms = np.sqrt(self.squared_norms(totals)).reshape(-1)
+            return norms * self.nonzero().reshape(-1), totals
+        num_table, den_table, rows = self._small
+        flat = expected.ravel().tolist()
+        num = [sum(f * t[m] for f, t in zip(flat, num_table, strict=True)) for m in rows]
+        den = [sum(f * t[m] for f, t in zip(flat, den_table, strict=True)) for m in rows]
+        if min(den) <= 0:
+            totals = self.totals(expected) / n_pairs
+            norms = np.sqrt(self.squared_norms(totals)).reshape(-1)
+            return norms * self.nonzero().reshape(-1), totals
+        g = [a / b for a, b in zip(num, den, strict=True)]
+        out = []
+        for nt, dt in zip(num_table, den_table, strict=True):
+            sq = 0.0
+            for m in rows:
+                term = (nt[m] - g[m] * dt[m]) * n_pairs / den[m]
+                sq += term * term
+            out.append(math.sqrt(sq))
+        return np.asarray(out), None
+
+    def nonzero(self) -> np.ndarray:
+        """True where ell(c, y) is not the zero vector: shape (n_classes, 2)."""
+        return np.any(self.table != 0, axis=2)
+
+
+def _ratio_jacobian(num: np.ndarray, den: np.ndarray, d: int):
+    """g_m = (num_m . R) / (den_m . R) and its Jacobian (num_m - g_m den_m) / (den_m . R)."""
+
+    def func(r):
+        return (num @ r) / (den @ r)
+
+    def jac(r):
+        b = den @ r
+        g = (num @ r) / b
+        return (num - g[:, None] * den) / b[:, None]
+
+    return func, jac
+
+
+def f_measures(predicted: np.ndarray, betas: float | Sequence[float] = 1.0) -> Measure:
+    """Pairwise precision, recall and F_beta (every beta given) of a 0/1 prediction.
+
+    Totals R = [TP, PP, P] / N with ell(c, y) = [c y, c, y] for prediction c and label y;
+    precision = R_1 / R_2, recall = R_1 / R_3, F_beta = R_1 / (a R_2 + (1 - a) R_3) with
+    a = 1 / (1 + beta^2) (paper 002, Table 1; paper 000 eq. 1).
+    """
+    predicted = np.asarray(predicted)
+    if predicted.ndim != 1 or not np.isin(predicted, (0, 1)).all():
+        raise ValueError("predicted must be a 1-d array of 0/1, one value per pool pair")
+    betas = [float(betas)] if np.isscalar(betas) else [float(b) for b in betas]
+    for b in betas:
+        if not b > 0 or math.isinf(b):
+            raise ValueError(f"beta must be a positive finite number, got {b}")
+    table = np.array([[[0, 0, 0], [0, 0, 1]], [[0, 1, 0], [1, 1, 1]]], dtype=np.float64)
+    alphas = [1.0 / (1.0 + b * b) for b in betas]
+    num = np.tile([1.0, 0.0, 0.0], (2 + len(alphas), 1))
+    den = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] + [[0.0, a, 1.0 - a] for a in alphas])
+    func, jac = _ratio_jacobian(num, den, 3)
+    names = ("pairwise_precision", "pairwise_recall", *(_f_name(b) for b in betas))
+    return Measure(names, predicted.astype(np.int64), table, func, jac, True, den, num)
+
+
+@dataclass(frozen=True)
+class PRCurve(Measure):
+    """Precision and recall of ``score >= tau_l`` for thresholds tau_1 < ... < tau_L.
+
+    Class c(x) = number of thresholds <= score(x), so a pair of class c is predicted a
+    match at thresholds 1..c. Totals R = [PP_1..PP_L, TP_1..TP_L, P] / N; components
+    precision_l = TP_l / PP_l (first L) and recall_l = TP_l / P (last L) (paper 002,
+    Example 1). Gradients use the closed form
+    d precision_l . ell(c, y) = 1{c >= l} (y - precision_l) / PP_l and
+    d recall_l . ell(c, y) = y (1{c >= l} - recall_l) / P, so the squared norms of all
+    classes cost O(L) (prefix sums) instead of a (2L+1)-dimensional matrix product.
+    """
+
+    thresholds: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
+
+    def _parts(self, totals):
+        n = len(self.thresholds)
+        pp, tp, pos = totals[:n], totals[n : 2 * n], totals[2 * n]
+        return n, pp, tp, pos
+
+    def totals(self, group_weight: np.ndarray) -> np.ndarray:
+        # class c contributes to thresholds 1..c: suffix sums over classes
+        n = len(self.thresholds)
+        per_class_all = group_weight.sum(axis=1)
+        per_class_pos = group_weight[:, 1]
+        pp = np.cumsum(per_class_all[::-1])[::-1][1 : n + 1]
+        tp = np.cumsum(per_class_pos[::-1])[::-1][1 : n + 1]
+        return np.concatenate([pp, tp, [per_class_pos.sum()]])
+
+    def gradient_terms(self, totals: np.ndarray, classes: np.ndarray) -> np.ndarray:
+        n, pp, tp, pos = self._parts(totals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec, rec = tp / pp, tp / pos
+            above = np.arange(1, n + 1)[None, :] <= np.asarray(classes)[:, None]  # (len, L)
+            out = np.empty((len(classes), 2, 2 * n))
+            for y in (0, 1):
+                out[:, y, :n] = above * (y - prec) / pp
+                out[:, y, n:] = y * (above - rec) / pos
+        return out
+
+    def gradient_of_totals(self, totals: np.ndarray) -> np.ndarray:
+        return np.zeros(2 * len(self.thresholds))
+
+    def squared_norms(self, totals: np.ndarray) -> np.ndarray:
+        n, pp, tp, pos = self._parts(totals)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec, rec = tp / pp, tp / pos
+            out = np.zeros((n + 1, 2))
+            for y in (0, 1):
+                term = np.where(pp > 0, (y - prec) ** 2 / pp**2, 0.0)
+                out[1:, y] = np.cumsum(term)
+            if pos > 0:
+                ones = np.concatenate([[0.0], np.cumsum((1 - rec) ** 2)])
+                zeros = np.concatenate([np.cumsum((rec**2)[::-1])[::-1], [0.0]])
+                out[:, 1] += (ones + zeros) / pos**2
+        return out
+
+    def nonzero(self) -> np.ndarray:
+        out = np.ones((len(self.thresholds) + 1, 2), dtype=bool)
+        out[0, 0] = False  # below every threshold and a non-match: ell = 0
+        return out
+
+
+def pr_curve(
+    scores: np.ndarray, thresholds: int | Sequence[float] = 100, *, prefix: str = "pairwise"
+) -> PRCurve:
+    """The precision-recall curve of ``scores`` as a measure (paper 002, Example 1).
+
+    ``thresholds``: ascending score thresholds, or a number L of thresholds spaced evenly
+    from the lowest to the highest score (the paper's uniform grid). Component names are
+    ``{prefix}_precision@tau`` and ``{prefix}_recall@tau``.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 1 or len(scores) == 0 or not np.isfinite(scores).all():
+        raise ValueError("scores must be a non-empty 1-d array of finite numbers")
+    if np.isscalar(thresholds):
+        count = int(thresholds)
+        if count < 1:
+            raise ValueError(f"thresholds must be >= 1, got {thresholds}")
+        taus = np.linspace(scores.min(), scores.max(), count)
+        taus = np.unique(taus)
+    else:
+        taus = np.asarray(thresholds, dtype=np.float64)
+        if taus.ndim != 1 or len(taus) == 0 or np.any(np.diff(taus) <= 0):
+            raise ValueError("thresholds must be a non-empty strictly increasing sequence")
+    codes = np.searchsorted(taus, scores, side="right").astype(np.int64)
+    names = tuple(f"{prefix}_precision@{t:.6g}" for t in taus) + tuple(
+        f"{prefix}_recall@{t:.6g}" for t in taus
+    )
+    n = len(taus)
+    # the table is only materialised for tiny curves (tests); the class overrides
+    # every method that would read it
+    table = np.zeros((n + 1, 2, 2 * n + 1)) if n <= 64 else np.zeros((n + 1, 2, 0))
+    if n <= 64:
+        for c in range(n + 1):
+            table[c, :, :c] = 1.0
+            table[c, 1, n : n + c] = 1.0
+            table[c, 1, 2 * n] = 1.0
+
+    def func(r):
+        pp, tp, pos = r[:n], r[n : 2 * n], r[2 * n]
+        return np.concatenate([tp / pp, tp / pos])
+
+    def jac(r):  # only used by tests on tiny curves; gradient_terms is the closed form
+        pp, tp, pos = r[:n], r[n : 2 * n], r[2 * n]
+        out = np.zeros((2 * n, 2 * n + 1))
+        idx = np.arange(n)
+        out[idx, idx] = -tp / pp**2
+        out[idx, n + idx] = 1 / pp
+        out[n + idx, n + idx] = 1 / pos
+        out[n + idx, 2 * n] = -tp / pos**2
+        return out
+
+    return PRCurve(names, codes, table, func, jac, True, thresholds=taus)
+
+
+def custom_measure(
+    codes: np.ndarray,
+    table: np.ndarray,
+    func: Callable[[np.ndarray], np.ndarray],
+    names: Sequence[str],
+    *,
+    jacobian: Callable[[np.ndarray], np.ndarray] | None = None,
+    bounded: bool = False,
+) -> Measure:
+    """A user-defined measure G = func(R) with R the pool mean of ``table[codes[x], y]``.
+
+    ``codes``: int class per pool pair; ``table``: shape (n_classes, 2, d), the loss vector
+    for class c and label y (paper 002, Definition 1); ``func``: R (d,) -> G (m,);
+    ``jacobian``: R -> Dg (m, d), or None for central differences with step
+    1e-6 max(|R_i|, 1e-8). ``bounded``: every component is in [0, 1] (then the interval
+    of :func:`estimate_measure` is a Wilson interval on the effective sample size).
+    """
+    codes = np.asarray(codes)
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim != 3 or table.shape[1] != 2:
+        raise ValueError(f"table must have shape (n_classes, 2, d), got {table.shape}")
+    if codes.ndim != 1 or not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError("codes must be a 1-d integer array (one class per pool pair)")
+    if len(codes) and (codes.min() < 0 or codes.max() >= table.shape[0]):
+        raise ValueError(
+            f"codes must lie in [0, {table.shape[0]}): found {codes.min()}..{codes.max()}"
+        )
+    names = tuple(str(n) for n in names)
+    probe = np.asarray(func(table.mean(axis=(0, 1)) + 0.5), dtype=np.float64)
+    if probe.shape != (len(names),):
+        raise ValueError(f"func returns shape {probe.shape}; names has {len(names)} entries")
+    if jacobian is None:
+
+        def jacobian(r):
+            r = np.asarray(r, dtype=np.float64)
+            step = 1e-6 * np.maximum(np.abs(r), 1e-8)
+            cols = []
+            for i in range(len(r)):
+                up, down = r.copy(), r.copy()
+                up[i] += step[i]
+                down[i] -= step[i]
+                cols.append((np.asarray(func(up)) - np.asarray(func(down))) / (2 * step[i]))
+            return np.stack(cols, axis=1)
+
+    return Measure(names, codes.astype(np.int64), table, func, jacobian, bounded)
+
+
+def group_sums(
+    measure: Measure, index: np.ndarray, label: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """sum of ``values`` per (class, label) group of the draws: shape (n_classes, 2)."""
+    flat = measure.codes[np.asarray(index)] * 2 + np.asarray(label, dtype=np.int64)
+    sums = np.bincount(flat, weights=values, minlength=2 * measure.n_classes)
+    return sums.reshape(measure.n_classes, 2)
+
+
+def _wilson(value: float, n_eff: float, z: float) -> tuple[float, float]:
+    centre = (value + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
+    half = z / (1 + z * z / n_eff) * math.sqrt(value * (1 - value) / n_eff + z * z / (4 * n_eff**2))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def estimate_measure(
+    run,
+    measure: Measure,
+    *,
+    level: float = 0.95,
+    variance: str = "martingale",
+    labels_known: np.ndarray | None = None,
+) -> list[Estimate]:
+    """Every component of ``measure`` from the importance-weighted draws of ``run``.
+
+    ``run`` is a :class:`~er_evaluation.pairs.estimates.LabelRun` with design
+    "importance" (or passive, weight 1). Value G_hat = g(R_hat), R_hat = (1/T) sum_j w_j
+    ell_j (paper 002, eq. 1); variance as in the module docstring (paper 002, §3.3.2;
+    ``variance="martingale"`` uses each draw's own weight, ``"final"`` the run's
+    ``final_weight``).
+
+    Intervals: for ``bounded`` measures a Wilson score interval at the effective sample
+    size n_eff = G(1 - G) / Var(G); when the variance is 0 (no sampled pair disagrees with
+    the estimate, e.g. precision 1) n_eff falls back to Kish's effective size
+    (sum w)^2 / sum w^2 of the draws in the component's denominator, so the interval is
+    never a point unless the pool is a census. Unbounded measures: value +- z SE.
+
+    Census: when every pool pair is labelled in the run (or ``labels_known`` gives every
+    label) the totals are computed from the labels exactly: SE 0 and a point interval.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    if variance not in ("martingale", "final"):
+        raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
+    if run.pool_size != measure.n_pairs:
+        raise ValueError(
+            f"the run is on a pool of {run.pool_size} pairs; the measure has {measure.n_pairs}"
+        )
+    if run.n_draws == 0:
+        raise ValueError("the run has no labelled draws: nothing to estimate")
+    z = float(ndtri(0.5 + level / 2))
+    n_labels, n_draws = run.n_labels, run.n_draws
+    known = _census_labels(run, labels_known)
+    if known is not None:
+        counts = group_sums(measure, np.arange(run.pool_size), known, np.ones(run.pool_size))
+        totals = measure.totals(counts) / run.pool_size
+        value = measure.value(totals)
+        return [
+            _estimate(name, v, 0.0, v, v, level, "census", n_labels, n_draws)
+            for name, v in zip(measure.names, value, strict=True)
+        ]
+    weight = run.weight.astype(np.float64) if run.design == "importance" else np.ones(n_draws)
+    if variance == "final":
+        if run.final_weight is None:
+            raise ValueError("variance='final' needs run.final_weight (p/q_T per draw)")
+        u = np.asarray(run.final_weight, dtype=np.float64)
+    else:
+        u = weight
+    w_sum = group_sums(measure, run.index, run.label, weight)
+    wu_sum = group_sums(measure, run.index, run.label, weight * u)
+    w2_sum = group_sums(measure, run.index, run.label, weight * weight)
+    totals = measure.totals(w_sum) / n_draws
+    value = measure.value(totals)
+    present = np.flatnonzero(w_sum.sum(axis=1) > 0)
+    terms = np.nan_to_num(measure.gradient_terms(totals, present), nan=0.0)  # (G, 2, m)
+    second = np.einsum("gy,gym->m", wu_sum[present], terms**2) / n_draws
+    first = np.nan_to_num(measure.gradient_of_totals(totals), nan=0.0)
+    var = np.maximum(second - first**2, 0.0) / n_draws
+    # Kish effective size of the draws that enter each component's denominator
+    den_mask = _denominator_mask(measure, totals, present)  # (G, 2, m) 0/1
+    kish_num = np.einsum("gy,gym->m", w_sum[present], den_mask) ** 2
+    kish_den = np.einsum("gy,gym->m", w2_sum[present], den_mask)
+    out = []
+    for m, name in enumerate(measure.names):
+        v, s = float(value[m]), math.sqrt(float(var[m]))
+        if not math.isfinite(v):
+            warnings.warn(
+                f"{name} is undefined on this sample (no sampled pair in its denominator); NaN returned",
+                UndefinedMetricWarning,
+                stacklevel=2,
+            )
+            out.append(
+                _estimate(
+                    name, math.nan, math.nan, math.nan, math.nan, level, "", n_labels, n_draws
+                )
+            )
+            continue
+        if measure.bounded:
+            inside = 0.0 < v < 1.0 and s > 0
+            n_eff = v * (1 - v) / s**2 if inside else kish_num[m] / max(kish_den[m], 1e-300)
+            low, high = _wilson(min(max(v, 0.0), 1.0), max(n_eff, 1e-12), z)
+            method = "wilson_neff"
+        else:
+            low, high, method = v - z * s, v + z * s, "normal"
+        out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
+    return out
+
+
+def _denominator_mask(measure: Measure, totals: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """1 where a (class, label) group enters component m's denominator: shape (G, 2, m).
+    Measures without declared denominators count every group with a non-zero loss."""
+    if isinstance(measure, PRCurve):
+        n = len(measure.thresholds)
+        mask = np.zeros((len(present), 2, 2 * n))
+        above = np.arange(1, n + 1)[None, :] <= present[:, None]
+        mask[:, :, :n] = above[:, None, :]
+        mask[:, 1, n:] = 1.0
+        return mask
+    table = measure.table[present]  # (G, 2, d)
+    if measure.denominators is None:
+        nonzero = np.any(table != 0, axis=2).astype(np.float64)
+        return np.repeat(nonzero[:, :, None], len(measure.names), axis=2)
+    return (table @ measure.denominators.T != 0).astype(np.float64)
+
+
+def _estimate(name, value, se, low, high, level, method, n_labels, n_draws) -> Estimate:
+    return Estimate(
+        metric=name,
+        estimator="ais",
+        design="importance",
+        value=value,
+        std_error=se,
+        ci_low=low,
+        ci_high=high,
+        level=level,
+        ci_method=method,
+        n_units=n_labels,
+        n_draws=n_draws,
+        n_records=n_labels,
+        plugin=value,
+    )
+
+
+def _census_labels(run, labels_known) -> np.ndarray | None:
+    """Every pool pair's label if the run (plus ``labels_known``) labelled all of them."""
+    labels = (
+        np.full(run.pool_size, -1, dtype=np.int8)
+        if labels_known is None
+        else np.asarray(labels_known, dtype=np.int8).copy()
+    )
+    labels[run.index] = run.label
+    if np.any(labels < 0):
+        return None
+    return labels.astype(np.int64)

@@ -1,0 +1,314 @@
+"""The adaptive importance sampler of paper 002, its measures and its oracle model."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from er_evaluation.pairs import LabelOracle, OASISSampler, PairPool, sample_labels, stratify
+from er_evaluation.pairs.ais import AISSampler
+from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
+from er_evaluation.pairs.estimates import LabelRun
+from er_evaluation.pairs.measures import (
+    custom_measure,
+    estimate_measure,
+    f_measures,
+    group_sums,
+    pr_curve,
+)
+from er_evaluation.pairs.samplers import Draw
+
+
+def tiny_pool(n: int = 6, seed: int = 0) -> PairPool:
+    rng = np.random.default_rng(seed)
+    scores = np.round(rng.random(n), 3)
+    frame = pd.DataFrame(
+        {
+            "id_left": np.arange(n),
+            "id_right": np.arange(n) + n,
+            "score": scores,
+            "predicted": (scores > 0.5).astype(int),
+            "label": (rng.random(n) < scores).astype(int),
+        }
+    )
+    frame.loc[0, ["predicted", "label"]] = [1, 1]  # at least one true positive
+    frame.loc[1, ["predicted", "label"]] = [0, 1]
+    frame.loc[2, ["predicted", "label"]] = [1, 0]
+    return PairPool.from_frame(frame, label_col="label")
+
+
+def _force(sampler: AISSampler, index: int) -> Draw:
+    """Make ``index`` the sampler's next draw (the draw() bookkeeping without the RNG)."""
+    q = 1.0 / (sampler.n_pairs * sampler.current_weights(np.array([index]))[0])
+    if sampler._known[index] >= 0:
+        entry = (
+            sampler._n_cells + int(sampler.measure.codes[index]) * 2 + int(sampler._known[index])
+        )
+        pos = -1
+    else:
+        entry = int(sampler._cell[index])
+        pos = sampler._position(index)
+    draw = Draw(index, int(sampler.strata.codes[index]), q, 1.0 / (sampler.n_pairs * q))
+    sampler._last = (draw, entry, pos)
+    return draw
+
+
+def _expected_totals(sampler, labels, measure, steps):
+    """E[(1/T) sum_j w_j ell(x_j, y_j)] over every path of ``steps`` draws, exactly."""
+
+    def rec(s, depth):
+        if depth == 0:
+            return np.zeros(measure.table.shape[2])
+        q = 1.0 / (s.n_pairs * s.current_weights(np.arange(s.n_pairs)))
+        out = np.zeros(measure.table.shape[2])
+        for x in range(s.n_pairs):
+            child = copy.deepcopy(s)
+            draw = _force(child, x)
+            loss = measure.table[measure.codes[x], labels[x]]
+            child.observe(x, int(labels[x]))
+            out += q[x] * (draw.weight * loss + rec(child, depth - 1))
+        return out
+
+    return rec(sampler, steps) / steps
+
+
+@pytest.mark.parametrize("branching", [None, 2])
+@pytest.mark.parametrize("target", ["f", "pr_curve"])
+def test_weighted_totals_unbiased_exhaustive(branching, target):
+    pool = tiny_pool(5)
+    labels = pool.labels
+    sampler = AISSampler(
+        pool, 0, target=target, branching=branching, n_strata=2, epsilon=0.05, n_thresholds=3
+    )
+    measure = sampler.measure if target == "f" else pr_curve(pool.scores, 3)
+    expected = _expected_totals(sampler, labels, measure, steps=3)
+    truth = measure.table[measure.codes, labels].mean(axis=0)
+    np.testing.assert_allclose(expected, truth, rtol=1e-10, atol=1e-12)
+
+
+def test_proposal_is_a_distribution_with_positive_mass_everywhere():
+    pool = tiny_pool(40, seed=3)
+    sampler = AISSampler(pool, 1, n_strata=4)
+    oracle = LabelOracle(pool.labels)
+    for _ in range(30):
+        q = 1.0 / (pool.n_pairs * sampler.current_weights(np.arange(pool.n_pairs)))
+        assert q.min() >= sampler.epsilon / pool.n_pairs * (1 - 1e-12)
+        assert math.isclose(q.sum(), 1.0, rel_tol=1e-9)
+        draw = sampler.draw()
+        assert math.isclose(draw.prob, q[draw.index], rel_tol=1e-12)
+        sampler.observe(draw.index, oracle(draw.index))
+
+
+def test_one_level_tree_is_a_beta_model_per_stratum():
+    rng = np.random.default_rng(5)
+    k = 7
+    prior = rng.random((2, k)) * 3 + 0.1
+    parent, leaf = balanced_tree(k, None)
+    tree = DirichletTree(prior, parent, leaf, depth_concentration=0.0)
+    counts = np.zeros((2, k))
+    for _ in range(50):
+        leaf_k, y = int(rng.integers(k)), int(rng.integers(2))
+        tree.update(leaf_k, y)
+        counts[y, leaf_k] += 1
+        post = prior + counts
+        np.testing.assert_allclose(tree.predict(), post[1] / post.sum(axis=0), rtol=1e-12)
+
+
+def test_one_level_tree_equals_oasis_model():
+    pool = tiny_pool(60, seed=2)
+    strata = stratify(pool.scores, pool.predicted, 4)
+    eta = 5.0
+    oasis = OASISSampler(pool, 0, strata=strata, eta=eta)
+    ais = AISSampler(
+        pool, 0, strata=strata, branching=None, prior_strength=eta, depth_concentration=0.0
+    )
+    idx = np.random.default_rng(1).choice(pool.n_pairs, 25, replace=False)
+    oasis.warm_start(idx, pool.labels[idx], np.ones(len(idx)))
+    ais.warm_start(idx, pool.labels[idx])
+    pi_oasis = oasis.gamma1 / (oasis.gamma1 + oasis.gamma0)
+    pi_ais = ais.model.predict()[ais._leaf_of_stratum]
+    np.testing.assert_allclose(pi_ais, pi_oasis, rtol=1e-12)
+
+
+def test_deeper_tree_shares_strength_between_neighbours():
+    parent, leaf = balanced_tree(8, 2)
+    tree = DirichletTree(np.ones((2, 8)), parent, leaf)
+    before = tree.predict()
+    tree.update(3, 1)
+    after = tree.predict()
+    assert after[3] > before[3]
+    assert after[2] > before[2]  # sibling borrows
+    assert after[2] > after[0] > before[0]  # cousins less
+    np.testing.assert_allclose(after[4:], before[4:])  # other half of the tree: no change
+
+
+def test_balanced_tree_shapes():
+    parent, leaf = balanced_tree(5, 2)
+    assert parent[0] == -1 and len(set(leaf)) == 5
+    parent, leaf = balanced_tree(5, None)
+    assert (parent[leaf] == 0).all()
+    with pytest.raises(ValueError, match="branching"):
+        balanced_tree(5, 1)
+
+
+def _label_run(pool, sampler, budget):
+    return sample_labels(pool, sampler, LabelOracle(pool.labels), budget)
+
+
+def test_census_reproduces_every_measure_exactly():
+    pool = tiny_pool(30, seed=4)
+    sampler = AISSampler(pool, 3, n_strata=3, epsilon=0.2)
+    run = _label_run(pool, sampler, pool.n_pairs)
+    assert run.n_labels == pool.n_pairs
+    truth = pool.truth()
+    est = {e.metric: e for e in estimate_measure(run, f_measures(pool.predicted, [1.0, 2.0]))}
+    assert math.isclose(est["pairwise_precision"].value, truth["precision"], rel_tol=1e-12)
+    assert math.isclose(est["pairwise_recall"].value, truth["recall"], rel_tol=1e-12)
+    assert math.isclose(est["pairwise_f1"].value, truth["f"], rel_tol=1e-12)
+    tp, pp, pos = (
+        np.sum(pool.labels * pool.predicted),
+        pool.predicted.sum(),
+        pool.labels.sum(),
+    )
+    assert math.isclose(est["pairwise_f2"].value, 5 * tp / (pp + 4 * pos), rel_tol=1e-12)
+    for e in est.values():
+        assert e.std_error == 0 and e.ci_low == e.ci_high == e.value and e.ci_method == "census"
+    curve = pr_curve(pool.scores, [0.2, 0.5, 0.8])
+    for e in estimate_measure(run, curve):
+        tau = float(e.metric.split("@")[1])
+        above = pool.scores >= tau
+        denom = above.sum() if "precision" in e.metric else pool.labels.sum()
+        assert math.isclose(e.value, np.sum(pool.labels * above) / denom, rel_tol=1e-12)
+
+
+def test_estimates_match_the_ratio_estimator_and_its_variance():
+    from er_evaluation.pairs.estimates import _history_arrays
+
+    pool = tiny_pool(200, seed=7)
+    run = _label_run(pool, AISSampler(pool, 0, n_strata=4), 60)
+    value, se = _history_arrays(run, pool.predicted, [0.5], "martingale")
+    est = estimate_measure(run, f_measures(pool.predicted))
+    np.testing.assert_allclose([e.value for e in est], value[-1], rtol=1e-12)
+    np.testing.assert_allclose([e.std_error for e in est], se[-1], rtol=1e-9)
+
+
+def test_interval_is_never_a_point_before_census():
+    pool = tiny_pool(50, seed=1)
+    n = pool.n_pairs
+    # three draws, all predicted matches that are true matches: precision 1, SE 0
+    index = np.flatnonzero((pool.predicted == 1) & (pool.labels == 1))[:3]
+    run = LabelRun(
+        "importance",
+        n,
+        index,
+        pool.labels[index],
+        np.full(len(index), 0.5),
+        np.full(len(index), -1),
+        np.ones(len(index), dtype=bool),
+    )
+    est = estimate_measure(run, f_measures(pool.predicted))[0]
+    assert est.value == 1.0 and est.std_error == 0.0
+    assert est.ci_high == 1.0 and est.ci_low < 0.6
+
+
+def test_pr_curve_closed_forms_match_the_generic_jacobian():
+    pool = tiny_pool(40, seed=9)
+    curve = pr_curve(pool.scores, 6)
+    weights = np.random.default_rng(0).random((7, 2)) + 0.1
+    totals = curve.totals(weights)
+    np.testing.assert_allclose(totals, weights.reshape(-1) @ curve.table.reshape(-1, 13))
+    classes = np.arange(7)
+    generic = curve.table[classes] @ curve.jacobian(totals).T
+    np.testing.assert_allclose(curve.gradient_terms(totals, classes), generic, atol=1e-12)
+    np.testing.assert_allclose(curve.squared_norms(totals), np.sum(generic**2, axis=2))
+    assert (curve.nonzero() == np.any(curve.table != 0, axis=2)).all()
+
+
+def test_pr_curve_from_an_f1_run_tracks_the_true_curve():
+    pool = tiny_pool(3000, seed=11)
+    curve = pr_curve(pool.scores, [0.3, 0.6, 0.9])
+    run = _label_run(pool, AISSampler(pool, 2, n_strata=8), 400)
+    est = estimate_measure(run, curve)
+    for e in est:
+        tau = float(e.metric.split("@")[1])
+        above = pool.scores >= tau
+        denom = above.sum() if "precision" in e.metric else pool.labels.sum()
+        truth = np.sum(pool.labels * above) / denom
+        assert e.ci_low - 0.1 <= truth <= e.ci_high + 0.1
+        assert 0.0 <= e.ci_low <= e.value <= e.ci_high <= 1.0
+
+
+def test_custom_measure_with_numerical_jacobian():
+    pool = tiny_pool(100, seed=12)
+    # accuracy: 1 - mean(1{y != prediction}), classes = prediction
+    table = np.array([[[0.0], [1.0]], [[1.0], [0.0]]])
+    acc = custom_measure(pool.predicted.astype(int), table, lambda r: 1 - r, ["accuracy"])
+    np.testing.assert_allclose(acc.jacobian(np.array([0.3])), [[-1.0]], atol=1e-6)
+    run = _label_run(pool, AISSampler(pool, 1, measure=acc, n_strata=3), pool.n_pairs)
+    (est,) = estimate_measure(run, acc)
+    assert math.isclose(est.value, float(np.mean(pool.labels == pool.predicted)))
+    with pytest.raises(ValueError, match="custom measure cannot be written"):
+        AISSampler(pool, 1, measure=acc).params()
+
+
+def test_group_sums_and_bad_inputs():
+    pool = tiny_pool(10)
+    m = f_measures(pool.predicted)
+    sums = group_sums(m, np.array([0, 0, 1]), np.array([1, 1, 1]), np.array([1.0, 2.0, 4.0]))
+    assert sums[1, 1] == 3.0 and sums[0, 1] == 4.0
+    with pytest.raises(ValueError, match="0/1"):
+        f_measures(np.array([0, 2]))
+    with pytest.raises(ValueError, match="beta"):
+        f_measures(pool.predicted, 0.0)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        pr_curve(pool.scores, [0.5, 0.2])
+    with pytest.raises(ValueError, match="epsilon"):
+        AISSampler(pool, epsilon=0.0)
+    with pytest.raises(ValueError, match="unknown target"):
+        AISSampler(pool, target="accuracy")
+    with pytest.raises(ValueError, match="codes"):
+        custom_measure(np.array([0, 3]), np.zeros((2, 2, 1)), lambda r: r, ["x"])
+
+
+def test_observe_checks_the_draw_and_determinism():
+    pool = tiny_pool(20)
+    sampler = AISSampler(pool, 0, n_strata=2)
+    draw = sampler.draw()
+    with pytest.raises(ValueError, match="does not answer"):
+        sampler.observe(draw.index + 1, 0)
+    sampler.observe(draw.index, 1)
+    _force(sampler, draw.index)
+    with pytest.raises(ValueError, match="deterministic"):
+        sampler.observe(draw.index, 0)
+
+
+def test_incremental_predictive_equals_full_recomputation():
+    rng = np.random.default_rng(8)
+    parent, leaf = balanced_tree(13, 3)
+    tree = DirichletTree(rng.random((2, 13)) * 2, parent, leaf, depth_concentration=0.5)
+    for _ in range(40):
+        tree.update(int(rng.integers(13)), int(rng.integers(2)))
+        lp = tree.log_predictive()
+        np.testing.assert_allclose(tree.predict(), 1 / (1 + np.exp(lp[0] - lp[1])), rtol=1e-10)
+    many = DirichletTree(np.ones((2, 13)), parent, leaf)
+    one = DirichletTree(np.ones((2, 13)), parent, leaf)
+    leaves, labels = rng.integers(13, size=30), rng.integers(2, size=30)
+    many.update_many(leaves, labels)
+    for k, y in zip(leaves, labels, strict=True):
+        one.update(int(k), int(y))
+    np.testing.assert_allclose(many.predict(), one.predict(), rtol=1e-10)
+
+
+def test_proposal_norms_fast_path_equals_the_generic_gradient():
+    pool = tiny_pool(30, seed=13)
+    measure = f_measures(pool.predicted, [1.0, 0.5])
+    expected = np.array([[20.0, 1.5], [3.0, 5.5]])
+    norms, _ = measure.proposal_norms(expected, pool.n_pairs)
+    totals = measure.totals(expected) / pool.n_pairs
+    generic = measure.table.reshape(4, 3) @ measure.jacobian(totals).T
+    np.testing.assert_allclose(norms, np.sqrt(np.sum(generic**2, axis=1)), rtol=1e-12)
+    np.testing.assert_allclose(norms**2, measure.squared_norms(totals).reshape(-1), rtol=1e-12)
