@@ -312,3 +312,17 @@ def test_proposal_norms_fast_path_equals_the_generic_gradient():
     generic = measure.table.reshape(4, 3) @ measure.jacobian(totals).T
     np.testing.assert_allclose(norms, np.sqrt(np.sum(generic**2, axis=1)), rtol=1e-12)
     np.testing.assert_allclose(norms**2, measure.squared_norms(totals).reshape(-1), rtol=1e-12)
+
+
+def test_pr_curve_table_and_figure():
+    from er_evaluation.pairs.measures import pr_curve_table
+
+    pool = tiny_pool(500, seed=14)
+    curve = pr_curve(pool.scores, 5)
+    run = _label_run(pool, AISSampler(pool, 0, target="pr_curve", n_strata=4), 100)
+    table = pr_curve_table(curve, estimate_measure(run, curve))
+    assert list(table["threshold"]) == list(curve.thresholds)
+    assert (table["precision_low"] <= table["precision"]).all()
+    assert (table["recall"] <= table["recall_high"]).all()
+    with pytest.raises(ValueError, match="expected 10"):
+        pr_curve_table(curve, [])

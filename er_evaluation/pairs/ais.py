@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from er_evaluation._parameters import check_alpha, check_count, check_epsilon
 from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
 from er_evaluation.pairs.measures import Measure, f_measures, pr_curve
 from er_evaluation.pairs.pool import PairPool
@@ -41,14 +42,10 @@ TARGETS = ("f", "pr_curve")
 
 def _target_measure(pool: PairPool, target: str, alpha: float, n_thresholds: int) -> Measure:
     if target == "f":
-        if not 0.0 < alpha <= 1.0:
-            raise ValueError(f"alpha must be in (0, 1] for target 'f', got {alpha}")
-        beta = float(np.sqrt(1.0 / alpha - 1.0)) if alpha < 1.0 else None
-        if beta is None:  # alpha = 1 is precision
-            full = f_measures(pool.predicted, 1.0)
-            return _select(full, [0])
-        full = f_measures(pool.predicted, beta)
-        return _select(full, [2])
+        # alpha = 1 / (1 + beta^2): 1 is precision, 0 recall, anything between an F_beta
+        if alpha in (0.0, 1.0):
+            return _select(f_measures(pool.predicted), [0 if alpha == 1.0 else 1])
+        return _select(f_measures(pool.predicted, float(np.sqrt(1.0 / alpha - 1.0))), [2])
     if target == "pr_curve":
         return pr_curve(pool.scores, n_thresholds)
     raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -106,10 +103,19 @@ class AISSampler(_Base):
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
-        if not 0.0 < epsilon <= 1.0 or not np.isfinite(epsilon):
-            raise ValueError(f"epsilon must be in (0, 1], got {epsilon}")
-        if prior_strength < 0 or depth_concentration < 0:
-            raise ValueError("prior_strength and depth_concentration must be >= 0")
+        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
+        n_strata, n_thresholds = (
+            check_count(n_strata, "n_strata"),
+            check_count(n_thresholds, "n_thresholds"),
+        )
+        if branching is not None:
+            branching = check_count(branching, "branching", minimum=2)
+        for name, value in (
+            ("prior_strength", prior_strength),
+            ("depth_concentration", depth_concentration),
+        ):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         self.target = "custom" if measure is not None else target
         self.alpha, self.epsilon, self.n_strata = float(alpha), float(epsilon), int(n_strata)
         self.branching = None if branching is None else int(branching)

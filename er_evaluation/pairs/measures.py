@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation.errors import UndefinedMetricWarning
@@ -46,6 +47,7 @@ __all__ = [
     "custom_measure",
     "estimate_measure",
     "group_sums",
+    "pr_curve_table",
 ]
 
 
@@ -481,6 +483,21 @@ def estimate_measure(
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
     return out
+
+
+def pr_curve_table(curve: PRCurve, estimates: Sequence[Estimate]) -> pd.DataFrame:
+    """One row per threshold of ``curve``: ``threshold`` and, for precision and recall, the
+    value, ``_se``, ``_low`` and ``_high`` (from :func:`estimate_measure` of ``curve``)."""
+    n = len(curve.thresholds)
+    if len(estimates) != 2 * n:
+        raise ValueError(f"expected {2 * n} estimates (precision and recall per threshold)")
+    data = {"threshold": curve.thresholds}
+    for part, rows in (("precision", estimates[:n]), ("recall", estimates[n:])):
+        data[part] = [e.value for e in rows]
+        data[f"{part}_se"] = [e.std_error for e in rows]
+        data[f"{part}_low"] = [e.ci_low for e in rows]
+        data[f"{part}_high"] = [e.ci_high for e in rows]
+    return pd.DataFrame(data)
 
 
 def _denominator_mask(measure: Measure, totals: np.ndarray, present: np.ndarray) -> np.ndarray:

@@ -1,0 +1,320 @@
+"""Label efficiency, PR curves and speed of the AIS sampler of paper 002 (issue 11).
+
+``--mode f1``: on each pool with full truth, every method runs ``--reps`` times to the
+largest budget; the estimate at budget b is the one after the last draw that needed at
+most b labels. Per pool, method and budget: MSE of F1, precision and recall with their
+Monte-Carlo standard errors, the share of runs with F1 undefined (excluded from the
+MSE), coverage of the 95% intervals of
+:func:`er_evaluation.pairs.measures.estimate_measure` (Wilson on the effective sample
+size), draws per label and CPU time per draw. Methods: ``ais`` (binary Dirichlet tree
+over 2 x 128 CSF strata), ``ais1`` (the same with a one-level tree: a Beta model per
+stratum), ``oasis``, ``importance`` (static IS), ``passive``.
+
+``--mode pr``: the PR curve (precision and recall at ``--thresholds`` evenly spaced score
+thresholds) estimated from runs of ``ais-pr`` (AIS targeting the curve), ``ais``
+(targeting F1), ``oasis`` and ``importance``: mean integrated squared error
+(1/L) sum_l [(P_l_hat - P_l)^2 + (R_l_hat - R_l)^2] with undefined points counted as
+squared error 1, and pointwise coverage of the 95% intervals.
+
+``--mode speed``: CPU time per draw + observe on a synthetic pool of 10 million pairs
+(Beta(0.3, 6) scores, labels Bernoulli(score), predicted iff score > 0.6), oracle
+excluded, for AIS targeting F1 and the PR curve, and OASIS on the same strata.
+
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode f1 --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_abt-buy.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode pr --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_pr.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode speed
+    python benchmarks/bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_*.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_pairs import pools  # noqa: E402
+
+from er_evaluation.errors import UndefinedMetricWarning  # noqa: E402
+from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs.ais import AISSampler  # noqa: E402
+from er_evaluation.pairs.estimates import LabelRun  # noqa: E402
+from er_evaluation.pairs.measures import estimate_measure, f_measures, pr_curve  # noqa: E402
+
+BUDGETS = (500, 1000, 2000)
+METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+
+
+def _sampler(method, pool, seed, strata30, strata128, template):
+    if method == "ais":
+        return AISSampler(pool, seed, strata=strata128)
+    if method == "ais1":
+        return AISSampler(pool, seed, strata=strata128, branching=None)
+    if method == "ais-pr":
+        return AISSampler(pool, seed, strata=strata128, target="pr_curve", n_thresholds=100)
+    if method == "oasis":
+        return make_sampler("oasis", pool, seed, strata=strata30)
+    if method == "importance":
+        template.rng = np.random.Generator(np.random.PCG64(seed))
+        return template
+    return make_sampler(method, pool, seed)
+
+
+def _prefix(run: LabelRun, budget: int) -> LabelRun | None:
+    """The run up to the last draw needing at most ``budget`` labels."""
+    n_labels = np.cumsum(run.new_label)
+    last = int(np.searchsorted(n_labels, budget, side="right"))
+    if last == 0:
+        return None
+    cut = slice(0, last)
+    return LabelRun(
+        run.design,
+        run.pool_size,
+        run.index[cut],
+        run.label[cut],
+        run.weight[cut],
+        run.stratum[cut],
+        run.new_label[cut],
+        method=run.method,
+    )
+
+
+def _runs(name, pool, methods, reps, seed0, budget):
+    oracle = LabelOracle(pool.labels)
+    strata30 = stratify(pool.scores, pool.predicted, 30)
+    strata128 = stratify(pool.scores, pool.predicted, 128)
+    template = make_sampler("importance", pool, 0) if "importance" in methods else None
+    for method in methods:
+        cpu, draws = 0.0, 0
+        for rep in range(reps):
+            seed = seed0 + 1000 * rep
+            sampler = _sampler(method, pool, seed, strata30, strata128, template)
+            start = time.process_time()
+            run = sample_labels(pool, sampler, oracle, budget)
+            cpu += time.process_time() - start
+            draws += run.n_draws
+            yield method, rep, run, cpu, draws
+        print(f"  {name} {method}: {cpu:.0f} s CPU for {reps} runs", flush=True)
+
+
+def f1_mode(name, pool, methods, reps, seed0) -> pd.DataFrame:
+    truth = pool.truth()
+    truth_vec = np.array([truth["precision"], truth["recall"], truth["f"]])
+    measure = f_measures(pool.predicted)
+    rows = []
+    results: dict = {}
+    for method, rep, run, cpu, draws in _runs(name, pool, methods, reps, seed0, max(BUDGETS)):
+        for budget in BUDGETS:
+            part = _prefix(run, budget)
+            key = (method, budget)
+            err, cov = results.setdefault(key, ([], []))
+            if part is None:
+                err.append(np.full(3, np.nan))
+                cov.append(np.zeros(3, dtype=bool))
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                est = estimate_measure(part, measure)
+            value = np.array([e.value for e in est])
+            low = np.array([e.ci_low for e in est])
+            high = np.array([e.ci_high for e in est])
+            err.append(value - truth_vec)
+            cov.append((low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12))
+        if rep == reps - 1:
+            for budget in BUDGETS:
+                err, cov = (np.array(a) for a in results[(method, budget)])
+                row = {"pool": name, "method": method, "budget": budget, "reps": reps}
+                for m, metric in enumerate(METRICS):
+                    e = err[:, m]
+                    ok = ~np.isnan(e)
+                    row[f"mse_{metric}"] = float(np.mean(e[ok] ** 2)) if ok.any() else np.nan
+                    row[f"mse_{metric}_mcse"] = (
+                        float(np.std(e[ok] ** 2) / np.sqrt(ok.sum())) if ok.sum() > 1 else np.nan
+                    )
+                    row[f"bias_{metric}"] = float(np.mean(e[ok])) if ok.any() else np.nan
+                    row[f"cover_{metric}"] = float(np.mean(cov[:, m]))
+                    row[f"undef_{metric}"] = float(np.mean(~ok))
+                row["cpu_us_per_draw"] = 1e6 * cpu / max(draws, 1)
+                row["draws_per_label"] = draws / (reps * max(BUDGETS))
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def pr_mode(name, pool, methods, reps, seed0, n_thresholds, budget) -> pd.DataFrame:
+    curve = pr_curve(pool.scores, n_thresholds)
+    labels = pool.labels.astype(np.float64)
+    above = pool.scores[None, :] >= curve.thresholds[:, None]
+    tp = above @ labels
+    with np.errstate(invalid="ignore", divide="ignore"):
+        truth = np.concatenate([tp / above.sum(axis=1), tp / labels.sum()])
+    defined = np.isfinite(truth)
+    rows = []
+    ise, cover, undef = [], [], []
+    for method, rep, run, cpu, draws in _runs(name, pool, methods, reps, seed0, budget):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            est = estimate_measure(run, curve)
+        value = np.array([e.value for e in est])[defined]
+        low = np.array([e.ci_low for e in est])[defined]
+        high = np.array([e.ci_high for e in est])[defined]
+        t = truth[defined]
+        sq = np.where(np.isnan(value), 1.0, (value - t) ** 2)
+        n = len(curve.thresholds)
+        ise.append(sq.sum() / n)
+        cover.append(np.mean((low <= t + 1e-12) & (t <= high + 1e-12)))
+        undef.append(np.mean(np.isnan(value)))
+        if rep == reps - 1:
+            ise_a = np.array(ise)
+            rows.append(
+                {
+                    "pool": name,
+                    "method": method,
+                    "budget": budget,
+                    "reps": reps,
+                    "thresholds": n,
+                    "mise": float(ise_a.mean()),
+                    "mise_mcse": float(ise_a.std() / np.sqrt(reps)),
+                    "pointwise_cover": float(np.mean(cover)),
+                    "undefined_points": float(np.mean(undef)),
+                    "cpu_us_per_draw": 1e6 * cpu / max(draws, 1),
+                }
+            )
+            ise, cover, undef = [], [], []
+    return pd.DataFrame(rows)
+
+
+def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFrame:
+    from er_evaluation.pairs import PairPool
+
+    rng = np.random.default_rng(seed)
+    scores = rng.beta(0.3, 6.0, size=n)
+    frame = pd.DataFrame(
+        {
+            "id_left": np.arange(n),
+            "id_right": np.arange(n) + n,
+            "score": scores,
+            "predicted": (scores > 0.6).astype(np.int8),
+        }
+    )
+    pool = PairPool.from_frame(frame)
+    labels = (rng.random(n) < scores).astype(np.int8)
+    strata = stratify(pool.scores, pool.predicted, 128)
+    rows = []
+    for label, build in (
+        ("ais (F1)", lambda: AISSampler(pool, 1, strata=strata)),
+        (
+            "ais (PR curve, 100 thresholds)",
+            lambda: AISSampler(pool, 1, strata=strata, target="pr_curve"),
+        ),
+        ("oasis (same strata)", lambda: make_sampler("oasis", pool, 1, strata=strata)),
+    ):
+        start = time.process_time()
+        sampler = build()
+        setup = time.process_time() - start
+        start, wall = time.process_time(), time.perf_counter()
+        new = 0
+        seen = np.zeros(n, dtype=bool)
+        for _ in range(draws):
+            d = sampler.draw()
+            new += not seen[d.index]
+            seen[d.index] = True
+            sampler.observe(d.index, int(labels[d.index]))
+        rows.append(
+            {
+                "sampler": label,
+                "n_pairs": n,
+                "strata": strata.n_strata,
+                "setup_cpu_s": setup,
+                "cpu_us_per_draw": 1e6 * (time.process_time() - start) / draws,
+                "wall_us_per_draw": 1e6 * (time.perf_counter() - wall) / draws,
+                "new_labels_per_draw": new / draws,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def report(paths) -> str:
+    table = pd.concat([pd.read_csv(p) for p in paths])
+    lines = []
+    if "mse_pairwise_f1" in table:
+        f1 = table[table["draws_per_label"].notna()]
+        lines += [
+            "| pool | method | MSE F1 @500 | @1,000 | @2,000 (± MCSE) | cover P / R / F1 @2,000 | draws/label | CPU µs/draw |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for (pool, method), g in f1.groupby(["pool", "method"], sort=False):
+            g = g.set_index("budget")
+            r = g.loc[2000]
+            lines.append(
+                f"| {pool} | {method} | {g.loc[500, 'mse_pairwise_f1']:.2e} | "
+                f"{g.loc[1000, 'mse_pairwise_f1']:.2e} | {r.mse_pairwise_f1:.2e} ± {r.mse_pairwise_f1_mcse:.1e} | "
+                f"{r.cover_pairwise_precision:.0%} / {r.cover_pairwise_recall:.0%} / {r.cover_pairwise_f1:.0%} | "
+                f"{r.draws_per_label:.2f} | {r.cpu_us_per_draw:.0f} |"
+            )
+    if "mise" in table:
+        pr = table[table["mise"].notna()]
+        lines += [
+            "",
+            "| pool | method | labels | thresholds | MISE ± MCSE | pointwise cover | undefined points |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for _, r in pr.iterrows():
+            lines.append(
+                f"| {r.pool} | {r.method} | {int(r.budget)} | {int(r.thresholds)} | {r.mise:.2e} ± {r.mise_mcse:.1e} | "
+                f"{r.pointwise_cover:.1%} | {r.undefined_points:.1%} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mode", choices=("f1", "pr", "speed"), default="f1")
+    parser.add_argument(
+        "--pools", nargs="+", default=["abt-buy", "dblp-acm", "restaurant", "febrl", "patentsview"]
+    )
+    parser.add_argument("--methods", nargs="+")
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=2021)
+    parser.add_argument("--thresholds", type=int, default=100)
+    parser.add_argument("--budget", type=int, default=2000, help="labels per run (--mode pr)")
+    parser.add_argument("--out", default="benchmarks/data/bench_pairs_ais.csv")
+    parser.add_argument("--report", nargs="+", metavar="CSV")
+    args = parser.parse_args()
+    if args.report:
+        print(report(args.report))
+        return
+    if args.mode == "speed":
+        print(speed().to_string(index=False))
+        return
+    default = (
+        ["ais", "ais1", "oasis", "importance", "passive"]
+        if args.mode == "f1"
+        else ["ais-pr", "ais", "oasis", "importance"]
+    )
+    methods = args.methods or default
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frames = []
+    for name, pool in pools(args.pools):
+        start = time.perf_counter()
+        if args.mode == "f1":
+            frames.append(f1_mode(name, pool, methods, args.reps, args.seed))
+        else:
+            frames.append(
+                pr_mode(name, pool, methods, args.reps, args.seed, args.thresholds, args.budget)
+            )
+        pd.concat(frames).to_csv(out, index=False)
+        print(f"{name}: {time.perf_counter() - start:.0f} s", flush=True)
+    print(pd.concat(frames).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+if __name__ == "__main__":
+    main()
