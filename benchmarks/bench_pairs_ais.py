@@ -105,7 +105,9 @@ def _runs(name, pool, methods, reps, seed0, budget):
 
 def f1_mode(name, pool, methods, reps, seed0) -> pd.DataFrame:
     truth = pool.truth()
-    truth_vec = np.array([truth["precision"], truth["recall"], truth["f"]])
+    truth_vec = np.array(
+        [truth["pairwise_precision"], truth["pairwise_recall"], truth["pairwise_f1"]]
+    )
     measure = f_measures(pool.predicted)
     rows = []
     results: dict = {}

@@ -166,9 +166,9 @@ def test_census_reproduces_every_measure_exactly():
     assert run.n_labels == pool.n_pairs
     truth = pool.truth()
     est = {e.metric: e for e in estimate_measure(run, f_measures(pool.predicted, [1.0, 2.0]))}
-    assert math.isclose(est["pairwise_precision"].value, truth["precision"], rel_tol=1e-12)
-    assert math.isclose(est["pairwise_recall"].value, truth["recall"], rel_tol=1e-12)
-    assert math.isclose(est["pairwise_f1"].value, truth["f"], rel_tol=1e-12)
+    assert math.isclose(est["pairwise_precision"].value, truth["pairwise_precision"], rel_tol=1e-12)
+    assert math.isclose(est["pairwise_recall"].value, truth["pairwise_recall"], rel_tol=1e-12)
+    assert math.isclose(est["pairwise_f1"].value, truth["pairwise_f1"], rel_tol=1e-12)
     tp, pp, pos = (
         np.sum(pool.labels * pool.predicted),
         pool.predicted.sum(),

@@ -29,11 +29,11 @@ from __future__ import annotations
 import numpy as np
 
 from er_evaluation._parameters import check_alpha, check_count, check_epsilon
+from er_evaluation.pairs._stratify import Strata, stratify
 from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
 from er_evaluation.pairs.measures import Measure, f_measures, pr_curve
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.samplers import Draw, _Base, score_probabilities
-from er_evaluation.pairs.stratify import Strata, stratify
 
 __all__ = ["AISSampler", "TARGETS"]
 

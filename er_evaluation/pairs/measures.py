@@ -38,6 +38,7 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
     "Measure",
@@ -49,10 +50,6 @@ __all__ = [
     "group_sums",
     "pr_curve_table",
 ]
-
-
-def _f_name(beta: float) -> str:
-    return "pairwise_f1" if beta == 1.0 else f"pairwise_f{beta:g}"
 
 
 @dataclass(frozen=True)
@@ -210,7 +207,7 @@ def f_measures(predicted: np.ndarray, betas: float | Sequence[float] = 1.0) -> M
     num = np.tile([1.0, 0.0, 0.0], (2 + len(alphas), 1))
     den = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] + [[0.0, a, 1.0 - a] for a in alphas])
     func, jac = _ratio_jacobian(num, den, 3)
-    names = ("pairwise_precision", "pairwise_recall", *(_f_name(b) for b in betas))
+    names = ("pairwise_precision", "pairwise_recall", *(fscore_name("pairwise", b) for b in betas))
     return Measure(names, predicted.astype(np.int64), table, func, jac, True, den, num)
 
 
