@@ -281,3 +281,84 @@ def test_permission_denied_names_the_folder(tmp_path, monkeypatch):
         write_membership(TRUTH, tmp_path / "out.csv")
     assert info.value.filename == str(tmp_path)
     assert "Permission denied" in str(info.value) and ".tmp" not in str(info.value)
+
+
+# --- the command line: one line naming the file or the flag, exit code 1 ----------------
+
+
+def _cli(argv, capsys):
+    from er_evaluation.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line_error(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err and lines[0].startswith("er-eval ")
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.fixture
+def clustering_files(tmp_path):
+    pred = write_membership(PRED, tmp_path / "pred.csv")
+    ref = write_membership(TRUTH, tmp_path / "ref.csv")
+    return pred, ref
+
+
+def test_cli_input_that_is_a_directory(tmp_path, clustering_files, capsys):
+    _, ref = clustering_files
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    code, _, err = _cli(["metrics", folder, ref], capsys)
+    assert code == 1
+    _one_line_error(err, str(folder), "is a directory")
+
+
+def test_cli_output_into_a_directory(tmp_path, clustering_files, capsys):
+    pred, ref = clustering_files
+    code, _, err = _cli(["metrics", pred, ref, "-o", tmp_path], capsys)
+    assert code == 1
+    _one_line_error(err, str(tmp_path), "directory")
+
+
+def test_cli_unreadable_inputs_name_the_file(tmp_path, clustering_files, capsys):
+    _, ref = clustering_files
+    cases = {
+        "empty.csv": (b"", "the file is empty"),
+        "latin.csv": ("id,c\nJos\xe9,1\n".encode("latin-1"), "not utf-8 text"),
+        "extra.csv": (b"id,c\na,1\nb,1,x\n", "malformed CSV"),
+        "c.xlsx": (b"id,c\na,1\n", "unknown file type"),
+    }
+    for name, (data, words) in cases.items():
+        path = _write(tmp_path / name, data)
+        code, _, err = _cli(["metrics", path, ref], capsys)
+        assert code == 1
+        _one_line_error(err, str(path), words)
+    code, _, err = _cli(["metrics", tmp_path / "absent.csv", ref], capsys)
+    _one_line_error(err, "absent.csv: no such file")
+
+
+def test_cli_speaks_in_flags_not_python_keywords(tmp_path, clustering_files, capsys):
+    pred, _ = clustering_files
+    partial = write_membership(TRUTH.iloc[:6], tmp_path / "partial.csv")
+    code, _, err = _cli(["metrics", pred, partial], capsys)
+    assert code == 1
+    _one_line_error(err, "--on-missing restrict")
+    assert "on_missing" not in err
+
+
+def test_cli_traceback_flag_shows_the_python_error(tmp_path, capsys):
+    with pytest.raises(FileNotFoundError):
+        _cli(["--traceback", "metrics", tmp_path / "a.csv", tmp_path / "b.csv"], capsys)
+
+
+@pytest.mark.parametrize("metric", ["pairwise_fbeta", "pairwise_f1", "bcubed_f1"])
+@pytest.mark.parametrize("beta", [-1, 0, float("nan"), float("inf")])
+def test_beta_must_be_positive_and_finite(metric, beta):
+    sample = sample_clusters(TRUTH, 3, seed=1)
+    with pytest.raises(ValueError, match="beta must be a (positive )?finite number"):
+        estimate(PRED, sample, metric, beta=beta)

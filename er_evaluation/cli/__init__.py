@@ -17,6 +17,7 @@ import pkgutil
 import sys
 
 from er_evaluation import __version__
+from er_evaluation.cli._common import flag_terms
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +55,17 @@ def error_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its sub-commands' parsers."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _options(sub)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -68,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if args.traceback:
             raise
-        print(f"er-eval {args.command}: error: {error_line(error)}", file=sys.stderr)
+        command = parser._subparsers._group_actions[0].choices[args.command]
+        message = flag_terms(error_line(error), _options(command))
+        print(f"er-eval {args.command}: error: {message}", file=sys.stderr)
         return 1
 
 

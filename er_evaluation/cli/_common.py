@@ -1,58 +1,267 @@
-"""Options and output shared by the subcommands."""
+"""Options, input and output shared by the subcommands.
+
+Input: a clustering file is given as ``FILE`` or ``FILE:ID_COL:CLUSTER_COL`` (either
+column may be left empty). A two-column file is read as (record id, cluster id); a file
+with more columns needs the two names, from the ``FILE:ID_COL:CLUSTER_COL`` form or from
+``--id-col``/``--cluster-col`` (which apply to every file without its own names).
+
+Output: one formatting rule for every table: in text tables counts are integers with
+thousands separators and proportions have four decimals; CSV and JSON keep full
+precision (the shortest decimal that reads back to the same double) and write counts as
+integers.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from er_evaluation.io import read_membership
+from er_evaluation.clustering import from_frame
+from er_evaluation.errors import ClusteringError
+from er_evaluation.io import read_table
+
+COLUMN_RULE = (
+    "A clustering file is FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet). A "
+    "two-column file is read as (record id, cluster id); with more columns, name them."
+)
+
+# columns of result tables that hold counts whatever their dtype
+_COUNT_COLUMNS = {
+    "n_records",
+    "n_clusters",
+    "max_cluster_size",
+    "records_without_name",
+    "n_units",
+    "n_draws",
+    "n_records_used",
+    "dropped_records",
+    "n_labels",
+}
+# columns of estimate tables that hold a metric's value (proportions or scores)
+_VALUE_COLUMNS = {"value", "std_error", "ci_low", "ci_high", "plugin", "level"}
+
+
+def plain(doc: str | None) -> str:
+    """A docstring as help text: Sphinx roles and double backquotes removed
+    (``:func:`~a.b.evaluate``` -> ``evaluate``, ````x```` -> ``x``)."""
+    if not doc:
+        return ""
+    text = re.sub(r":[a-z]+:`~?([^`]+)`", lambda m: m.group(1).split(".")[-1], doc)
+    return text.replace("``", "")
+
+
+def flag_terms(message: str, options: set[str]) -> str:
+    """Library wording in command-line terms: ``on_missing='restrict'`` becomes
+    ``--on-missing restrict`` and ``id_col=...`` becomes ``--id-col`` when ``options``
+    holds that option; other text is unchanged."""
+
+    def replace(match: re.Match) -> str:
+        flag = "--" + match.group(1).replace("_", "-")
+        if flag not in options:
+            return match.group(0)
+        value = match.group(3)
+        return flag if value in ("", "...") else f"{flag} {value}"
+
+    return re.sub(r"\b([a-z][a-z0-9_]*)=(['\"]?)(\.\.\.|[\w.\-]*)\2", replace, message)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", help="write the result to this file instead of stdout")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the result to FILE instead of stdout"
+    )
     parser.add_argument(
         "--format",
         choices=["table", "csv", "json"],
         default="table",
-        help="output format (default: an aligned text table)",
+        help="output format: an aligned text table (default), csv or json",
     )
 
 
 def add_clustering_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--id-col", help="record id column of the input files (default: first column)"
+        "--id-col",
+        metavar="COL",
+        help="record id column of every clustering file without its own FILE:ID_COL:CLUSTER_COL",
     )
     parser.add_argument(
-        "--cluster-col", help="cluster id column of the input files (default: second column)"
+        "--cluster-col",
+        metavar="COL",
+        help="cluster id column of every clustering file without its own FILE:ID_COL:CLUSTER_COL",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="text encoding of CSV/TSV inputs (default utf-8; e.g. latin-1)",
     )
 
 
-def read_clustering(path: str, args: argparse.Namespace, name: str) -> pd.Series:
-    return read_membership(path, id_col=args.id_col, cluster_col=args.cluster_col, name=name)
+def split_spec(spec: str) -> tuple[str, str | None, str | None]:
+    """``FILE[:ID_COL[:CLUSTER_COL]]`` as (path, id column or None, cluster column or None).
+    A name that exists as a file is taken whole, so paths holding ``:`` still work."""
+    if Path(spec).exists() or ":" not in spec:
+        return spec, None, None
+    path, _, cols = spec.partition(":")
+    id_col, _, cluster_col = cols.partition(":")
+    return path, id_col or None, cluster_col or None
 
 
-def emit(table: pd.DataFrame, args: argparse.Namespace, *, float_format: str = "{:.4f}") -> None:
-    """Write ``table`` in the requested format to ``--output`` or stdout."""
-    if args.format == "csv":
-        text = table.to_csv()
-    elif args.format == "json":
-        text = (
-            json.dumps(json.loads(table.to_json(orient="index", double_precision=15)), indent=2)
-            + "\n"
-        )
+def read_clustering(spec: str, args: argparse.Namespace, name: str | None = None) -> pd.Series:
+    """The clustering of ``spec`` (``FILE`` or ``FILE:ID_COL:CLUSTER_COL``), its columns
+    chosen by the rule of :data:`COLUMN_RULE`; errors name the file and the options."""
+    path, id_col, cluster_col = split_spec(spec)
+    id_col = id_col or getattr(args, "id_col", None)
+    cluster_col = cluster_col or getattr(args, "cluster_col", None)
+    frame = read_table(path, encoding=getattr(args, "encoding", "utf-8"))
+    columns = [str(c) for c in frame.columns]
+    for role, col in (("record id", id_col), ("cluster id", cluster_col)):
+        if col is not None and col not in columns:
+            raise ClusteringError(
+                f"{path}: no {role} column {col!r}; its columns are {', '.join(columns)}"
+            )
+    if id_col is None or cluster_col is None:
+        rest = [c for c in columns if c not in (id_col, cluster_col)]
+        if len(columns) != 2 or len(rest) != 2 - (id_col is not None) - (cluster_col is not None):
+            raise ClusteringError(
+                f"{path} has {len(columns)} column(s) ({', '.join(columns)}): say which holds "
+                f"the record id and which the cluster id, as {path}:ID_COL:CLUSTER_COL or "
+                "with --id-col and --cluster-col"
+            )
+        if id_col is None and cluster_col is None:
+            id_col, cluster_col = rest
+        elif id_col is None:
+            id_col = rest[0]
+        else:
+            cluster_col = rest[0]
+    return from_frame(frame, id_col=id_col, cluster_col=cluster_col, name=name or path)
+
+
+def label_of(spec: str) -> str:
+    """The file part of a ``FILE:ID_COL:CLUSTER_COL`` spec (for row and column labels)."""
+    return split_spec(spec)[0]
+
+
+def _kind(name, column: pd.Series) -> str:
+    """ "count", "proportion" (four decimals) or "real" for a result column."""
+    from er_evaluation.vocabulary import REGISTRY
+
+    metric = REGISTRY.get(str(name))
+    if metric is not None and metric.kind != "count":
+        return "proportion"
+    if str(name) in _VALUE_COLUMNS:
+        return "proportion"
+    if metric is not None or str(name) in _COUNT_COLUMNS:
+        return "count"
+    if pd.api.types.is_bool_dtype(column):
+        return "other"
+    if pd.api.types.is_integer_dtype(column):
+        return "count"
+    if pd.api.types.is_float_dtype(column):
+        return "real"
+    return "other"
+
+
+def _integral(values: np.ndarray) -> bool:
+    finite = values[np.isfinite(values)]
+    return bool(np.all(finite == np.round(finite)))
+
+
+def _text_cell(value, kind: str, integral: bool) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    if kind == "count" and integral:
+        return f"{int(value):,}"
+    if kind in ("count", "real", "proportion") and isinstance(value, (int, float, np.number)):
+        return f"{value:,.4f}" if abs(value) >= 1000 else f"{value:.4f}"
+    return str(value)
+
+
+def format_text(table: pd.DataFrame) -> pd.DataFrame:
+    """Every numeric cell of ``table`` as text: counts as integers with thousands
+    separators (a count column holding a fraction, e.g. a median of 2.5, keeps four
+    decimals), proportions and other reals with four decimals."""
+    out = pd.DataFrame(index=table.index)
+    for name in table.columns:
+        column = table[name]
+        kind = _kind(name, column)
+        if kind == "other":
+            out[name] = column.astype(str)
+            continue
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        integral = _integral(values)
+        if kind == "real" and integral and not str(name).endswith(("_rate", "_share")):
+            kind = "count"  # e.g. a median cluster size of 2.0, a merge distance of 5626.0
+        out[name] = [_text_cell(v, kind, integral) for v in column.to_numpy()]
+    return out
+
+
+def _plain_scalar(value, count: bool):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        if count and value == int(value):
+            return int(value)
+    return value
+
+
+def machine_frame(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with count columns as integers (nullable), for CSV and JSON."""
+    out = table.copy()
+    for name in out.columns:
+        column = out[name]
+        if _kind(name, column) == "count" and pd.api.types.is_float_dtype(column):
+            values = column.to_numpy(dtype=float)
+            if _integral(values):
+                out[name] = column.round().astype("Int64")
+    return out
+
+
+def json_text(table: pd.DataFrame, *, orient: str = "index") -> str:
+    """JSON of ``table`` with full double precision, counts as integers and NaN as null:
+    ``{row: {column: value}}`` (orient="index") or a list of rows (orient="records",
+    the index becoming columns)."""
+    frame = machine_frame(table)
+    counts = {n for n in frame.columns if _kind(n, frame[n]) == "count"}
+
+    def row(values: pd.Series) -> dict:
+        return {str(k): _plain_scalar(v, k in counts) for k, v in values.items()}
+
+    if orient == "records":
+        flat = frame.reset_index() if any(n is not None for n in frame.index.names) else frame
+        data = [row(r) for _, r in flat.astype(object).iterrows()]
     else:
-        formatted = table.copy()
-        for col in formatted.columns:
-            if pd.api.types.is_float_dtype(formatted[col]):
-                formatted[col] = formatted[col].map(
-                    lambda v: "nan" if pd.isna(v) else float_format.format(v)
-                )
-        text = formatted.to_string() + "\n"
+        data = {str(k): row(r) for k, r in frame.astype(object).iterrows()}
+    return json.dumps(data, indent=2, allow_nan=False) + "\n"
+
+
+def write_output(text: str, args: argparse.Namespace) -> None:
+    """``text`` to ``--output`` (errors name the file) or stdout."""
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as handle:
+        path = Path(args.output)
+        if path.is_dir():
+            raise IsADirectoryError(21, "is a directory; give a file name to -o", str(path))
+        with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     else:
         sys.stdout.write(text)
+
+
+def emit(table: pd.DataFrame, args: argparse.Namespace, *, orient: str = "index") -> None:
+    """Write ``table`` in the requested ``--format`` to ``--output`` or stdout."""
+    if args.format == "csv":
+        text = machine_frame(table).to_csv()
+    elif args.format == "json":
+        text = json_text(table, orient=orient)
+    else:
+        text = format_text(table).to_string() + "\n"
+    write_output(text, args)

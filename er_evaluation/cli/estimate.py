@@ -8,29 +8,39 @@
 METRIC names are those of ``er-eval metrics`` that a reviewed sample can estimate; the
 default is pairwise_precision pairwise_recall pairwise_f1.
 
-Each PREDICTION is a full clustering of its population (CSV/TSV/Parquet: record id,
-cluster id); REF holds the reviewed true clusters of the sampled units. ``--weights`` says
-how those clusters were selected: ``cluster_size`` when records were drawn uniformly and
-their clusters reviewed (probability proportional to size), ``uniform`` when clusters were
-drawn uniformly. Estimates come from :func:`er_evaluation.estimators.estimate_table`
-(design-based, bias-corrected, with standard errors and confidence intervals);
-``--paired`` reports differences against the baseline prediction with their own paired
-standard errors (:func:`er_evaluation.estimators.compare`).
+Each PREDICTION is a full clustering of its population; REF holds the reviewed true
+clusters of the sampled units, each cluster complete (every record of that entity). Both
+are FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet; a two-column file is read as
+record id, cluster id). ``--weights`` says how the reviewed clusters were selected:
+``cluster_size`` when records were drawn uniformly and their clusters reviewed
+(probability proportional to size), ``uniform`` when clusters were drawn uniformly.
+Estimates come from :func:`er_evaluation.estimators.estimate_table` (design-based,
+bias-corrected, with standard errors and confidence intervals); ``--paired`` reports
+differences against the baseline prediction with their own paired standard errors
+(:func:`er_evaluation.estimators.compare`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+import textwrap
 import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
+from er_evaluation.cli._common import (
+    add_clustering_options,
+    add_output_options,
+    emit,
+    label_of,
+    plain,
+    read_clustering,
+)
 from er_evaluation.errors import CoverageWarning
-from er_evaluation.estimators import CI_METHODS, compare, estimate_table
+from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, compare, estimate_table
+from er_evaluation.estimators.pairwise import ESTIMATORS
 from er_evaluation.sampling import Sample, benchmark_sample
 from er_evaluation.vocabulary import ESTIMABLE
 
@@ -50,16 +60,22 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "estimate",
         help="estimate precision/recall of predictions from a reviewed sample, with CIs",
-        description=__doc__,
+        description=plain(__doc__),
+        epilog=_methods_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "predictions",
         nargs="*",
         metavar="PREDICTION",
-        help="clustering files of the predictions to evaluate (each a full population)",
+        help="clustering files of the predictions to evaluate (each a full population; "
+        "FILE or FILE:ID_COL:CLUSTER_COL)",
     )
-    parser.add_argument("--reference", help="reviewed true clusters of the sampled units")
+    parser.add_argument(
+        "--reference",
+        metavar="REF",
+        help="reviewed true clusters of the sampled units (FILE or FILE:ID_COL:CLUSTER_COL)",
+    )
     parser.add_argument(
         "--demo",
         action="store_true",
@@ -84,14 +100,20 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--estimator",
+        type=_estimator,
+        metavar="{" + ",".join(ESTIMATORS) + "}",
         help="estimator for every metric (default: the recommended one: cluster_block "
-        "precision, record recall for cluster_size samples); 'naive' gives the biased baseline",
+        "precision, record recall for cluster_size samples); naive gives the biased "
+        "baseline; an F-score also takes PRECISION_EST+RECALL_EST, e.g. cluster_block+record",
     )
-    parser.add_argument("--level", type=float, default=0.95, help="confidence level (0.95)")
+    parser.add_argument(
+        "--level", type=float, default=0.95, help="confidence level in (0, 1) (default 0.95)"
+    )
     parser.add_argument(
         "--ci-method",
-        choices=sorted(CI_METHODS),
-        help="confidence interval method (default: the library's default)",
+        choices=list(CI_METHODS),
+        metavar="{" + ",".join(CI_METHODS) + "}",
+        help=f"confidence interval method (default {DEFAULT_CI_METHOD}; each is described below)",
     )
     parser.add_argument(
         "--paired",
@@ -109,14 +131,46 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     add_clustering_options(parser)
-    parser.add_argument("-o", "--output", help="write the result to this file instead of stdout")
-    parser.add_argument(
-        "--format",
-        choices=["table", "csv", "json"],
-        default="table",
-        help="output format (default: an aligned text table; json: a list of records)",
-    )
+    add_output_options(parser)
     parser.set_defaults(func=run)
+
+
+def _estimator(text: str) -> str:
+    parts = text.split("+")
+    if len(parts) > 2 or any(p not in ESTIMATORS for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: choose one of {', '.join(ESTIMATORS)} (or P_EST+R_EST for an F-score)"
+        )
+    return text
+
+
+# what each interval method is for, in a newcomer's words (a method added to the library
+# without an entry here is described by the first sentence of its docstring)
+_METHOD_HELP = {
+    "auto": "Fieller for ratio estimators (pairwise precision and recall), studentized "
+    "bootstrap for the others",
+    "normal": "estimate +- z SE (the interval of Binette et al. 2023)",
+    "logit": "normal interval on the logit scale: asymmetric, stays inside (0, 1)",
+    "fieller": "exact-form interval for a ratio of two means (ratio estimators only)",
+    "fieller_t": "Fieller with bootstrap quantiles in place of z (ratio estimators only)",
+    "percentile": "bootstrap percentiles",
+    "studentized": "bootstrap-t: quantiles of (estimate* - estimate) / SE*",
+    "jackknife": "estimate +- z SE with the delete-one jackknife SE",
+    "bca": "bias-corrected and accelerated bootstrap percentiles",
+}
+
+
+def _methods_epilog() -> str:
+    """One wrapped entry per interval method of the library."""
+    lines = [f"interval methods (--ci-method, default {DEFAULT_CI_METHOD}):"]
+    for name, function in CI_METHODS.items():
+        text = _METHOD_HELP.get(name)
+        if text is None:
+            text = " ".join(plain(function.__doc__ or "").split()).split(". ")[0].rstrip(".")
+        lines += textwrap.wrap(
+            text, width=88, initial_indent=f"  {name:<13}", subsequent_indent=" " * 15
+        )
+    return "\n".join(lines)
 
 
 def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
@@ -139,18 +193,19 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
         raise ValueError("give at least one PREDICTION file (or --demo)")
     if not args.reference:
         raise ValueError("--reference is required (the reviewed true clusters)")
-    reference = read_clustering(args.reference, args, "reference")
+    reference = read_clustering(args.reference, args, f"reference {label_of(args.reference)}")
     predictions: dict[str, pd.Series] = {}
-    stems = [Path(p).stem.split(".")[0] for p in args.predictions]
+    paths = [label_of(spec) for spec in args.predictions]
+    stems = [Path(p).stem.split(".")[0] for p in paths]
     unique = len(set(stems)) == len(stems)
-    for path, stem in zip(args.predictions, stems, strict=True):
+    for spec, path, stem in zip(args.predictions, paths, stems, strict=True):
         name = stem if unique else path
         if name in predictions:
             raise ValueError(f"prediction {path!r} is given twice")
-        predictions[name] = read_clustering(path, args, f"prediction {path}")
+        predictions[name] = read_clustering(spec, args, f"prediction {path}")
     sample = benchmark_sample(reference, weights=args.weights)
     source = (
-        f"reference {args.reference}: {sample.n_records:,} records of {sample.n_units} "
+        f"reference {label_of(args.reference)}: {sample.n_records:,} records of {sample.n_units} "
         f"clusters (weights={args.weights})"
     )
     return predictions, sample, source
@@ -205,7 +260,7 @@ def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
     dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
     if (dropped > 0).any():
         lines.append(
-            f"on_missing={args.on_missing}: reviewed records absent from a prediction's "
+            f"--on-missing {args.on_missing}: reviewed records absent from a prediction's "
             f"population were dropped ({int(dropped.min()):,} to {int(dropped.max()):,} per "
             f"prediction; column dropped_records)"
         )
@@ -215,11 +270,7 @@ def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     table, source = estimates(args)
     if args.format == "json":
-        text = json.dumps(json.loads(table.to_json(orient="records")), indent=2) + "\n"
-        if args.output:
-            Path(args.output).write_text(text, encoding="utf-8")
-        else:
-            sys.stdout.write(text)
+        emit(table.set_index(["prediction", "metric"]), args, orient="records")
     elif args.format == "csv":
         emit(table.set_index(["prediction", "metric"]), args)
     else:

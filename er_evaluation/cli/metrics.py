@@ -1,12 +1,15 @@
 """``er-eval metrics``: exact metrics of a prediction against a full reference clustering.
 
     er-eval metrics PREDICTION REFERENCE [--metrics M ...] [--on-missing error|restrict]
+    er-eval metrics pred.csv ref.csv:record_id:person   # columns named per file
     er-eval metrics --demo     # PatentsView 2021-12-30 vs 2022-06-30 on their shared mentions
 
-PREDICTION and REFERENCE are clustering files (CSV/TSV/Parquet with a record id and a
-cluster id column) covering the same records. Records present on one side only stop the
-command with an error naming them, unless ``--on-missing restrict`` evaluates on the
-shared records and says how many were dropped. Metrics come from
+PREDICTION and REFERENCE are clustering files covering the same records. A clustering
+file is FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet): a two-column file is read
+as (record id, cluster id); with more columns, name the two. CSV ids are read as text,
+so 007 and 7 are different records. Records present on one side only stop the command
+with an error naming them, unless ``--on-missing restrict`` evaluates on the shared
+records and says how many were dropped. Metrics come from
 :func:`er_evaluation.metrics.evaluate` (one contingency table shared by all metrics).
 """
 
@@ -22,7 +25,12 @@ from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
     emit,
+    flag_terms,
+    format_text,
+    label_of,
+    plain,
     read_clustering,
+    write_output,
 )
 from er_evaluation.errors import CoverageWarning
 
@@ -36,11 +44,14 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "metrics",
         help="exact metrics of a prediction against a reference clustering",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "files", nargs="*", metavar="FILE", help="PREDICTION then REFERENCE clustering files"
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="PREDICTION then REFERENCE clustering files (FILE or FILE:ID_COL:CLUSTER_COL)",
     )
     parser.add_argument(
         "--metrics",
@@ -81,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
                 f"expected two files, PREDICTION and REFERENCE, got {len(args.files)} "
                 "(or use --demo)"
             )
-        prediction = read_clustering(args.files[0], args, name=args.files[0])
-        reference = read_clustering(args.files[1], args, name=args.files[1])
-        prediction = prediction.rename(args.files[0])
+        prediction = read_clustering(args.files[0], args, name=label_of(args.files[0]))
+        reference = read_clustering(args.files[1], args, name=label_of(args.files[1]))
+        prediction = prediction.rename(label_of(args.files[0]))
         notes = []
         on_missing = args.on_missing
     with warnings.catch_warnings(record=True) as caught:
@@ -92,9 +103,15 @@ def run(args: argparse.Namespace) -> int:
     for warning in caught:
         if args.demo and issubclass(warning.category, CoverageWarning):
             continue  # the demo's own note already says what was dropped
-        notes.append(f"{warning.category.__name__}: {warning.message}")
+        message = flag_terms(str(warning.message), {"--on-missing"})
+        notes.append(f"{warning.category.__name__}: {message}")
     _note(notes, args)
-    emit(_metric_rows(table, args.format), args)
+    if args.format == "table":
+        # text tables read down: one row per metric, one column per prediction
+        text = format_text(table).T.rename_axis("metric").rename_axis(None, axis=1)
+        write_output(text.to_string() + "\n", args)
+    else:
+        emit(table, args)  # evaluate's layout: one row per prediction
     return 0
 
 
@@ -117,27 +134,6 @@ def _demo() -> tuple[pd.Series, pd.Series, list[str]]:
         "other way).",
     ]
     return prediction, reference, notes
-
-
-def _metric_rows(table: pd.DataFrame, fmt: str) -> pd.DataFrame:
-    """Text tables read down: one row per metric, one column per prediction, counts as
-    integers, rates with four decimals. CSV and JSON keep evaluate's layout (one row
-    per prediction) and its integer columns."""
-    if fmt != "table":
-        return table
-    text = pd.DataFrame(index=pd.Index(table.columns, name="metric"))
-    for name in table.index:
-        text[name] = [
-            _format(table.at[name, metric], pd.api.types.is_integer_dtype(table[metric]))
-            for metric in table.columns
-        ]
-    return text
-
-
-def _format(value, is_count: bool) -> str:
-    if pd.isna(value):
-        return "nan"
-    return f"{int(value):,}" if is_count else f"{value:.4f}"
 
 
 def _note(lines: list[str], args: argparse.Namespace) -> None:

@@ -3,11 +3,16 @@
     er-eval summary CLUSTERING... [--names FILE --name-col COL [COL ...]]
     er-eval summary --demo     # the 15 bundled PatentsView versions, with name statistics
 
-Each CLUSTERING is a file (CSV/TSV/Parquet: record id, cluster id). Statistics come from
-:func:`er_evaluation.summary.summary_table`: number of records and clusters, cluster
-sizes, singleton shares, matching rate and, given names (a file with the record id
-column and one or more name columns, joined with spaces), PatentsView's homonymy and
-name-variation rates. The names file must cover every record of every clustering.
+Each CLUSTERING is FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet; a two-column
+file is read as record id, cluster id). Statistics come from
+:func:`er_evaluation.summary.summary_table`. Text table columns: records, clusters;
+mean, median and max cluster size; single_cl = share of clusters with one record;
+single_rec = share of records alone in their cluster; matching = share of records in a
+cluster of two or more; and, given names (a file with the record id column and one or
+more name columns, joined with spaces), PatentsView's homonymy rate (clusters sharing a
+name with another cluster), name_var (clusters with more than one name) and no_name
+(records without a name). The names file must cover every record of every clustering.
+CSV and JSON keep the library's column names.
 """
 
 from __future__ import annotations
@@ -20,7 +25,11 @@ from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
     emit,
+    format_text,
+    label_of,
+    plain,
     read_clustering,
+    write_output,
 )
 from er_evaluation.errors import ClusteringError
 from er_evaluation.io import read_table
@@ -30,10 +39,15 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "summary",
         help="summary statistics of clusterings (sizes, singletons, homonymy, name variation)",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", nargs="*", metavar="CLUSTERING", help="clustering files")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="CLUSTERING",
+        help="clustering files (FILE or FILE:ID_COL:CLUSTER_COL)",
+    )
     parser.add_argument(
         "--names", metavar="FILE", help="table of record names (record id column + name columns)"
     )
@@ -68,12 +82,35 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.files:
             raise ValueError("no CLUSTERING file given (or use --demo)")
-        clusterings = {path: read_clustering(path, args, name=path) for path in args.files}
+        clusterings = {
+            label_of(spec): read_clustering(spec, args, name=label_of(spec)) for spec in args.files
+        }
         names = _read_names(args) if args.names else None
         if (args.name_col or args.names_id_col) and not args.names:
             raise ValueError("--name-col and --names-id-col need --names FILE")
-    emit(summary_table(clusterings, names=names), args)
+    table = summary_table(clusterings, names=names)
+    if args.format == "table":
+        text = format_text(table).rename(columns=_SHORT)
+        write_output(text.to_string() + "\n", args)
+    else:
+        emit(table, args)
     return 0
+
+
+# compact headers of the text table (explained in the command's help)
+_SHORT = {
+    "n_records": "records",
+    "n_clusters": "clusters",
+    "average_cluster_size": "mean_size",
+    "median_cluster_size": "median",
+    "max_cluster_size": "max_size",
+    "singleton_cluster_share": "single_cl",
+    "singleton_record_share": "single_rec",
+    "matching_rate": "matching",
+    "homonymy_rate": "homonymy",
+    "name_variation_rate": "name_var",
+    "records_without_name": "no_name",
+}
 
 
 def _demo() -> tuple[dict[str, pd.Series], pd.Series]:
@@ -85,7 +122,7 @@ def _demo() -> tuple[dict[str, pd.Series], pd.Series]:
 
 
 def _read_names(args: argparse.Namespace) -> pd.Series:
-    table = read_table(args.names)
+    table = read_table(args.names, encoding=args.encoding)
     id_col = args.names_id_col or table.columns[0]
     name_cols = args.name_col or ([table.columns[1]] if table.shape[1] > 1 else [])
     missing = [c for c in [id_col, *name_cols] if c not in table.columns]

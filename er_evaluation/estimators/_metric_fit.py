@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from er_evaluation._parameters import check_beta
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
@@ -37,6 +38,7 @@ def result_label(metric: str, beta: float) -> str:
 def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
     """``(estimator, phi, columns)`` of ``metric`` on the unit table ``ut``."""
     check_metric_names(metric, METRICS, what="estimable metric")
+    check_beta(beta)  # bounds hold even for metrics that do not use beta
     if metric == FBETA:
         fscore_name("pairwise", beta)  # validates beta
     else:
