@@ -100,12 +100,12 @@ def check_structure(series: pd.Series, *, name: str = "clustering") -> None:
             f"{name}: {int(index.isna().sum())} record id(s) are missing (NaN/None)"
         )
     _check_one_kind(index, f"{name}: record ids")
-    _check_exact_floats(index, f"{name}: record ids")
+    check_exact_floats(index, f"{name}: record ids")
     missing = series.isna().to_numpy()
     if missing.any():
         bad = index[missing]
         raise ClusteringError(f"{name}: {len(bad)} record(s) have no cluster id: {examples(bad)}")
-    _check_exact_floats(series, f"{name}: cluster ids")
+    check_exact_floats(series, f"{name}: cluster ids")
     if series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype):
         # typed columns (int, float, str, ...) hold one kind by construction
         _check_one_kind(pd.Index(series.to_numpy()), f"{name}: cluster ids", ids=index)
@@ -114,7 +114,7 @@ def check_structure(series: pd.Series, *, name: str = "clustering") -> None:
 _EXACT_FLOAT_LIMIT = 2.0**53
 
 
-def _check_exact_floats(values: pd.Index | pd.Series, what: str) -> None:
+def check_exact_floats(values: pd.Index | pd.Series, what: str) -> None:
     """Floating-point ids at or beyond 2**53 cannot hold every integer: 2**53 + 1 reads as
     2**53, so two records (or clusters) would silently become one."""
     if values.dtype.kind != "f":

@@ -33,10 +33,9 @@ V2 = pd.Series(["p", "p", "p", "q", "q", "q", "t", "t", "t", "u", "u", "w"], ind
 
 
 @pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "project"
-    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(folder))
-    monkeypatch.syspath_prepend(str(APP))
+def project(project, tmp_path) -> Path:
+    """The shared project folder, configured with a small records table and two versions."""
+    folder = project
     records = pd.DataFrame(
         {"rid": TRUTH.index, "name": [f"name {c}" for c in TRUTH], "blk": BLOCKS.to_numpy()}
     )

@@ -32,18 +32,6 @@ ENTRY = str(APP / "er_eval_app.py")
 TWO = ["2021-12-30", "2022-06-30"]
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
-    monkeypatch.syspath_prepend(str(APP))
-    return tmp_path / "project"
-
-
-@pytest.fixture(scope="module")
-def predictions() -> dict[str, pd.Series]:
-    return datasets.load_patentsview_predictions()
-
-
 def open_page(page: str | None = None, **state) -> AppTest:
     at = AppTest.from_file(ENTRY, default_timeout=180).run()
     for key, value in state.items():

@@ -11,24 +11,11 @@ import pytest
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from er_evaluation import datasets  # noqa: E402
 from er_evaluation.review import ReviewStore  # noqa: E402
 
 APP = Path(__file__).resolve().parents[1] / "app"
 ENTRY = str(APP / "er_eval_app.py")
 TICK = "does not belong"
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
-    monkeypatch.syspath_prepend(str(APP))
-    return tmp_path / "project"
-
-
-@pytest.fixture(scope="module")
-def predictions() -> dict[str, pd.Series]:
-    return datasets.load_patentsview_predictions()
 
 
 def run_app() -> AppTest:

@@ -18,13 +18,6 @@ ENTRY = str(APP / "er_eval_app.py")
 TICK = "does not belong"
 
 
-@pytest.fixture
-def project(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
-    monkeypatch.syspath_prepend(str(APP))
-    return tmp_path / "project"
-
-
 def run_app(reviewer: str | None = None) -> AppTest:
     at = AppTest.from_file(ENTRY, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]

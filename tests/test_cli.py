@@ -30,14 +30,8 @@ def demo_versions():
     return versions["2021-12-30"], versions["2022-06-30"]
 
 
-def run_cli(argv, capsys):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_metrics_demo_table_is_correct(capsys, demo_versions):
-    code, out, _ = run_cli(["metrics", "--demo"], capsys)
+def test_metrics_demo_table_is_correct(demo_versions, cli):
+    code, out, _ = cli(["metrics", "--demo"])
     assert code == 0
     old, new = demo_versions
     assert "evaluated on the 130,097 shared mentions; 3,444 mentions dropped" in out
@@ -62,8 +56,8 @@ def test_metrics_demo_table_is_correct(capsys, demo_versions):
         assert float(text.replace(",", "")) == pytest.approx(expected[metric], abs=5e-5)
 
 
-def test_metrics_demo_csv_and_json(capsys, demo_versions):
-    code, out, err = run_cli(
+def test_metrics_demo_csv_and_json(demo_versions, cli):
+    code, out, err = cli(
         [
             "metrics",
             "--demo",
@@ -72,8 +66,7 @@ def test_metrics_demo_csv_and_json(capsys, demo_versions):
             "--metrics",
             "pairwise_precision",
             "true_positive_links",
-        ],
-        capsys,
+        ]
     )
     assert code == 0 and "3,444 mentions dropped" in err  # notes stay out of machine output
     table = pd.read_csv(io.StringIO(out), index_col=0)
@@ -83,8 +76,8 @@ def test_metrics_demo_csv_and_json(capsys, demo_versions):
     expected = evaluate(old, new.loc[old.index], ["pairwise_precision", "true_positive_links"])
     assert table.iloc[0]["true_positive_links"] == expected.iloc[0]["true_positive_links"]
     assert table.iloc[0]["pairwise_precision"] == pytest.approx(expected.iloc[0, 0], rel=1e-12)
-    code, out, _ = run_cli(
-        ["metrics", "--demo", "--format", "json", "--metrics", "true_positive_links"], capsys
+    code, out, _ = cli(
+        ["metrics", "--demo", "--format", "json", "--metrics", "true_positive_links"]
     )
     assert json.loads(out) == {
         "2021-12-30": {"true_positive_links": int(expected.iloc[0]["true_positive_links"])}
@@ -92,13 +85,11 @@ def test_metrics_demo_csv_and_json(capsys, demo_versions):
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_metrics_on_files(tmp_path, capsys, suffix):
+def test_metrics_on_files(tmp_path, suffix, cli):
     pred = write_membership(PREDICTION, tmp_path / f"pred{suffix}")
     ref = write_membership(REFERENCE, tmp_path / f"ref{suffix}")
     out_file = tmp_path / "out.json"
-    code, out, _ = run_cli(
-        ["metrics", str(pred), str(ref), "--format", "json", "-o", str(out_file)], capsys
-    )
+    code, out, _ = cli(["metrics", str(pred), str(ref), "--format", "json", "-o", str(out_file)])
     assert code == 0 and out == ""
     result = json.loads(out_file.read_text())[str(pred)]
     expected = evaluate(PREDICTION, REFERENCE).iloc[0]
@@ -111,27 +102,25 @@ def test_metrics_on_files(tmp_path, capsys, suffix):
         assert result[metric] == pytest.approx(expected[metric], rel=1e-12, nan_ok=True)
 
 
-def test_metrics_table_on_files_with_column_options(tmp_path, capsys):
+def test_metrics_table_on_files_with_column_options(tmp_path, cli):
     pred = tmp_path / "pred.csv"
     pred.write_text("cluster,record\n" + "".join(f"{c},{r}\n" for r, c in PREDICTION.items()))
     ref = write_membership(REFERENCE, tmp_path / "ref.csv", id_col="record", cluster_col="cluster")
     args = ["metrics", str(pred), str(ref), "--id-col", "record", "--cluster-col", "cluster"]
-    code, out, _ = run_cli(
-        [*args, "--metrics", "pairwise_precision", "true_positive_links"], capsys
-    )
+    code, out, _ = cli([*args, "--metrics", "pairwise_precision", "true_positive_links"])
     assert code == 0
     lines = out.splitlines()
     assert lines[-2].split() == ["pairwise_precision", "0.5000"]
     assert lines[-1].split() == ["true_positive_links", "2"]
 
 
-def test_metrics_missing_records_error_and_restrict(tmp_path, capsys):
+def test_metrics_missing_records_error_and_restrict(tmp_path, cli):
     pred = write_membership(PREDICTION.iloc[:4], tmp_path / "pred.csv")
     ref = write_membership(REFERENCE, tmp_path / "ref.csv")
-    code, _, err = run_cli(["metrics", str(pred), str(ref)], capsys)
+    code, _, err = cli(["metrics", str(pred), str(ref)])
     assert code == 1
     assert "2 of 6 reference record(s) are absent from the prediction: 'r4', 'r5'" in err
-    code, out, _ = run_cli(
+    code, out, _ = cli(
         [
             "metrics",
             str(pred),
@@ -140,8 +129,7 @@ def test_metrics_missing_records_error_and_restrict(tmp_path, capsys):
             "restrict",
             "--metrics",
             "true_positive_links",
-        ],
-        capsys,
+        ]
     )
     assert code == 0
     assert "CoverageWarning: dropped 2 of 6 reference record(s)" in out
@@ -149,32 +137,32 @@ def test_metrics_missing_records_error_and_restrict(tmp_path, capsys):
     assert out.splitlines()[-1].split() == ["true_positive_links", str(expected)]
 
 
-def test_metrics_int_ids_versus_str_ids(tmp_path, capsys):
+def test_metrics_int_ids_versus_str_ids(tmp_path, cli):
     ints = pd.Series([1, 1, 2], index=[1, 2, 3])
     pred = write_membership(ints, tmp_path / "pred.parquet")  # parquet keeps int ids
     ref = write_membership(ints, tmp_path / "ref.csv")  # csv ids are read as strings
-    code, _, err = run_cli(["metrics", str(pred), str(ref)], capsys)
+    code, _, err = cli(["metrics", str(pred), str(ref)])
     assert code == 1
     assert "record ids have different types: prediction ids are numeric" in err
 
 
-def test_metrics_argument_errors(tmp_path, capsys):
-    code, _, err = run_cli(["metrics", "only_one.csv"], capsys)
+def test_metrics_argument_errors(tmp_path, capsys, cli):
+    code, _, err = cli(["metrics", "only_one.csv"])
     assert code == 1 and "expected two files, PREDICTION and REFERENCE, got 1" in err
-    code, _, err = run_cli(["metrics", "a.csv", "b.csv"], capsys)
+    code, _, err = cli(["metrics", "a.csv", "b.csv"])
     assert code == 1 and "a.csv: no such file" in err
-    code, _, err = run_cli(["metrics", "--demo", "a.csv"], capsys)
+    code, _, err = cli(["metrics", "--demo", "a.csv"])
     assert code == 1 and "--demo takes no input files" in err
     bad = tmp_path / "dup.csv"
     bad.write_text("id,cluster\nr1,a\nr1,b\n")
-    code, _, err = run_cli(["metrics", str(bad), str(bad)], capsys)
+    code, _, err = cli(["metrics", str(bad), str(bad)])
     assert code == 1 and "1 record id(s) appear more than once: 'r1'" in err
     with pytest.raises(SystemExit):
         main(["metrics", "--demo", "--metrics", "accuracy"])
     assert "invalid choice: 'accuracy'" in capsys.readouterr().err
 
 
-def test_summary_on_files_with_names(tmp_path, capsys):
+def test_summary_on_files_with_names(tmp_path, cli):
     first = write_membership(PREDICTION, tmp_path / "first.csv")
     second = write_membership(REFERENCE, tmp_path / "second.parquet")
     names = pd.DataFrame(
@@ -185,7 +173,7 @@ def test_summary_on_files_with_names(tmp_path, capsys):
         }
     )
     names.to_csv(tmp_path / "names.csv", index=False)
-    code, out, _ = run_cli(
+    code, out, _ = cli(
         [
             "summary",
             str(first),
@@ -199,8 +187,7 @@ def test_summary_on_files_with_names(tmp_path, capsys):
             "family",
             "--format",
             "csv",
-        ],
-        capsys,
+        ]
     )
     assert code == 0
     table = pd.read_csv(io.StringIO(out), index_col=0)
@@ -213,20 +200,18 @@ def test_summary_on_files_with_names(tmp_path, capsys):
     assert table.iloc[0]["name_variation_rate"] == pytest.approx(2 / 3)
 
 
-def test_summary_errors(tmp_path, capsys):
-    code, _, err = run_cli(["summary"], capsys)
+def test_summary_errors(tmp_path, cli):
+    code, _, err = cli(["summary"])
     assert code == 1 and "no CLUSTERING file given" in err
     path = write_membership(PREDICTION, tmp_path / "c.csv")
     names = tmp_path / "names.csv"
     names.write_text("record_id,name\nr0,x\n")
-    code, _, err = run_cli(
-        ["summary", str(path), "--names", str(names), "--name-col", "nom"], capsys
-    )
+    code, _, err = cli(["summary", str(path), "--names", str(names), "--name-col", "nom"])
     assert code == 1 and "column(s) ['nom'] not found" in err
 
 
-def test_summary_demo(capsys):
-    code, out, _ = run_cli(["summary", "--demo", "--format", "json"], capsys)
+def test_summary_demo(cli):
+    code, out, _ = cli(["summary", "--demo", "--format", "json"])
     assert code == 0
     table = pd.DataFrame(json.loads(out)).T
     versions = load_patentsview_predictions()

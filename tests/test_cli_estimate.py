@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from er_evaluation.cli import main
 from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
 from er_evaluation.estimators import compare, estimate_table
 from er_evaluation.io import read_membership
@@ -31,15 +30,9 @@ def files(tmp_path):
     return paths
 
 
-def run(argv, capsys):
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_estimate_csv_equals_library(files, capsys):
+def test_estimate_csv_equals_library(files, cli):
     argv = ["estimate", str(files["alpha"]), str(files["beta"]), "--reference", str(files["ref"])]
-    code, out, err = run([*argv, "--format", "csv"], capsys)
+    code, out, err = cli([*argv, "--format", "csv"])
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     preds = {k: read_membership(files[k]) for k in ("alpha", "beta")}
@@ -54,7 +47,7 @@ def test_estimate_csv_equals_library(files, capsys):
     assert "95% confidence intervals" in err
 
 
-def test_estimate_options_reach_the_library(files, capsys):
+def test_estimate_options_reach_the_library(files, cli):
     argv = [
         "estimate",
         str(files["alpha"]),
@@ -71,7 +64,7 @@ def test_estimate_options_reach_the_library(files, capsys):
         "--format",
         "json",
     ]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0, err
     (row,) = json.loads(out)
     sample = benchmark_sample(read_membership(files["ref"]), weights="uniform")
@@ -89,11 +82,9 @@ def test_estimate_options_reach_the_library(files, capsys):
         assert row[col] == pytest.approx(want[col])
 
 
-def test_estimate_paired_equals_compare(files, capsys):
+def test_estimate_paired_equals_compare(files, cli):
     argv = ["estimate", str(files["alpha"]), str(files["beta"]), "--reference", str(files["ref"])]
-    code, out, err = run(
-        [*argv, "--paired", "--metrics", "pairwise_precision", "--format", "csv"], capsys
-    )
+    code, out, err = cli([*argv, "--paired", "--metrics", "pairwise_precision", "--format", "csv"])
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     preds = {k: read_membership(files[k]) for k in ("alpha", "beta")}
@@ -105,44 +96,44 @@ def test_estimate_paired_equals_compare(files, capsys):
     assert got["std_error"].iloc[0] == pytest.approx(want.std_error)
 
 
-def test_estimate_table_output_to_file(files, capsys, tmp_path):
+def test_estimate_table_output_to_file(files, tmp_path, cli):
     out_path = tmp_path / "out.txt"
     argv = ["estimate", str(files["alpha"]), "--reference", str(files["ref"]), "-o", str(out_path)]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 0 and out == ""
     text = out_path.read_text()
     assert "pairwise_precision" in text and "cluster_block" in text and "dropped_records" in text
 
 
-def test_estimate_missing_records_error_or_restrict(files, capsys, tmp_path):
+def test_estimate_missing_records_error_or_restrict(files, tmp_path, cli):
     pred = read_membership(files["alpha"])
     ref = read_membership(files["ref"])
     gone = ref.index[:3]
     partial = tmp_path / "partial.csv"
     pred.drop(gone).rename("cluster").to_frame().to_csv(partial)
     argv = ["estimate", str(partial), "--reference", str(files["ref"])]
-    code, out, err = run(argv, capsys)
+    code, out, err = cli(argv)
     assert code == 1
     assert "absent" in err and str(gone[0]) in err
-    code, out, err = run([*argv, "--on-missing", "restrict", "--format", "json"], capsys)
+    code, out, err = cli([*argv, "--on-missing", "restrict", "--format", "json"])
     assert code == 0, err
     rows = json.loads(out)
     assert {r["dropped_records"] for r in rows} == {3}
 
 
-def test_estimate_argument_errors(files, capsys):
-    code, _, err = run(["estimate", str(files["alpha"])], capsys)
+def test_estimate_argument_errors(files, cli):
+    code, _, err = cli(["estimate", str(files["alpha"])])
     assert code == 1 and "--reference" in err
-    code, _, err = run(["estimate", "--reference", str(files["ref"])], capsys)
+    code, _, err = cli(["estimate", "--reference", str(files["ref"])])
     assert code == 1 and "PREDICTION" in err
-    code, _, err = run(["estimate", "--demo", str(files["alpha"])], capsys)
+    code, _, err = cli(["estimate", "--demo", str(files["alpha"])])
     assert code == 1 and "--demo" in err
     argv = ["estimate", str(files["alpha"]), "--reference", str(files["ref"]), "--paired"]
-    code, _, err = run(argv, capsys)
+    code, _, err = cli(argv)
     assert code == 1 and "two predictions" in err
 
 
-def test_estimate_demo_equals_library(capsys):
+def test_estimate_demo_equals_library(cli):
     argv = [
         "estimate",
         "--demo",
@@ -152,7 +143,7 @@ def test_estimate_demo_equals_library(capsys):
         "--ci-method",
         "normal",
     ]
-    code, out, err = run([*argv, "--format", "csv"], capsys)
+    code, out, err = cli([*argv, "--format", "csv"])
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     preds = load_patentsview_predictions()

@@ -19,14 +19,6 @@ PRED = pd.Series(["p1", "p1", "p1", "p2", "p2", "p3"], index=[f"r{i}" for i in r
 TRUTH = pd.Series(["t1", "t1", "t2", "t2", "t2", "t3"], index=[f"r{i}" for i in range(6)])
 
 
-def run(argv, capsys, stdin: str | None = None, monkeypatch=None):
-    if stdin is not None:
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _all_parsers(parser):
     yield parser
     for action in parser._actions:
@@ -59,46 +51,44 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"er-eval {__version__}"
 
 
-def test_columns_named_per_file(tmp_path, capsys):
+def test_columns_named_per_file(tmp_path, cli):
     pred = tmp_path / "pred.csv"
     pd.DataFrame({"rec": PRED.index, "person": PRED.to_numpy()}).to_csv(pred, index=False)
     ref = tmp_path / "ref.csv"
     pd.DataFrame({"note": "x", "record_id": TRUTH.index, "cluster_id": TRUTH.to_numpy()}).to_csv(
         ref, index=False
     )
-    code, out, err = run(
-        ["metrics", pred, f"{ref}:record_id:cluster_id", "--format", "json"], capsys
-    )
+    code, out, err = cli(["metrics", pred, f"{ref}:record_id:cluster_id", "--format", "json"])
     assert code == 0, err
     got = json.loads(out)[str(pred)]
     assert got["pairwise_precision"] == evaluate(PRED, TRUTH).iloc[0]["pairwise_precision"]
     # without names, a three-column file is an error naming the file and the two ways out
-    code, _, err = run(["metrics", pred, ref], capsys)
+    code, _, err = cli(["metrics", pred, ref])
     assert code == 1
     assert f"{ref} has 3 column(s) (note, record_id, cluster_id)" in err
     assert f"{ref}:ID_COL:CLUSTER_COL" in err and "--id-col and --cluster-col" in err
-    code, _, err = run(["metrics", pred, f"{ref}:record_id:cluster"], capsys)
+    code, _, err = cli(["metrics", pred, f"{ref}:record_id:cluster"])
     assert code == 1 and "no cluster id column 'cluster'" in err
 
 
-def test_semicolon_file_is_read(tmp_path, capsys):
+def test_semicolon_file_is_read(tmp_path, cli):
     pred = tmp_path / "pred.csv"
     pred.write_text("id;cluster\n" + "".join(f"{i};{c}\n" for i, c in PRED.items()))
     ref = write_membership(TRUTH, tmp_path / "ref.csv")
-    code, out, err = run(["metrics", pred, ref, "--format", "csv"], capsys)
+    code, out, err = cli(["metrics", pred, ref, "--format", "csv"])
     assert code == 0, err
     assert pd.read_csv(io.StringIO(out)).shape[0] == 1
 
 
-def test_counts_are_integers_and_proportions_four_decimals(tmp_path, capsys):
+def test_counts_are_integers_and_proportions_four_decimals(tmp_path, cli):
     pred = write_membership(PRED, tmp_path / "pred.csv")
     ref = write_membership(TRUTH, tmp_path / "ref.csv")
-    code, out, _ = run(["metrics", pred, ref], capsys)
+    code, out, _ = cli(["metrics", pred, ref])
     rows = dict(line.rsplit(None, 1) for line in out.splitlines() if len(line.split()) == 2)
     assert re.fullmatch(r"\d\.\d{4}", rows["pairwise_precision"])
     for count in ("true_positive_links", "merge_count", "generalized_merge_distance"):
         assert re.fullmatch(r"[\d,]+", rows[count]), (count, rows[count])
-    code, out, _ = run(["metrics", pred, ref, "--format", "json"], capsys)
+    code, out, _ = cli(["metrics", pred, ref, "--format", "json"])
     values = json.loads(out)[str(pred)]
     assert isinstance(values["true_positive_links"], int)
     assert isinstance(values["generalized_merge_distance"], int)
@@ -106,23 +96,23 @@ def test_counts_are_integers_and_proportions_four_decimals(tmp_path, capsys):
     assert values["pairwise_recall"] == exact["pairwise_recall"]  # full precision
 
 
-def test_large_counts_have_thousands_separators(capsys):
-    code, out, _ = run(["metrics", "--demo", "--metrics", "true_positive_links"], capsys)
+def test_large_counts_have_thousands_separators(cli):
+    code, out, _ = cli(["metrics", "--demo", "--metrics", "true_positive_links"])
     assert code == 0
     assert re.search(r"true_positive_links\s+5,421,136$", out, re.MULTILINE)
 
 
-def test_summary_text_table_is_compact(capsys):
-    code, out, _ = run(["summary", "--demo"], capsys)
+def test_summary_text_table_is_compact(cli):
+    code, out, _ = cli(["summary", "--demo"])
     assert code == 0
     assert max(len(line) for line in out.splitlines()) <= 120
     first = out.splitlines()[2].split()
     assert first[1] == "84,749" and first[4] == "2"  # records, median size
 
 
-def test_estimate_json_keeps_full_precision_and_integer_counts(capsys):
-    code, out, _ = run(
-        ["estimate", "--demo", "--metrics", "pairwise_precision", "--format", "json"], capsys
+def test_estimate_json_keeps_full_precision_and_integer_counts(cli):
+    code, out, _ = cli(
+        ["estimate", "--demo", "--metrics", "pairwise_precision", "--format", "json"]
     )
     assert code == 0
     rows = json.loads(out)
@@ -130,14 +120,14 @@ def test_estimate_json_keeps_full_precision_and_integer_counts(capsys):
     assert any(len(repr(r["value"])) > 8 for r in rows)
 
 
-def test_interactive_labelling_shows_both_records(tmp_path, capsys, monkeypatch):
+def test_interactive_labelling_shows_both_records(tmp_path, cli):
     pool = tmp_path / "pool.csv"
     pool.write_text("id_left,id_right,score,predicted\nr1,r2,0.9,1\n")
     records = tmp_path / "records.csv"
     records.write_text("rid,first,last\nr1,Ann,Lee\nr2,Anne,Lee\n")
     labels = tmp_path / "labels.jsonl"
     argv = ["pairs", "sample", pool, "--labels", labels, "--method", "passive", "--budget", 1]
-    code, _, err = run([*argv, "--records", f"{records}:rid"], capsys, "m\n", monkeypatch)
+    code, _, err = cli([*argv, "--records", f"{records}:rid"], "m\n")
     assert code == 0, err
     assert re.search(r"first\s+Ann\s+Anne", err)
     assert re.search(r"last\s+=\s+Lee\s+Lee", err)  # '=' marks the agreeing field

@@ -286,14 +286,6 @@ def test_permission_denied_names_the_folder(tmp_path, monkeypatch):
 # --- the command line: one line naming the file or the flag, exit code 1 ----------------
 
 
-def _cli(argv, capsys):
-    from er_evaluation.cli import main
-
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _one_line_error(err: str, *needles: str) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
@@ -309,23 +301,23 @@ def clustering_files(tmp_path):
     return pred, ref
 
 
-def test_cli_input_that_is_a_directory(tmp_path, clustering_files, capsys):
+def test_cli_input_that_is_a_directory(tmp_path, clustering_files, cli):
     _, ref = clustering_files
     folder = tmp_path / "folder.csv"
     folder.mkdir()
-    code, _, err = _cli(["metrics", folder, ref], capsys)
+    code, _, err = cli(["metrics", folder, ref])
     assert code == 1
     _one_line_error(err, str(folder), "is a directory")
 
 
-def test_cli_output_into_a_directory(tmp_path, clustering_files, capsys):
+def test_cli_output_into_a_directory(tmp_path, clustering_files, cli):
     pred, ref = clustering_files
-    code, _, err = _cli(["metrics", pred, ref, "-o", tmp_path], capsys)
+    code, _, err = cli(["metrics", pred, ref, "-o", tmp_path])
     assert code == 1
     _one_line_error(err, str(tmp_path), "directory")
 
 
-def test_cli_unreadable_inputs_name_the_file(tmp_path, clustering_files, capsys):
+def test_cli_unreadable_inputs_name_the_file(tmp_path, clustering_files, cli):
     _, ref = clustering_files
     cases = {
         "empty.csv": (b"", "the file is empty"),
@@ -335,25 +327,25 @@ def test_cli_unreadable_inputs_name_the_file(tmp_path, clustering_files, capsys)
     }
     for name, (data, words) in cases.items():
         path = _write(tmp_path / name, data)
-        code, _, err = _cli(["metrics", path, ref], capsys)
+        code, _, err = cli(["metrics", path, ref])
         assert code == 1
         _one_line_error(err, str(path), words)
-    code, _, err = _cli(["metrics", tmp_path / "absent.csv", ref], capsys)
+    code, _, err = cli(["metrics", tmp_path / "absent.csv", ref])
     _one_line_error(err, "absent.csv: no such file")
 
 
-def test_cli_speaks_in_flags_not_python_keywords(tmp_path, clustering_files, capsys):
+def test_cli_speaks_in_flags_not_python_keywords(tmp_path, clustering_files, cli):
     pred, _ = clustering_files
     partial = write_membership(TRUTH.iloc[:6], tmp_path / "partial.csv")
-    code, _, err = _cli(["metrics", pred, partial], capsys)
+    code, _, err = cli(["metrics", pred, partial])
     assert code == 1
     _one_line_error(err, "--on-missing restrict")
     assert "on_missing" not in err
 
 
-def test_cli_traceback_flag_shows_the_python_error(tmp_path, capsys):
+def test_cli_traceback_flag_shows_the_python_error(tmp_path, cli):
     with pytest.raises(FileNotFoundError):
-        _cli(["--traceback", "metrics", tmp_path / "a.csv", tmp_path / "b.csv"], capsys)
+        cli(["--traceback", "metrics", tmp_path / "a.csv", tmp_path / "b.csv"])
 
 
 @pytest.mark.parametrize("metric", ["pairwise_fbeta", "pairwise_f1", "bcubed_f1"])
@@ -362,3 +354,19 @@ def test_beta_must_be_positive_and_finite(metric, beta):
     sample = sample_clusters(TRUTH, 3, seed=1)
     with pytest.raises(ValueError, match="beta must be a (positive )?finite number"):
         estimate(PRED, sample, metric, beta=beta)
+
+
+def test_float_pair_ids_beyond_2_53_are_an_error_not_a_self_pair():
+    from er_evaluation.pairs import PairPool
+    from er_evaluation.pairs.pool import PoolError
+
+    frame = pd.DataFrame(
+        {
+            "id_left": [float(2**53), 1.0],
+            "id_right": [float(2**53 + 1), 3.0],
+            "score": [0.5, 0.2],
+            "predicted": [1, 0],
+        }
+    )
+    with pytest.raises(PoolError, match="id_left are floating-point numbers"):
+        PairPool.from_frame(frame)

@@ -21,7 +21,7 @@ import sys
 
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit
+from er_evaluation.cli._common import add_output_options, emit, plain
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.review import DESIGNS, Project, ReviewError, agreement
 
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "review",
         help="status, agreement, export and estimates of a review project folder",
-        description=__doc__,
+        description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)

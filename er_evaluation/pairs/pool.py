@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from er_evaluation.clustering import membership, to_pairs
+from er_evaluation.clustering import check_exact_floats, membership, to_pairs
 from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples, plain_id
 from er_evaluation.pairs.estimates import metric_names
 
@@ -186,6 +186,10 @@ def _check_ids(left, right, left_col: str, right_col: str, records) -> None:
         missing = np.flatnonzero(pd.isna(values))
         if len(missing):
             raise PoolError(f"{len(missing)} pairs have a missing {col}: rows {examples(missing)}")
+        try:
+            check_exact_floats(pd.Index(values), col)
+        except ClusteringError as error:
+            raise PoolError(str(error)) from None
     kinds = {
         pd.api.types.infer_dtype(left, skipna=False),
         pd.api.types.infer_dtype(right, skipna=False),
