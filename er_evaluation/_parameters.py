@@ -67,10 +67,10 @@ def check_level(level) -> float:
 
 def check_beta(beta) -> float:
     """F-beta's beta: a positive finite number (beta > 1 weighs recall more)."""
-    value = _real(beta, "beta")
-    if value <= 0:
+    valid = isinstance(beta, numbers.Real) and not isinstance(beta, bool)
+    if not valid or not 0 < float(beta) < math.inf:
         raise ValueError(f"beta must be a positive finite number (1 for F1), got {beta!r}")
-    return value
+    return float(beta)
 
 
 def check_alpha(alpha) -> float:

@@ -352,7 +352,7 @@ def test_cli_traceback_flag_shows_the_python_error(tmp_path, cli):
 @pytest.mark.parametrize("beta", [-1, 0, float("nan"), float("inf")])
 def test_beta_must_be_positive_and_finite(metric, beta):
     sample = sample_clusters(TRUTH, 3, seed=1)
-    with pytest.raises(ValueError, match="beta must be a (positive )?finite number"):
+    with pytest.raises(ValueError, match="beta must be a positive finite number"):
         estimate(PRED, sample, metric, beta=beta)
 
 
