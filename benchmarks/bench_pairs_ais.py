@@ -1,4 +1,4 @@
-"""Label efficiency, PR curves and speed of the AIS sampler of paper 002 (issue 11).
+"""Label efficiency, PR curves and speed of the AIS sampler of Marchant & Rubinstein 2021 (issue 11).
 
 ``--mode f1``: on each pool with full truth, every method runs ``--reps`` times to the
 largest budget; the estimate at budget b is the one after the last draw that needed at

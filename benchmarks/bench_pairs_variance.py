@@ -2,7 +2,7 @@
 with the bias, spread and mean standard error of the estimates.
 
 ``martingale`` (default of :func:`er_evaluation.pairs.estimate_from_labels`): each draw's own proposal
-in the second moment; ``final``: the latest proposal q_N, as written in paper 002 §3.3.2.
+in the second moment; ``final``: the latest proposal q_N, as written in Marchant & Rubinstein 2021 §3.3.2.
 
     nice -n 10 python benchmarks/bench_pairs_variance.py abt-buy --reps 60 --budget 2000
 """

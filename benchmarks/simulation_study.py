@@ -1,4 +1,4 @@
-"""Simulation study of the precision/recall estimators (paper 003, §2.4, Tables 1-2).
+"""Simulation study of the precision/recall estimators (Binette et al. 2023, §2.4, Tables 1-2).
 
 Truth: the bundled PatentsView 2022-06-30 disambiguation (133,541 mentions) and the true
 identities of RLdata10000. For each misattribution rate a prediction is made by

@@ -18,6 +18,8 @@ from er_evaluation.errors import (
     ClusteringError,
     CoverageError,
     CoverageWarning,
+    InputFileError,
+    PopulationWarning,
     UndefinedMetricWarning,
 )
 from er_evaluation.metrics import evaluate

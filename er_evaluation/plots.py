@@ -3,7 +3,7 @@
 - :func:`plot_estimates`: estimates with their confidence intervals as error bars, one
   point per prediction (e.g. PatentsView version), one trace per metric;
 - :func:`plot_simulation`: distributions of a study's estimates against the true value
-  (paper 003, Figures 3-4), one panel per misattribution rate.
+  (Binette et al. 2023, Figures 3-4), one panel per misattribution rate.
 
 Requires plotly (``pip install er_evaluation_toolkit[app]``).
 """
@@ -98,7 +98,7 @@ def plot_simulation(
 
     One panel per misattribution rate; in each, one box per (sample size, estimator) of the
     replicate estimates, and a dotted horizontal line at the exact value of the prediction
-    (paper 003, Figures 3-4). ``estimators`` selects and orders the estimators.
+    (Binette et al. 2023, Figures 3-4). ``estimators`` selects and orders the estimators.
     """
     rep = result.replicates[result.replicates["metric"] == metric]
     if rep.empty:

@@ -17,7 +17,7 @@ sample and no other design argument:
   sampling without replacement.
 
 Sampling records uniformly and taking their true clusters is the same as sampling
-clusters with probability proportional to size (paper 003, §2.4); :func:`sample_records`
+clusters with probability proportional to size (Binette et al. 2023, §2.4); :func:`sample_records`
 returns that cluster sample with the number of sampled records per cluster as
 multiplicity.
 """
@@ -136,7 +136,7 @@ class Sample:
         """This sample drawn from the PREDICTION (its units are predicted clusters, e.g.
         ``sample_clusters(prediction, n)``), with the reviewed true cluster ids ``truth``
         of its records attached: a sample of predicted clusters (``sample_of="predicted"``).
-        By duality (paper 003, Remark 2) it estimates precision-type metrics (pairwise,
+        By duality (Binette et al. 2023, Remark 2) it estimates precision-type metrics (pairwise,
         cluster and B-cubed precision). Every record of every sampled predicted cluster must
         be labelled in ``truth`` (extra records are ignored)."""
         if self.blocks is not None:
@@ -343,7 +343,7 @@ def sample_blocks(
     """Sample ``n`` disjoint blocks (e.g. a blocking key) and review all their records.
 
     ``blocks`` maps every record of ``clustering`` to a block id; every true cluster must lie
-    inside one block (paper 003 Lemma 3), otherwise a ValueError names the split clusters.
+    inside one block (Binette et al. 2023 Lemma 3), otherwise a ValueError names the split clusters.
     ``weights``: "uniform", "cluster_size" (proportional to the block's number of records)
     or a Series of positive selection probabilities up to a constant indexed by block id.
     """

@@ -1,4 +1,4 @@
-"""Simulation study of the design-based estimators (paper 003, §2.4 and §3.1).
+"""Simulation study of the design-based estimators (Binette et al. 2023, §2.4 and §3.1).
 
 A clustering is taken as the truth; a prediction is made from it by *misattribution*:
 a fraction ``rate`` of the records, picked at random, each receive the cluster of
@@ -50,7 +50,7 @@ _KEYS = ["rate", "sample_size", "metric", "estimator"]
 
 
 def misattribute(clustering: pd.Series, rate: float, *, seed=None) -> pd.Series:
-    """A prediction made from ``clustering`` by misattribution (paper 003, §2.4).
+    """A prediction made from ``clustering`` by misattribution (Binette et al. 2023, §2.4).
 
     ``round(rate * N)`` records, picked uniformly without replacement, each get the
     cluster id of another record picked uniformly at random (any record but itself, from
@@ -186,7 +186,7 @@ def run_study(
     seed=None,
     progress: bool = True,
 ) -> StudyResult:
-    """Simulation study of paper 003 §2.4 on the true clustering ``truth``.
+    """Simulation study of Binette et al. 2023 §2.4 on the true clustering ``truth``.
 
     For each misattribution ``rate``: a prediction :func:`misattribute` (truth, rate) and
     its exact pairwise precision and recall; then, for each ``sample_size`` n,

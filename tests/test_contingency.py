@@ -126,7 +126,7 @@ def test_restrict_equals_explicit_restriction(pair):
 
 
 def test_hand_computed_case():
-    # paper 003, Figure 2 style: predicted {1,2,3},{4,5}; true {1,2},{3,4,5}
+    # Binette et al. 2023, Figure 2 style: predicted {1,2,3},{4,5}; true {1,2},{3,4,5}
     prediction = pd.Series([0, 0, 0, 1, 1], index=[1, 2, 3, 4, 5])
     reference = pd.Series(["a", "a", "b", "b", "b"], index=[1, 2, 3, 4, 5])
     table = contingency(prediction, reference)

@@ -1,4 +1,4 @@
-"""Per-cluster error tables: hand case (paper 003 Figure 2), brute force, sampled references."""
+"""Per-cluster error tables: hand case (Binette et al. 2023 Figure 2), brute force, sampled references."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Estimators of paper 003 (appendix A.2): hand-computed cases, census exactness,
+"""Estimators of Binette et al. 2023 (appendix A.2): hand-computed cases, census exactness,
 eq. 8-9 vs the generic smooth-function machinery, invariances, errors."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from er_evaluation.sampling import (
     sample_records,
 )
 
-# Paper 003, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
+# Binette et al. 2023, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
 # Per true cluster (f = predicted links inside, out = predicted links leaving):
 #   c1={1,2,3}: f=1 ({2,3}), out=1 (1-4), |c|=3, C(3,2)=3
 #   c2={4,5}:   f=0,         out=1 (4-1), |c|=2, C(2,2)=1

@@ -40,7 +40,7 @@ from er_evaluation.metrics import (
     v_measure,
 )
 
-# Paper 003, Figure 2. Truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
+# Binette et al. 2023, Figure 2. Truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
 TRUTH = pd.Series(["t1", "t1", "t1", "t2", "t2", "t3", "t3", "t4"], index=range(1, 9))
 PRED = pd.Series([10, 20, 20, 10, 30, 40, 40, 40], index=range(1, 9))
 # Contingency cells n = |ĉ ∩ c| (|ĉ|, |c|):

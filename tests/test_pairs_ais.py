@@ -1,4 +1,4 @@
-"""The adaptive importance sampler of paper 002, its measures and its oracle model."""
+"""The adaptive importance sampler of Marchant & Rubinstein 2021, its measures and its oracle model."""
 
 from __future__ import annotations
 

@@ -186,3 +186,20 @@ def test_interval_methods_are_all_documented_with_the_bootstrap_minimum():
     assert documented == list(CI_METHODS)
     assert f"`{DEFAULT_CI_METHOD}`, the default" in section
     assert f"default {N_BOOT:,}, at least\n{min_n_boot(0.95)} at level 0.95" in section
+
+
+def test_no_internal_paper_numbers_anywhere():
+    """Papers are cited by authors and year (see References), never by the project's
+    internal file numbers (the word paper and three digits), in the README, the docs and every docstring."""
+    root = README.parent
+    files = [README, root / "benchmarks" / "README.md", root / "CITATION.cff"]
+    for folder in ("er_evaluation", "app", "benchmarks", "docs", "tests"):
+        files += sorted((root / folder).rglob("*.py")) + sorted((root / folder).rglob("*.md"))
+    pattern = re.compile(r"\b[Pp]apers? ?0\d\d\b")
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, found

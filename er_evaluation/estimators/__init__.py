@@ -1,5 +1,5 @@
 """Design-based estimators of entity-resolution metrics from reviewed samples
-(paper 003 §2.3 and appendix A.2; design §4).
+(Binette et al. 2023 §2.3 and appendix A.2; design §4).
 
 Entry points: :func:`estimate` (one metric, one prediction), :func:`estimate_table`
 (tidy table for many predictions x metrics), :func:`compare` (paired differences).

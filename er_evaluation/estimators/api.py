@@ -26,7 +26,7 @@ from er_evaluation.vocabulary import check_metric_names
 __all__ = ["METRICS", "estimate", "estimate_table", "compare", "estimate_from_units"]
 
 # metrics estimable from a sample of predicted clusters, and the dual metric computed
-# with the roles of prediction and truth swapped (paper 003, Remark 2)
+# with the roles of prediction and truth swapped (Binette et al. 2023, Remark 2)
 _DUAL = {
     "pairwise_precision": "pairwise_recall",
     "cluster_precision": "cluster_recall",
@@ -140,7 +140,7 @@ def estimate(
     validate: bool = True,
 ) -> Estimate:
     """Design-based estimate of ``metric`` for the full ``prediction`` from a reviewed
-    ``sample`` (paper 003 §2.3, appendix A.2; design §4), with standard error and CI.
+    ``sample`` (Binette et al. 2023 §2.3, appendix A.2; design §4), with standard error and CI.
 
     ``prediction``: membership Series of the WHOLE population (N, |P| and the number of
     predicted clusters are taken from it; never from the sample). Every sampled record must

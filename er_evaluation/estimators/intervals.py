@@ -58,7 +58,7 @@ def _clip(lo: float, hi: float, bounds: Bounds | None) -> tuple[float, float]:
 def normal_interval(
     fit: SmoothFit, level: float, bounds: Bounds | None, **_
 ) -> tuple[float, float]:
-    """value ± z·SE (paper 003, eq. 9 variance)."""
+    """value ± z·SE (Binette et al. 2023, eq. 9 variance)."""
     z = _z(level)
     return _clip(fit.value - z * fit.std_error, fit.value + z * fit.std_error, bounds)
 

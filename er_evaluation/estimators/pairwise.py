@@ -1,4 +1,4 @@
-"""Pairwise precision, recall and F-score estimators of paper 003 (appendix A.2).
+"""Pairwise precision, recall and F-score estimators of Binette et al. 2023 (appendix A.2).
 
 Each estimator is a smooth function ``phi`` of design-weighted means of per-unit columns
 (see :mod:`er_evaluation.estimators.units` for the quantities, and

@@ -1,4 +1,4 @@
-"""The generic bias-corrected ratio-of-means estimator (paper 003, eq. 7-9) and its
+"""The generic bias-corrected ratio-of-means estimator (Binette et al. 2023, eq. 7-9) and its
 generalisation to smooth functions of per-unit means.
 
 A sample of ``n`` draws gives one row per draw of a per-unit matrix ``Y`` (columns are the
@@ -263,7 +263,7 @@ def smooth_estimate(
     ``n = sum(multiplicity)``. ``population_size`` is the number of units ``T`` of the
     population, used with ``replace=False`` for the finite-population correction. See the
     module docstring for the formulas; for ``phi = Ratio(Column("B"), Column("A"))`` they
-    are eq. 8-9 of paper 003. One draw: the plug-in estimate and NaN variance.
+    are eq. 8-9 of Binette et al. 2023. One draw: the plug-in estimate and NaN variance.
     """
     names = phi.columns()
     Y = np.column_stack([np.asarray(columns[c], dtype=float) for c in names])
@@ -318,7 +318,7 @@ def ratio_estimate(
     population_size: int | None = None,
     replace: bool = True,
 ) -> tuple[float, float]:
-    """Eq. 8 and eq. 9 of paper 003, literally: the bias-corrected ratio of means
+    """Eq. 8 and eq. 9 of Binette et al. 2023, literally: the bias-corrected ratio of means
     ``E = mean(B)/mean(A)`` and its estimated variance, from one row per draw.
 
         E^ = (B̄/Ā) [1 + θ/(n(n-1)) Σ_s (A_s/Ā)(B_s/B̄ - A_s/Ā)]

@@ -22,7 +22,7 @@ class Estimate:
     """A design-based estimate of one metric for one prediction.
 
     ``value`` is the (bias-corrected) estimate, ``std_error`` its estimated standard error
-    (square root of the linearised variance, paper 003 eq. 9), ``[ci_low, ci_high]`` the
+    (square root of the linearised variance, Binette et al. 2023 eq. 9), ``[ci_low, ci_high]`` the
     ``level`` confidence interval computed by ``ci_method``. ``n_units`` counts the distinct
     sampled units (clusters or blocks), ``n_draws`` the draws including with-replacement
     repeats (the ``n`` of eq. 8-9), ``n_records`` the reviewed records used. ``plugin`` is the

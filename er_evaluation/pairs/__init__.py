@@ -1,7 +1,7 @@
 """Evaluation from labelled record pairs: pools, samplers (passive, stratified, static
 importance sampling, OASIS), oracles, resumable labelling sessions, single-run estimates
 of precision / recall / F with standard errors, and label reuse across predictions
-(design §5; papers 000, 002, 004)."""
+(design §5; Marchant & Rubinstein 2017, 2021; Chaganty et al. 2017)."""
 
 from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
 from er_evaluation.pairs.estimates import (

@@ -1,4 +1,4 @@
-"""Stratification of a pair pool by score: cumulative sqrt(F) (paper 000, Algorithm 1).
+"""Stratification of a pair pool by score: cumulative sqrt(F) (Marchant & Rubinstein 2017, Algorithm 1).
 
 Predicted matches and predicted non-matches are stratified separately, so no stratum
 mixes the two (each stratum then has lambda_k in {0, 1}, which is what makes the OASIS
@@ -45,7 +45,7 @@ class Strata:
 
 
 def csf_edges(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> np.ndarray:
-    """Score cut points of the cumulative sqrt(F) method (paper 000, Algorithm 1).
+    """Score cut points of the cumulative sqrt(F) method (Marchant & Rubinstein 2017, Algorithm 1).
 
     Histogram the scores into M bins, cumulate sqrt(counts), cut that scale into
     ``n_strata`` equal widths and map the cuts back to score bin edges. Returns the

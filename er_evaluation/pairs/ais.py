@@ -1,7 +1,7 @@
-"""Adaptive importance sampling for any target measure (paper 002, Marchant & Rubinstein 2021).
+"""Adaptive importance sampling for any target measure (Marchant & Rubinstein 2021).
 
 Each draw comes from the asymptotically optimal proposal for the target measure G = g(R)
-(paper 002, Proposition 1 / Proposition 2, deterministic oracle), estimated with the
+(Marchant & Rubinstein 2021, Proposition 1 / Proposition 2, deterministic oracle), estimated with the
 current Dirichlet-tree model of the oracle (§4; :mod:`er_evaluation.pairs.dirichlet_tree`)
 and mixed with the uniform distribution p(x) = 1/N for positivity (and label reuse,
 §3.3.1):
@@ -13,7 +13,7 @@ where pi(y | x) is the posterior predictive of x's stratum for an unlabelled pai
 point mass at its label once x is labelled (the oracle is deterministic: a pair already
 labelled is drawn again at no cost), and R_hat = (1/N) sum_x sum_y pi(y | x) ell(x, y) is
 the model's estimate of the totals (as in the authors' implementation). The proposal is
-recomputed after every new label (stage size 1, paper 002 §3 recommends small stages).
+recomputed after every new label (stage size 1, Marchant & Rubinstein 2021 §3 recommends small stages).
 
 Per draw the work is on arrays of the size of the number of *cells* (stratum x loss
 class: K for F-measures, about K + L for a PR curve with L thresholds), never of the
@@ -67,7 +67,7 @@ def _select(measure: Measure, components: list[int]) -> Measure:
 
 
 class AISSampler(_Base):
-    """Adaptive importance sampler of paper 002 for a target measure.
+    """Adaptive importance sampler of Marchant & Rubinstein 2021 for a target measure.
 
     ``target``: ``"f"`` (F_alpha; alpha = 1 precision, 1/2 F1), ``"pr_curve"`` (precision
     and recall at ``n_thresholds`` evenly spaced score thresholds), or pass any
@@ -77,7 +77,7 @@ class AISSampler(_Base):
     mean score under a balanced tree of the given ``branching`` (None: one level, i.e. a
     Beta model per stratum as in OASIS); leaf prior ``prior_strength`` times the mean
     score-probability of each label, plus ``depth_concentration`` * depth^2 per node
-    (paper 002, §5.2).
+    (Marchant & Rubinstein 2021, §5.2).
 
     ``draw()`` returns a :class:`~er_evaluation.pairs.samplers.Draw` with q(x) and
     w = (1/N) / q(x); ``observe(index, label)`` feeds the label back.
@@ -312,7 +312,7 @@ class AISSampler(_Base):
         self._update_proposal()
 
     def current_weights(self, indices: np.ndarray) -> np.ndarray:
-        """p/q under the current proposal for the given pairs (paper 002 §3.3.2's q_N)."""
+        """p/q under the current proposal for the given pairs (Marchant & Rubinstein 2021 §3.3.2's q_N)."""
         indices = np.asarray(indices, dtype=np.int64)
         known = self._known[indices].astype(np.int64)
         cells = self._cell[indices].astype(np.int64)

@@ -1,4 +1,4 @@
-"""The Dirichlet-tree model of the oracle (paper 002, §4 and Appendix H, eq. 14-16).
+"""The Dirichlet-tree model of the oracle (Marchant & Rubinstein 2021, §4 and Appendix H, eq. 14-16).
 
 The pool is partitioned into K strata (leaves) ordered by score, and a tree is laid over
 the ordered leaves (a balanced tree of a given branching factor; branching factor K is
@@ -10,16 +10,16 @@ probability of label y for a pair of leaf k is (eq. 14)
 
     pi(y | k) ∝ alpha_y prod_{v on the path to k} beta_{y,v} / sum_{c in siblings(v) + v} beta_{y,c}.
 
-Prior (paper 002, §5.2): beta_{y,v} = kappa depth(v)^2 + sum_{leaves k under v} s_{y,k}
+Prior (Marchant & Rubinstein 2021, §5.2): beta_{y,v} = kappa depth(v)^2 + sum_{leaves k under v} s_{y,k}
 with s_{y,k} the prior strength times the mean score-probability of label y in leaf k;
 alpha_y = sum over the root's children of beta_{y,c} (so that alpha stays the root's
-total; paper 002 uses 1 + sum_k s_{y,k}, which differs by the root's depth terms). Deep
+total; Marchant & Rubinstein 2021 uses 1 + sum_k s_{y,k}, which differs by the root's depth terms). Deep
 nodes carry large depth terms, so their branch probabilities stay near uniform and a
 label informs its whole neighbourhood of the score range first, its own leaf later.
 
 One level: with alpha the root's total the product telescopes to
 pi(y | k) = beta_{y,k} / (beta_{0,k} + beta_{1,k}), i.e. an independent Beta posterior per
-stratum, the oracle model of OASIS (paper 000, Algorithm 3).
+stratum, the oracle model of OASIS (Marchant & Rubinstein 2017, Algorithm 3).
 
 Updates and predictions are vectorised over nodes: one label touches the O(depth) nodes
 of one path; the predictive for all leaves is one gather of log branch probabilities

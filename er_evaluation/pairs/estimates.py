@@ -4,18 +4,18 @@ All metrics are ratios of weighted sums over the draws j = 1..T, with a_j = l_j 
 (true positive), and denominators b_j = alpha lhat_j + (1 - alpha) l_j (alpha = 1:
 precision, alpha = 0: recall, alpha = 1/2: F1; F_beta has alpha = 1/(1 + beta^2)):
 
-    F_alpha = sum_j w_j a_j / sum_j w_j b_j            (paper 000, Algorithm 3, line 11)
+    F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
 
-Standard errors come from the linearisation of the ratio (delta method), i.e. paper 002
+Standard errors come from the linearisation of the ratio (delta method), i.e. Marchant & Rubinstein 2021
 §3.3.2 with g(R) = R_1 / (alpha R_2 + (1 - alpha) R_3); the term D_g(R) R vanishes at
 the ratio estimate, leaving
 
     Var(F) ~= sum_j w_j u_j (a_j - F b_j)^2 / (sum_j w_j b_j)^2,
 
-where u_j is p/q of draw j under the proposal paper 002 plugs in. ``variance="martingale"``
+where u_j is p/q of draw j under the proposal Marchant & Rubinstein 2021 plugs in. ``variance="martingale"``
 (default) uses each draw's own proposal, u_j = w_j: the unbiased estimate of the average
-conditional variance that the martingale CLT (paper 002, Theorem 2) uses at finite T.
-``variance="final"`` uses the latest proposal q_N as in paper 002 §3.3.2 (needs
+conditional variance that the martingale CLT (Marchant & Rubinstein 2021, Theorem 2) uses at finite T.
+``variance="final"`` uses the latest proposal q_N as in Marchant & Rubinstein 2021 §3.3.2 (needs
 ``run.final_weight``). Passive samples use the usual ratio variance with finite-population
 correction (1 - n/N) s_e^2 / (n bbar^2); stratified samples the stratified ratio variance
 sum_k N_k^2 (1 - n_k/N_k) s_{k,e}^2 / n_k / B^2.

@@ -1,6 +1,6 @@
 """Target measures of pair evaluation as smooth functions of importance-weighted totals.
 
-Paper 002 (Marchant & Rubinstein 2021, §2.2, Definition 1) writes a performance measure
+Marchant & Rubinstein (2021, §2.2, Definition 1) write a performance measure
 as G = g(R) with R = E[ell(x, y)] the pool mean of a vector loss ell and g smooth. Here
 ell depends on a pair only through a small integer *class* c(x) (e.g. the prediction
 0/1, or how many score thresholds the pair clears) and its true label y in {0, 1}, so
@@ -8,20 +8,20 @@ every measure is a table ell(c, y) plus the function g:
 
 - :func:`f_measures`: precision, recall and F_beta for several beta at once, totals
   R = [TP, PP, P] / N (true positives, predicted positives, positives), g_m a ratio
-  (paper 002, Table 1);
+  (Marchant & Rubinstein 2021, Table 1);
 - :func:`pr_curve`: precision and recall of the score at thresholds tau_1 < ... < tau_L
-  (paper 002, Example 1), totals [PP_1..PP_L, TP_1..TP_L, P] / N;
+  (Marchant & Rubinstein 2021, Example 1), totals [PP_1..PP_L, TP_1..TP_L, P] / N;
 - :func:`custom_measure`: any table ell(c, y) and function g given by the user, with its
   Jacobian or a numerical one.
 
 From the labelled draws (x_j, y_j, w_j = p/q_{j-1}) of an importance-sampling run,
 :func:`estimate_measure` computes R_hat = (1/T) sum_j w_j ell(x_j, y_j) and G_hat =
-g(R_hat) (paper 002, eq. 1), and the CLT variance of §3.3.2:
+g(R_hat) (Marchant & Rubinstein 2021, eq. 1), and the CLT variance of §3.3.2:
 
     Var(G_hat_m) ~= (1/T) [ (1/T) sum_j w_j u_j (Dg(R_hat) ell_j)_m^2 - (Dg(R_hat) R_hat)_m^2 ]
 
 with u_j = w_j (each draw's own proposal; the martingale form) or u_j = p/q_T (the
-latest proposal, paper 002's form). Because ell only depends on (class, label), every
+latest proposal, Marchant & Rubinstein 2021's form). Because ell only depends on (class, label), every
 sum over draws is a sum over at most 2C groups.
 """
 
@@ -193,7 +193,7 @@ def f_measures(predicted: np.ndarray, betas: float | Sequence[float] = 1.0) -> M
 
     Totals R = [TP, PP, P] / N with ell(c, y) = [c y, c, y] for prediction c and label y;
     precision = R_1 / R_2, recall = R_1 / R_3, F_beta = R_1 / (a R_2 + (1 - a) R_3) with
-    a = 1 / (1 + beta^2) (paper 002, Table 1; paper 000 eq. 1).
+    a = 1 / (1 + beta^2) (Marchant & Rubinstein 2021, Table 1; Marchant & Rubinstein 2017 eq. 1).
     """
     predicted = np.asarray(predicted)
     if predicted.ndim != 1 or not np.isin(predicted, (0, 1)).all():
@@ -217,7 +217,7 @@ class PRCurve(Measure):
 
     Class c(x) = number of thresholds <= score(x), so a pair of class c is predicted a
     match at thresholds 1..c. Totals R = [PP_1..PP_L, TP_1..TP_L, P] / N; components
-    precision_l = TP_l / PP_l (first L) and recall_l = TP_l / P (last L) (paper 002,
+    precision_l = TP_l / PP_l (first L) and recall_l = TP_l / P (last L) (Marchant & Rubinstein 2021,
     Example 1). Gradients use the closed form
     d precision_l . ell(c, y) = 1{c >= l} (y - precision_l) / PP_l and
     d recall_l . ell(c, y) = y (1{c >= l} - recall_l) / P, so the squared norms of all
@@ -277,7 +277,7 @@ class PRCurve(Measure):
 def pr_curve(
     scores: np.ndarray, thresholds: int | Sequence[float] = 100, *, prefix: str = "pairwise"
 ) -> PRCurve:
-    """The precision-recall curve of ``scores`` as a measure (paper 002, Example 1).
+    """The precision-recall curve of ``scores`` as a measure (Marchant & Rubinstein 2021, Example 1).
 
     ``thresholds``: ascending score thresholds, or a number L of thresholds spaced evenly
     from the lowest to the highest score (the paper's uniform grid). Component names are
@@ -339,7 +339,7 @@ def custom_measure(
     """A user-defined measure G = func(R) with R the pool mean of ``table[codes[x], y]``.
 
     ``codes``: int class per pool pair; ``table``: shape (n_classes, 2, d), the loss vector
-    for class c and label y (paper 002, Definition 1); ``func``: R (d,) -> G (m,);
+    for class c and label y (Marchant & Rubinstein 2021, Definition 1); ``func``: R (d,) -> G (m,);
     ``jacobian``: R -> Dg (m, d), or None for central differences with step
     1e-6 max(|R_i|, 1e-8). ``bounded``: every component is in [0, 1] (then the interval
     of :func:`estimate_measure` is a Wilson interval on the effective sample size).
@@ -401,7 +401,7 @@ def estimate_measure(
 
     ``run`` is a :class:`~er_evaluation.pairs.estimates.LabelRun` with design
     "importance" (or passive, weight 1). Value G_hat = g(R_hat), R_hat = (1/T) sum_j w_j
-    ell_j (paper 002, eq. 1); variance as in the module docstring (paper 002, §3.3.2;
+    ell_j (Marchant & Rubinstein 2021, eq. 1); variance as in the module docstring (Marchant & Rubinstein 2021, §3.3.2;
     ``variance="martingale"`` uses each draw's own weight, ``"final"`` the run's
     ``final_weight``).
 

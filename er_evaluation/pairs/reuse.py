@@ -1,9 +1,9 @@
-"""Reusing pair labels across predictions (paper 002 §3.3.1; paper 004).
+"""Reusing pair labels across predictions (Marchant & Rubinstein 2021 §3.3.1; Chaganty et al. 2017).
 
 A label with its sampling weight p/q is a draw from the pool, whatever prediction the
 sampler was tuned for. So labels collected while evaluating prediction A estimate
 prediction B on the same pool without bias (for importance designs: the martingale
-argument of paper 002, Theorem 1, only needs q > 0 wherever B's metrics have mass, which
+argument of Marchant & Rubinstein 2021, Theorem 1, only needs q > 0 wherever B's metrics have mass, which
 the epsilon-greedy mixture guarantees). Evaluating B then costs only the labels that the
 reused sample cannot cover: :func:`continue_sampling` warm-starts an OASIS sampler for B
 with A's labels (its label cache and Beta model), draws new pairs from B's proposal, and

@@ -14,7 +14,7 @@ weighs the labels:
 - ``"stratified"``: stratified sample without replacement, allocation proportional to
   stratum size (weights N_k / n_k per stratum).
 - ``"importance"``: draws with replacement from q (static IS, or OASIS where q adapts);
-  weight w = p(z)/q(z) = omega_k / v_k for OASIS (paper 000, Algorithm 3, line 6).
+  weight w = p(z)/q(z) = omega_k / v_k for OASIS (Marchant & Rubinstein 2017, Algorithm 3, line 6).
 
 Per-draw work is a few operations on arrays of length K (strata) and one lookup into
 precomputed per-stratum index arrays; no pandas, no loops over the pool.
@@ -59,7 +59,7 @@ class Draw:
 
 def score_probabilities(scores: np.ndarray, threshold: float = 0.0) -> np.ndarray:
     """Scores as match probabilities: unchanged if already in [0, 1], else the logistic
-    1 / (1 + exp(-(s - threshold))) (paper 000, Algorithm 2, line 4)."""
+    1 / (1 + exp(-(s - threshold))) (Marchant & Rubinstein 2017, Algorithm 2, line 4)."""
     scores = np.asarray(scores, dtype=np.float64)
     if len(scores) and scores.min() >= 0.0 and scores.max() <= 1.0:
         return scores
@@ -103,7 +103,7 @@ class _Base:
         """Feed back the label of the last draw (no-op for non-adaptive samplers)."""
 
     def current_weights(self, indices: np.ndarray) -> np.ndarray:
-        """p/q under the current proposal for the given pairs (for paper 002's variance)."""
+        """p/q under the current proposal for the given pairs (for Marchant & Rubinstein 2021's variance)."""
         raise NotImplementedError
 
     def params(self) -> dict:
@@ -181,14 +181,14 @@ class StratifiedSampler(_Base):
 
 def _optimal_terms(alpha, f_hat, pi, lam):
     """sqrt(E[(D_g ell)^2]) per unit of the asymptotically optimal proposal for F_alpha
-    (paper 000 eq. 12 without omega): (1-a)(1-lam) F sqrt(pi) + lam sqrt((aF)^2 (1-pi) + (1-F)^2 pi)."""
+    (Marchant & Rubinstein 2017 eq. 12 without omega): (1-a)(1-lam) F sqrt(pi) + lam sqrt((aF)^2 (1-pi) + (1-F)^2 pi)."""
     return (1 - alpha) * (1 - lam) * f_hat * np.sqrt(pi) + lam * np.sqrt(
         (alpha * f_hat) ** 2 * (1 - pi) + (1 - f_hat) ** 2 * pi
     )
 
 
 def _initial_f(alpha: float, pi: np.ndarray, lam: np.ndarray, mass: np.ndarray) -> float:
-    """F_alpha^(0) from the prior guess (paper 000, Algorithm 2, line 8)."""
+    """F_alpha^(0) from the prior guess (Marchant & Rubinstein 2017, Algorithm 2, line 8)."""
     tp = np.sum(mass * pi * lam)
     den = alpha * np.sum(mass * lam) + (1 - alpha) * np.sum(mass * pi)
     return float(tp / den) if den > 0 else 0.5
@@ -197,7 +197,7 @@ def _initial_f(alpha: float, pi: np.ndarray, lam: np.ndarray, mass: np.ndarray) 
 class ImportanceSampler(_Base):
     """Static importance sampling (with replacement) from the asymptotically optimal
     proposal for F_alpha evaluated once with per-pair score probabilities (the static IS
-    baseline of papers 000/002), mixed with the uniform distribution:
+    baseline of Marchant & Rubinstein 2017, 2021), mixed with the uniform distribution:
     q(z) = eps/N + (1-eps) q*(z). Weight w = (1/N) / q(z)."""
 
     name = "importance"
@@ -238,7 +238,7 @@ class ImportanceSampler(_Base):
 
 
 class OASISSampler(_Base):
-    """OASIS (paper 000, Algorithms 1-3): adaptive importance sampling over CSF strata.
+    """OASIS (Marchant & Rubinstein 2017, Algorithms 1-3): adaptive importance sampling over CSF strata.
 
     Per stratum a Beta(gamma_1, gamma_0) model of pi_k = P(match) with prior
     eta * [pi0_k, 1 - pi0_k], pi0_k = mean score probability in the stratum. Each draw uses
