@@ -33,7 +33,8 @@ import numpy as np
 from scipy.special import expit, ndtr, ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level, check_n_boot
-from er_evaluation.estimators.ratio import SmoothFit
+from er_evaluation.estimators.diagnostics import concentration, event_concentration
+from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
 
 __all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
 
@@ -281,6 +282,196 @@ def bca_interval(
     )
 
 
+def wilson_bounds(value, std_error, n_fallback, z):
+    """Wilson's (1927) score interval for a proportion on an effective sample size,
+    vectorised: ``n* = v(1-v)/SE²`` (Kish's design effect; Korn & Graubard 1998), or
+    ``n_fallback`` when that is undefined (SE 0, or ``v`` at 0 or 1), with quantile ``z``:
+
+        (v + z²/(2n*) ± z sqrt(v(1-v)/n* + z²/(4n*²))) / (1 + z²/n*)
+
+    For an interior estimate with a positive SE this is the normal interval pulled towards
+    1/2 by ``z²/(2n*)``; at 0 or 1 it is the score interval of ``n_fallback`` all-equal
+    units (``[n/(n + z²), 1]`` at 1), never zero-width. ``v`` is first clipped to [0, 1]."""
+    v = np.clip(np.asarray(value, dtype=float), 0.0, 1.0)
+    se = np.asarray(std_error, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pq = v * (1 - v)
+        n_star = np.where((se > 0) & (pq > 0), pq / np.where(se > 0, se, 1.0) ** 2, n_fallback)
+        n_star = np.where(n_star > 0, n_star, np.nan)
+        z2n = z * z / n_star
+        center = (v + z2n / 2) / (1 + z2n)
+        half = z * np.sqrt(pq / n_star + z2n / (4 * n_star)) / (1 + z2n)
+    return np.clip(center - half, 0.0, 1.0), np.clip(center + half, 0.0, 1.0)
+
+
+def _quad(c, M):
+    return np.einsum("...i,...ij,...j->...", c, M, c)
+
+
+def _ratio_weights(phi: Smooth, index) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(c_num, c_den)``, weights over the columns with ``phi = c_num'M / c_den'M`` when
+    ``phi`` is a ratio of two linear combinations of column means, else None: a plain ratio
+    ``B/A``, and an F-score of two ratios sharing their numerator (precision ``x/a_p`` and
+    recall ``x/a_t`` of one sample: ``F_beta = (1+beta²) x / (beta² a_t + a_p)``)."""
+    k = len(index)
+
+    def unit(name: str) -> np.ndarray:
+        e = np.zeros(k)
+        e[index[name]] = 1.0
+        return e
+
+    if phi.is_ratio():
+        num, den = phi.args
+        return unit(num.name), unit(den.name)
+    if isinstance(phi, FBeta) and all(a.is_ratio() for a in phi.args):
+        (xp, ap), (xr, at) = (a.args for a in phi.args)
+        if xp.name == xr.name:
+            b2 = phi.beta**2
+            return (1 + b2) * unit(xp.name), b2 * unit(at.name) + unit(ap.name)
+    return None
+
+
+def fieller_bounds(mean, cov, theta, n, weights, z):
+    """Fieller's (1954) interval for the ratio ``c_num'M / c_den'M`` of linear combinations
+    of column means, vectorised: ``{R : (b - R a)² <= z² Var(b - R a)}``. Returns
+    ``(lo, hi, bounded)``; where the quadratic has no finite solution set (denominator not
+    significantly positive) ``bounded`` is False and the bounds are ±inf."""
+    cn, cd = weights
+    V = cov * (theta / np.asarray(n, dtype=float))[..., None, None]
+    a, b = mean @ cd, mean @ cn
+    vaa, vbb, vab = _quad(cd, V), _quad(cn, V), np.einsum("...i,...ij,...j->...", cd, V, cn)
+    z2 = z * z
+    qa, qb, qc = a * a - z2 * vaa, a * b - z2 * vab, b * b - z2 * vbb
+    disc = qb * qb - qa * qc
+    ok = (qa > 0) & (disc >= 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        root = np.sqrt(np.where(ok, disc, 0.0))
+        lo = np.where(ok, (qb - root) / np.where(ok, qa, 1.0), -np.inf)
+        hi = np.where(ok, (qb + root) / np.where(ok, qa, 1.0), np.inf)
+    return lo, hi, ok
+
+
+MIN_EVENTS_FIELLER = 10.0
+"""Effective number of units on each side of a ratio (correct part ``B`` and errors
+``A - B``) from which the ``"score"`` interval uses Fieller's instead of Wilson's."""
+
+
+def _part(phi: Smooth, mean, cov, theta, n, index):
+    """Bias-corrected value, gradient and delta-method SE of one part of an estimate."""
+    v = bias_corrected(phi, mean, cov, theta, n, index)
+    _, g, _ = phi.evaluate(mean, index)
+    with np.errstate(invalid="ignore"):
+        var = theta / np.asarray(n, dtype=float) * _quad(g, cov)
+    return v, g, np.sqrt(np.clip(var, 0.0, None))
+
+
+def score_bounds(
+    phi: Smooth,
+    mean: np.ndarray,
+    cov: np.ndarray,
+    theta: float,
+    n,
+    index,
+    n_eff,
+    n_events,
+    level: float,
+    bounds: Bounds | None,
+):
+    """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
+    (..., k) and ``cov`` (..., k, k) so the coverage benchmark evaluates all replicates at
+    once. ``n_eff``, ``n_events``: effective numbers of units of the columns and of each
+    ratio's two sides (:mod:`~er_evaluation.estimators.diagnostics`).
+
+    - a ratio (precision, recall, and an F-score whose parts share their numerator, as
+      every pairwise F-score of one cluster sample): Fieller's interval
+      (:func:`fieller_bounds`; test inversion of ``(B̄ - R Ā)/SE``, which follows the
+      ratio's skewness) when it is bounded and at least ``MIN_EVENTS_FIELLER`` effective
+      units carry each side of the ratio; otherwise (rare errors, estimates at 0 or 1,
+      few units) Wilson's score interval on the effective sample size
+      (:func:`wilson_bounds`; Wilson 1927, Korn & Graubard 1998);
+    - another metric in [0, 1]: Wilson's interval; an F-score's interval is also kept
+      inside ``[F(P_lo, R_lo), F(P_hi, R_hi)]`` of its parts' intervals (F is increasing in
+      both), so it is always consistent with them;
+    - a paired difference ``phi_a - phi_b`` (bounds [-1, 1]): the MOVER interval of Zou &
+      Donner (2008) (Newcombe 1998, method 10) from the parts' intervals and the
+      correlation ``r`` of the two estimates: ``D - sqrt(da² + db'² - 2 r da db')``,
+      ``D + sqrt(da'² + db² - 2 r da' db)`` with ``da = v_a - lo_a``, ``da' = hi_a - v_a``,
+      ``db = v_b - lo_b``, ``db' = hi_b - v_b``;
+    - anything else: value ± z·SE.
+
+    The interval always contains the estimate (clipped to ``bounds``); a census
+    (``theta == 0``) gives the zero-width interval at the exact value. Coverage across
+    truths, error rates and sample sizes: ``benchmarks/README.md`` (bench_coverage.py).
+    """
+    z = _z(level)
+    value = bias_corrected(phi, mean, cov, theta, n, index)
+    if theta == 0:
+        return value, value
+    if isinstance(phi, Linear) and len(phi.args) == 2 and phi.coefs == (1.0, -1.0):
+        (va, ga, sa), (vb, gb, sb) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
+        (la, ha), (lb, hb) = (
+            score_bounds(a, mean, cov, theta, n, index, n_eff, n_events, level, (0.0, 1.0))
+            for a in phi.args
+        )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            c = np.einsum("...i,...ij,...j->...", ga, cov, gb) * theta / np.asarray(n, float)
+            r = np.where((sa > 0) & (sb > 0), c / np.where(sa * sb > 0, sa * sb, 1.0), 0.0)
+        r = np.clip(np.nan_to_num(r), -1.0, 1.0)
+        da, da2, db, db2 = va - la, ha - va, vb - lb, hb - vb
+        lo = (va - vb) - np.sqrt(np.clip(da**2 + db2**2 - 2 * r * da * db2, 0, None))
+        hi = (va - vb) + np.sqrt(np.clip(da2**2 + db**2 - 2 * r * da2 * db, 0, None))
+        return _contain(value, lo, hi, bounds)
+    _, _, se = _part(phi, mean, cov, theta, n, index)
+    if bounds is None or tuple(bounds) != (0.0, 1.0):
+        return _contain(value, value - z * se, value + z * se, bounds)
+    lo, hi = wilson_bounds(value, se, n_eff, z)
+    weights = _ratio_weights(phi, index)
+    if weights is not None:
+        flo, fhi, ok = fieller_bounds(mean, cov, theta, n, weights, z)
+        use = ok & (np.asarray(n_events) >= MIN_EVENTS_FIELLER)
+        lo, hi = np.where(use, flo, lo), np.where(use, fhi, hi)
+    if isinstance(phi, FBeta):
+        (lp, hp), (lr, hr) = (
+            score_bounds(a, mean, cov, theta, n, index, n_eff, n_events, level, bounds)
+            for a in phi.args
+        )
+        f = phi._f
+        lo = np.maximum(lo, np.nan_to_num(f([lp, lr], order=0)))
+        hi = np.minimum(hi, np.nan_to_num(f([hp, hr], order=0), nan=1.0))
+    return _contain(value, lo, hi, bounds)
+
+
+def _contain(value, lo, hi, bounds: Bounds | None):
+    """Clip to ``bounds`` and widen to contain the (clipped) estimate: never inverted."""
+    v = np.asarray(value, dtype=float)
+    if bounds is not None:
+        v = np.clip(v, *bounds)
+        lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
+    finite = np.isfinite(v)
+    lo = np.where(finite, np.fmin(lo, v), lo)
+    hi = np.where(finite, np.fmax(hi, v), hi)
+    return lo, hi
+
+
+def fit_concentration(fit: SmoothFit) -> tuple[float, float, float]:
+    """``(n_eff, n_events, top_share)`` of a fit's draws (a unit drawn k times is k draws;
+    see :mod:`~er_evaluation.estimators.diagnostics`)."""
+    reps = np.asarray(np.round(fit.multiplicity), dtype=np.int64)
+    Y = np.repeat(fit.Y, reps, axis=0)
+    n_eff, share = concentration(Y)
+    n_events = event_concentration(Y, fit.phi, fit.names)
+    return float(n_eff), float(n_events), float(share)
+
+
+def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> tuple[float, float]:
+    """Score-type interval on the effective number of units (see :func:`score_bounds`)."""
+    n_eff, n_events, _ = fit_concentration(fit)
+    lo, hi = score_bounds(
+        fit.phi, fit.mean, fit.cov, fit.theta, fit.n, fit.index, n_eff, n_events, level, bounds
+    )
+    return float(lo), float(hi)
+
+
 def auto_interval(
     fit: SmoothFit, level: float, bounds: Bounds | None, *, n_boot: int = N_BOOT, seed=0
 ) -> tuple[float, float]:
@@ -295,6 +486,7 @@ def auto_interval(
 
 CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
     "auto": auto_interval,
+    "score": score_interval,
     "normal": normal_interval,
     "logit": logit_interval,
     "fieller": fieller_interval,

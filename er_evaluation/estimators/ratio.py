@@ -8,6 +8,9 @@ smooth function ``phi`` of the population means of these columns: a ratio ``B/A`
 ``Ybar`` the sample means and ``S`` the sample covariance (denominator ``n - 1``):
 
     estimate = phi(Ybar) - theta/(2n) * trace(H S)          (second-order bias correction)
+
+(applied at each ratio; sums and F-scores combine the corrected ratios, see
+:func:`bias_corrected`)
     variance = theta/n * grad' S grad                        (delta method)
 
 with ``grad``, ``H`` the gradient and Hessian of ``phi`` at ``Ybar`` and
@@ -36,6 +39,7 @@ __all__ = [
     "Ratio",
     "FBeta",
     "SmoothFit",
+    "bias_corrected",
     "fpc",
     "smooth_estimate",
     "ratio_estimate",
@@ -248,6 +252,35 @@ class SmoothFit:
         return {c: i for i, c in enumerate(self.names)}
 
 
+_ROUNDING = 1e-12
+
+
+def bias_corrected(
+    phi: Smooth, mean: np.ndarray, cov: np.ndarray, theta: float, n, index: Mapping[str, int]
+) -> np.ndarray:
+    """Bias-corrected value of ``phi`` at the sample means (vectorised over leading axes of
+    ``mean`` (..., k) and ``cov`` (..., k, k); ``n`` a scalar or an array of the leading
+    shape).
+
+    The second-order correction ``- theta/(2n) trace(H S)`` (eq. 8 for a ratio) is applied
+    where the estimator is defined, at each ratio (or other non-combining node); a linear
+    combination is the same combination of its corrected parts, and an F-score is the
+    F-measure of its corrected parts (:class:`FBeta`): so the F1 of a sample is exactly the
+    F-measure of that sample's precision and recall estimates, and a paired difference is
+    the difference of the two estimates.
+    """
+    if isinstance(phi, Linear):
+        parts = [bias_corrected(a, mean, cov, theta, n, index) for a in phi.args]
+        return phi.const + sum(c * p for c, p in zip(phi.coefs, parts, strict=True))
+    if isinstance(phi, FBeta):
+        p, r = (bias_corrected(a, mean, cov, theta, n, index) for a in phi.args)
+        return phi._f([np.asarray(p, dtype=float), np.asarray(r, dtype=float)], order=0)
+    v, _, H = phi.evaluate(mean, index)
+    with np.errstate(invalid="ignore"):
+        bias = theta / (2.0 * np.asarray(n, dtype=float)) * np.einsum("...ij,...ij->...", H, cov)
+    return np.where(np.isfinite(bias), v - bias, v)
+
+
 def smooth_estimate(
     phi: Smooth,
     columns: Mapping[str, np.ndarray],
@@ -286,14 +319,16 @@ def smooth_estimate(
     if n > 1:
         cov = (dev * m[:, None]).T @ dev / (n - 1)
         with np.errstate(invalid="ignore"):
-            bias = theta / (2.0 * n) * float(np.sum(H * cov))
             variance = theta / n * float(g @ cov @ g)
-        value = plugin - bias if np.isfinite(bias) else plugin
+        value = float(bias_corrected(phi, mean, cov, theta, n, index))
+        # a variance at rounding level of the squared estimate is a zero variance: no
+        # decision (zero-width or not, Fieller's discriminant) may hinge on that noise
+        scale = max(float(np.max(np.abs(g))) * float(np.max(np.abs(mean))), abs(plugin))
+        if np.isfinite(variance) and variance <= (_ROUNDING * scale) ** 2:
+            variance = 0.0
     else:
         cov = np.full((len(names), len(names)), np.nan)
         value, variance = plugin, math.nan
-    if np.isfinite(variance) and variance < 0:  # rounding on a zero variance
-        variance = 0.0
     return SmoothFit(
         phi=phi,
         names=names,

@@ -2,19 +2,23 @@
 tidy table of many of them.
 
 Every estimate carries its value together with its standard error, confidence interval
-(with the level and the interval method), the estimator and design that produced it and
-the sample size, so a number is never reported without its error bar.
+(with the level and the interval method), the estimator and design that produced it, the
+sample size and its :class:`~er_evaluation.estimators.diagnostics.Diagnostics` (effective
+number of units, concentration, ``reliable`` with the reason), so a number is never
+reported without its error bar, nor an error bar without whether to trust it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
-__all__ = ["Estimate", "estimates_frame"]
+from er_evaluation.estimators.diagnostics import Diagnostics
+
+__all__ = ["Diagnostics", "Estimate", "estimates_frame"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,8 @@ class Estimate:
     correction. ``dropped_records`` counts sampled records absent from the prediction (for a
     paired difference: from either prediction) that were dropped under
     ``on_missing="restrict"``. NaN ``std_error`` means no variance
-    estimate exists (one draw, or the naive estimator).
+    estimate exists (one draw, or the naive estimator). ``diagnostics`` says whether the
+    interval can be trusted (:attr:`reliable`) and, if not, why and what to do.
     """
 
     metric: str
@@ -48,13 +53,21 @@ class Estimate:
     plugin: float = math.nan
     prediction: str | None = None
     dropped_records: int = 0
+    diagnostics: Diagnostics | None = None
+
+    @property
+    def reliable(self) -> bool:
+        """Whether the interval can be trusted at its nominal level (False without
+        diagnostics)."""
+        return self.diagnostics is not None and self.diagnostics.reliable
 
     def __repr__(self) -> str:
         name = f"{self.prediction}: " if self.prediction is not None else ""
+        flag = "" if self.reliable else " NOT RELIABLE"
         return (
             f"<Estimate {name}{self.metric} = {_fmt(self.value)} "
             f"(SE {_fmt(self.std_error)}, {self.level:.0%} CI [{_fmt(self.ci_low)}, "
-            f"{_fmt(self.ci_high)}] {self.ci_method}); estimator={self.estimator}, "
+            f"{_fmt(self.ci_high)}] {self.ci_method}{flag}); estimator={self.estimator}, "
             f"design={self.design}, n={self.n_draws} draws of {self.n_units} units, "
             f"{self.n_records} records>"
         )
@@ -76,18 +89,34 @@ class Estimate:
             lines.append(
                 f"  dropped        {self.dropped_records} sampled records not in the prediction"
             )
+        d = self.diagnostics
+        if d is not None:
+            lines.append(
+                f"  effective n    {d.n_effective:.1f} units "
+                f"({d.top_share:.0%} carried by the largest few)"
+            )
+            lines.append(f"  reliable       {'yes' if d.reliable else 'NO: ' + d.reason}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        """Plain dict of all fields (JSON-serialisable: floats, ints, strings, None)."""
-        return asdict(self)
+        """Plain dict of all fields, the diagnostics flattened into ``n_effective``,
+        ``top_share``, ``reliable`` and ``reason`` (JSON-serialisable: floats, ints,
+        strings, bools, None)."""
+        out = asdict(self)
+        diag = out.pop("diagnostics") or {}
+        out.update({f: diag.get(f) for f in DIAGNOSTIC_COLUMNS})
+        return out
+
+
+DIAGNOSTIC_COLUMNS = tuple(f.name for f in fields(Diagnostics))
 
 
 def estimates_frame(estimates: Iterable[Estimate]) -> pd.DataFrame:
-    """Tidy DataFrame with one row per estimate (columns = the :class:`Estimate` fields,
-    ``prediction`` and ``metric`` first)."""
+    """Tidy DataFrame with one row per estimate (columns = the :class:`Estimate` fields with
+    the diagnostics flattened, ``prediction`` and ``metric`` first)."""
     rows = [e.to_dict() for e in estimates]
-    columns = list(Estimate.__dataclass_fields__)
+    columns = [c for c in Estimate.__dataclass_fields__ if c != "diagnostics"]
+    columns += list(DIAGNOSTIC_COLUMNS)
     first = ["prediction", "metric"]
     order = first + [c for c in columns if c not in first]
     return pd.DataFrame(rows, columns=columns)[order]
