@@ -36,6 +36,12 @@ class UndefinedMetricWarning(UserWarning):
     """A metric is undefined on its input (e.g. precision with no predicted links); NaN returned."""
 
 
+class UnreliableEstimateWarning(UserWarning):
+    """An estimate's interval cannot be trusted at its nominal level (too few or too
+    concentrated units, or a population that is not the sampled one); the message says
+    why and what to do."""
+
+
 def examples(ids: Iterable, k: int = 5) -> str:
     """Format up to ``k`` example ids for an error message, e.g. ``'a', 'b' (and 3 more)``.
 

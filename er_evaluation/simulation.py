@@ -147,6 +147,7 @@ def _units_of(census: UnitTable, sample: Sample) -> UnitTable:
         pred_size_entropy_sum=census.pred_size_entropy_sum,
         n_records_used=sample.n_records,
         dropped_ids=census.dropped_ids,
+        links_effective=census.links_effective,
     )
 
 

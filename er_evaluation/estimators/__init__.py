@@ -16,8 +16,10 @@ from er_evaluation.estimators.api import (
     estimate_from_units,
     estimate_table,
 )
+from er_evaluation.estimators.diagnostics import Diagnostics
 from er_evaluation.estimators.intervals import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
 from er_evaluation.estimators.ratio import fpc, ratio_estimate, smooth_estimate
+from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.estimators.units import UnitTable, unit_table
 
@@ -25,6 +27,7 @@ __all__ = [
     "METRICS",
     "CI_METHODS",
     "DEFAULT_CI_METHOD",
+    "Diagnostics",
     "Estimate",
     "UnitTable",
     "compare",
@@ -36,6 +39,7 @@ __all__ = [
     "fpc",
     "intervals",
     "ratio_estimate",
+    "restrict_sample",
     "smooth_estimate",
     "unit_table",
 ]

@@ -10,7 +10,13 @@ import warnings
 import numpy as np
 
 from er_evaluation._parameters import check_beta
-from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.errors import UndefinedMetricWarning, UnreliableEstimateWarning
+from er_evaluation.estimators.diagnostics import (
+    NAIVE_REASON,
+    Diagnostics,
+    diagnose,
+    fit_concentration,
+)
 from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
 from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
@@ -46,6 +52,8 @@ def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: flo
     if metric in PAIRWISE_METRICS:
         est = estimator or default_estimator(ut, metric)
         phi, cols = pairwise_function(ut, metric, est, beta)
+        if set(est.split("+")) == {"naive"}:  # "naive+naive" is the naive F-score
+            est = "naive"
     else:
         est = estimator or ("block" if ut.unit_kind == "block" else "cluster")
         phi, cols = cluster_metric_function(ut, metric, est)
@@ -87,20 +95,31 @@ def to_estimate(
     seed=0,
     dropped_records: int | None = None,
 ) -> Estimate:
-    """The :class:`Estimate` of a fit: value, standard error and ``level`` interval.
-    ``dropped_records`` defaults to the unit table's count."""
+    """The :class:`Estimate` of a fit: value, standard error, ``level`` interval and
+    :class:`~er_evaluation.estimators.diagnostics.Diagnostics` (an
+    :class:`~er_evaluation.errors.UnreliableEstimateWarning` says why when the interval
+    cannot be trusted). ``dropped_records`` defaults to the unit table's count."""
     method = ci_method or _DEFAULT
     if naive:
         se, lo, hi, value = math.nan, math.nan, math.nan, fit.plugin
         method = "none"
+        n_eff, _, share = fit_concentration(fit)
+        diagnostics = Diagnostics(n_eff, share, False, NAIVE_REASON)
     else:
         value, se = fit.value, fit.std_error
         lo, hi = confidence_interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
+        diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
     if not np.isfinite(value):
         warnings.warn(
             f"{metric} is undefined for {name or 'the prediction'} on this sample "
             f"(e.g. no predicted or true links); returning NaN",
             UndefinedMetricWarning,
+            stacklevel=3,
+        )
+    elif not naive and not diagnostics.reliable:
+        warnings.warn(
+            f"{metric} of {name or 'the prediction'} is not reliable: {diagnostics.reason}",
+            UnreliableEstimateWarning,
             stacklevel=3,
         )
     return Estimate(
@@ -119,4 +138,5 @@ def to_estimate(
         plugin=float(fit.plugin),
         prediction=name,
         dropped_records=ut.dropped_records if dropped_records is None else dropped_records,
+        diagnostics=diagnostics,
     )

@@ -18,6 +18,7 @@ from er_evaluation.estimators._metric_fit import (
 )
 from er_evaluation.estimators.intervals import N_BOOT
 from er_evaluation.estimators.paired import paired_difference
+from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.estimators.units import UnitTable, unit_table
 from er_evaluation.sampling import Sample
@@ -106,6 +107,15 @@ def _dual_units(
 
 
 def _units(prediction, sample, on_missing, validate) -> UnitTable:
+    if on_missing == "restrict_sample":
+        if sample.sample_of == "predicted":
+            raise ValueError(
+                "on_missing='restrict_sample' applies to samples of true clusters or blocks; "
+                "use on_missing='restrict' for samples of predicted clusters"
+            )
+        # every reviewed record is now in the prediction: "restrict" drops nothing and
+        # accepts that the prediction is another population than the sample's frame
+        sample, on_missing = restrict_sample(sample, prediction), "restrict"
     if sample.sample_of == "predicted":
         return _dual_units(prediction, sample, on_missing, validate)
     return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
@@ -145,7 +155,12 @@ def estimate(
     ``prediction``: membership Series of the WHOLE population (N, |P| and the number of
     predicted clusters are taken from it; never from the sample). Every sampled record must
     be in it: ``on_missing="error"`` raises :class:`CoverageError` naming the missing ids,
-    ``on_missing="restrict"`` drops them with a :class:`CoverageWarning` saying how many.
+    ``on_missing="restrict"`` drops them with a :class:`CoverageWarning` saying how many
+    (each sampled unit keeps its selection probability as drawn), ``on_missing=
+    "restrict_sample"`` first restricts the sample to the prediction's records, with
+    size-proportional probabilities from the restricted sizes (the convention of
+    er-evaluation and of the published PatentsView figures; see
+    :mod:`er_evaluation.estimators.restrict`).
 
     ``sample``: a :class:`~er_evaluation.sampling.Sample` (its per-unit selection
     probabilities, multiplicities and design are used; no other design argument).

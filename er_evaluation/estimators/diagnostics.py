@@ -39,6 +39,8 @@ import numpy as np
 
 __all__ = [
     "Diagnostics",
+    "diagnose",
+    "fit_concentration",
     "MIN_EFFECTIVE_UNITS",
     "MIN_POPULATION_UNITS",
     "TOP_UNITS",
@@ -128,6 +130,47 @@ def event_columns(phi, names) -> list[tuple[int, int]]:
 
     walk(phi)
     return found
+
+
+def fit_concentration(fit) -> tuple[float, float, float]:
+    """``(n_eff, n_events, top_share)`` of a :class:`~er_evaluation.estimators.ratio.SmoothFit`
+    over its draws (a unit drawn k times is k draws)."""
+    reps = np.asarray(np.round(fit.multiplicity), dtype=np.int64)
+    Y = np.repeat(fit.Y, reps, axis=0)
+    n_eff, share = concentration(Y)
+    n_events = event_concentration(Y, fit.phi, fit.names)
+    return float(n_eff), float(n_events), float(share)
+
+
+# columns whose estimator divides by, or estimates, the prediction's |P| links
+_LINK_COLUMNS = frozenset({"P_links", "Pc_tp", "Pr_z"})
+
+NAIVE_REASON = (
+    "the naive estimator is the metric on the reviewed records alone: a biased baseline "
+    "without standard error or interval"
+)
+
+
+def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -> Diagnostics:
+    """:class:`Diagnostics` of an estimate from its fit and its
+    :class:`~er_evaluation.estimators.units.UnitTable` (see :func:`assess`); the population
+    concentration applies to metrics built on the prediction's links (pairwise precision,
+    F-scores and their differences)."""
+    n_eff, _, share = fit_concentration(fit)
+    uses_links = any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
+    return assess(
+        value,
+        std_error,
+        n_effective=n_eff,
+        top_share=share,
+        n_units=ut.sample.n_units,
+        n_draws=ut.sample.n_draws,
+        level=level,
+        bounds=bounds,
+        census=fit.theta == 0,
+        unit="block" if ut.unit_kind == "block" else "cluster",
+        population_units=ut.links_effective if uses_links else None,
+    )
 
 
 def _more(n_draws: int, n_eff: float) -> int:

@@ -33,12 +33,12 @@ import numpy as np
 from scipy.special import expit, ndtr, ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level, check_n_boot
-from er_evaluation.estimators.diagnostics import concentration, event_concentration
+from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
 
 __all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
 
-DEFAULT_CI_METHOD = "auto"
+DEFAULT_CI_METHOD = "score"
 N_BOOT = 1000
 
 Bounds = tuple[float, float]
@@ -451,16 +451,6 @@ def _contain(value, lo, hi, bounds: Bounds | None):
     lo = np.where(finite, np.fmin(lo, v), lo)
     hi = np.where(finite, np.fmax(hi, v), hi)
     return lo, hi
-
-
-def fit_concentration(fit: SmoothFit) -> tuple[float, float, float]:
-    """``(n_eff, n_events, top_share)`` of a fit's draws (a unit drawn k times is k draws;
-    see :mod:`~er_evaluation.estimators.diagnostics`)."""
-    reps = np.asarray(np.round(fit.multiplicity), dtype=np.int64)
-    Y = np.repeat(fit.Y, reps, axis=0)
-    n_eff, share = concentration(Y)
-    n_events = event_concentration(Y, fit.phi, fit.names)
-    return float(n_eff), float(n_events), float(share)
 
 
 def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> tuple[float, float]:

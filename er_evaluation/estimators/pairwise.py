@@ -20,7 +20,11 @@ estimator          precision                               recall
 
 ``record`` estimators assume records were sampled uniformly (``weights="cluster_size"``
 samples: each sampled cluster's probability is proportional to its size; the unit's
-multiplicity counts its sampled records), so p_i = 1/N exactly. ``cluster_block`` takes
+multiplicity counts its sampled records), so p_i = 1/N exactly; the record recall is then
+computed as the cluster recall with the sample's probabilities (the same ratio when no
+reviewed record is missing; consistent with the cluster recall when some are, see
+:mod:`er_evaluation.estimators.restrict`). Precision and recall share their numerator
+column ``f/p``, so an F-score of one sample is itself a ratio of means. ``cluster_block`` takes
 each sampled true cluster as its own block (|T_b∩P_b| = |P_b| = f(c), |P_b^-| = out(c),
 |T_b| = C(|c|,2)): the paper's recommended precision estimator. ``block`` requires a
 block sample (blocks containing whole true clusters). F_beta combines the estimated
@@ -94,14 +98,16 @@ def pairwise_function(
     if estimator == "naive":
         if ut.naive is None:
             raise ValueError("the naive estimator needs a unit table built by unit_table()")
-        ut = ut.naive
-        estimator = "cluster_block" if ut.unit_kind == "cluster" else "block"
+        census = "cluster_block" if ut.unit_kind == "cluster" else "block"
+        phi, cols = pairwise_function(ut.naive, metric, census)
+        # own column names: a naive part never shares columns with a design-based one
+        return phi.rename("naive:"), {"naive:" + k: v for k, v in cols.items()}
     q, w = ut.q, ut.weighted
     N, P = ut.n_records_population, ut.predicted_links
     if metric == "pairwise_precision":
         if estimator in ("cluster_block", "block"):
-            cols = {"P_tp": w("tp"), "P_links": (q["plinks"] + q["pout"] / 2) / ut.probability}
-            return Ratio(Column("P_tp"), Column("P_links")), cols
+            cols = {"tp": w("tp"), "P_links": (q["plinks"] + q["pout"] / 2) / ut.probability}
+            return Ratio(Column("tp"), Column("P_links")), cols
         if estimator == "cluster":
             cols = {"Pc_tp": w("tp") * (N / P if P else float("nan")), "Pc_size": w("size")}
             return Ratio(Column("Pc_tp"), Column("Pc_size")), cols
@@ -112,11 +118,8 @@ def pairwise_function(
         z = N * q["tp"] / (P * safe) if P else q["tp"] * float("nan")
         z[size == 0] = 0.0
         return Column("Pr_z"), {"Pr_z": z}
-    if estimator == "record":
-        size = q["size"]
-        b = 2 * q["tp"] / np.maximum(size, 1)
-        b[size == 0] = 0.0
-        cols = {"Rr_tp": b, "Rr_pairs": size - (size > 0)}
-        return Ratio(Column("Rr_tp"), Column("Rr_pairs")), cols
-    cols = {"R_tp": w("tp"), "R_pairs": w("pairs")}
-    return Ratio(Column("R_tp"), Column("R_pairs")), cols
+    # record (eq. 12: B = 2f/|c|, A = |c| - 1 with p_i uniform, i.e. p_c ∝ |c|) and cluster
+    # (eq. 14) recall are one ratio f/p over C(|c|,2)/p with the sample's probabilities: so
+    # they agree whatever the convention for records missing from the prediction
+    cols = {"tp": w("tp"), "pairs": w("pairs")}
+    return Ratio(Column("tp"), Column("pairs")), cols

@@ -20,6 +20,7 @@ sums only (``np.bincount`` on codes); no loop over records, pairs or clusters.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +55,9 @@ class UnitTable:
     divided by the selection probability) with the sample's design and the population
     totals of the prediction. ``probability`` is normalised to mean 1 over draws.
     ``naive`` is the same table computed as if the reviewed records were the whole
-    population (for the naive baseline)."""
+    population (for the naive baseline). ``links_effective`` is the Kish size of the
+    predicted links over the predicted clusters, ``(Σ L)²/Σ L²`` with ``L = C(|ĉ|, 2)``
+    (known from the full prediction; see :mod:`er_evaluation.estimators.diagnostics`)."""
 
     q: dict[str, np.ndarray]
     sample: Sample
@@ -66,6 +69,7 @@ class UnitTable:
     n_records_used: int
     dropped_ids: pd.Index
     naive: UnitTable | None = None
+    links_effective: float = math.nan
 
     @property
     def dropped_records(self) -> int:
@@ -124,6 +128,14 @@ def _quantities(
     q["plinks"] = np.bincount(unit, weights=inter * (inter - 1) / 2, minlength=n_units)
     q["pout"] = np.bincount(unit, weights=inter * (size_hat - inter), minlength=n_units)
     return q
+
+
+def links_effective(pred_size: np.ndarray) -> float:
+    """Kish size ``(Σ L)²/Σ L²`` of the predicted links ``L = C(|ĉ|, 2)`` over the predicted
+    clusters (NaN without links)."""
+    L = comb2(np.asarray(pred_size)).astype(float)
+    s2 = float(L @ L)
+    return float(L.sum()) ** 2 / s2 if s2 > 0 else math.nan
 
 
 def unit_table(
@@ -202,4 +214,5 @@ def unit_table(
         n_records_used=ct.n_shared,
         dropped_ids=ct.dropped_reference_ids,
         naive=naive,
+        links_effective=links_effective(pred_size),
     )

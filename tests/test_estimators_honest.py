@@ -1,0 +1,230 @@
+"""Issue 8, the single cases: F1 consistent with its parts, no impossible outputs, no
+zero-width interval but for a census, no decision by rounding noise, diagnostics and the
+reliability flag, the convention for predictions lacking reviewed records."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
+from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
+from er_evaluation.estimators import (
+    Diagnostics,
+    compare,
+    confidence_interval,
+    estimate,
+    estimate_table,
+    restrict_sample,
+    smooth_estimate,
+)
+from er_evaluation.estimators.diagnostics import concentration
+from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.estimators.ratio import Column, Ratio
+from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters, sample_records
+from er_evaluation.simulation import misattribute
+
+P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
+
+
+@pytest.fixture(scope="module")
+def patentsview():
+    versions = load_patentsview_predictions(["2017-08-08", "2017-10-03", "2022-06-30"])
+    sample = benchmark_sample(load_patentsview_benchmark(), weights="cluster_size")
+    return versions, sample
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        warnings.simplefilter("ignore", CoverageWarning)
+        return fn(*a, **kw)
+
+
+def _truth(n_clusters=400, seed=0) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 8, n_clusters)
+    return pd.Series(np.repeat(np.arange(n_clusters), sizes), name="truth")
+
+
+# ------------------------------------------------------------- F1 and its parts
+
+
+@pytest.mark.parametrize("ci_method", [None, "normal", "studentized"])
+def test_f1_is_the_f_measure_of_the_same_samples_precision_and_recall(ci_method):
+    truth = _truth()
+    pred = misattribute(truth, 0.2, seed=1)
+    sample = sample_records(truth, 60, seed=2)
+    p, r, f = (_quiet(estimate, pred, sample, m, ci_method=ci_method) for m in (P, R, F1))
+    assert f.value == pytest.approx(2 * p.value * r.value / (p.value + r.value), rel=1e-12)
+    assert min(p.value, r.value) <= f.value <= max(p.value, r.value)
+
+
+def test_default_f1_interval_is_consistent_with_its_parts(patentsview):
+    versions, sample = patentsview
+    for name, pred in versions.items():
+        p, r, f = (_quiet(estimate, pred, sample, m, on_missing="restrict") for m in (P, R, F1))
+
+        def fm(a, b):
+            return 2 * a * b / (a + b)
+
+        assert fm(p.ci_low, r.ci_low) - 1e-12 <= f.ci_low <= f.value <= f.ci_high
+        assert f.ci_high <= fm(p.ci_high, r.ci_high) + 1e-12, name
+
+
+def test_naive_plus_naive_f1_is_the_naive_f1():
+    truth = _truth()
+    pred = misattribute(truth, 0.2, seed=3)
+    sample = sample_records(truth, 80, seed=4)
+    a = estimate(pred, sample, F1, estimator="naive")
+    b = estimate(pred, sample, F1, estimator="naive+naive")
+    assert a.value == b.value and math.isnan(b.std_error) and b.estimator == "naive"
+
+
+def test_naive_f1_on_a_census_is_exact_without_standard_error():
+    truth = _truth(50)
+    pred = misattribute(truth, 0.2, seed=5)
+    census = benchmark_sample(truth, weights="uniform")
+    e = estimate(pred, census, F1, estimator="naive+naive")
+    exact = estimate(pred, census, F1, estimator="naive")
+    assert e.value == exact.value and math.isnan(e.std_error)
+
+
+# ------------------------------------------------------------ impossible outputs
+
+
+def test_estimate_outside_range_is_flagged_and_interval_never_inverted(patentsview):
+    versions, sample = patentsview
+    with pytest.warns(UnreliableEstimateWarning, match="not the one the sample was drawn"):
+        e = estimate(versions["2022-06-30"], sample, "cluster_precision")
+    assert e.value > 1  # the bundled subset is not the population the benchmark came from
+    assert e.ci_low <= e.ci_high and not e.reliable
+    assert "outside [0, 1]" in e.diagnostics.reason
+
+
+@pytest.mark.parametrize("method", ["score", "normal", "logit", "fieller", "studentized"])
+def test_no_method_returns_an_inverted_interval(method):
+    # estimates slightly above 1 after the bias correction, and a plain ratio
+    A = np.array([1.0, 2.0, 3.0, 4.0])
+    fit = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": A, "B": A * 1.0})
+    lo, hi = confidence_interval(fit, 0.95, method)
+    assert lo <= hi
+
+
+# ----------------------------------------------- zero width only for a census
+
+
+def _all_correct(k: int) -> tuple[pd.Series, Sample]:
+    truth = pd.Series(np.repeat(np.arange(200), 3))
+    sample = sample_clusters(truth, k, weights="uniform", replace=False, seed=k)
+    return truth, sample
+
+
+@pytest.mark.parametrize("k", [3, 5, 10, 20, 40])
+def test_all_correct_clusters_give_a_score_interval_never_zero_width_or_full(k):
+    truth, sample = _all_correct(k)
+    e = _quiet(estimate, truth, sample, P)
+    assert e.value == 1.0 and e.std_error == 0.0
+    assert e.ci_high == 1.0 and 0.0 < e.ci_low < 1.0  # neither [1, 1] nor [0, 1]
+    # Wilson's bound for k all-equal units at 1: k / (k + z²)
+    assert e.ci_low == pytest.approx(k / (k + 1.959963984540054**2), rel=1e-9)
+
+
+def test_all_correct_interval_shrinks_monotonically_with_the_sample():
+    lows = [_quiet(estimate, *_all_correct(k), P).ci_low for k in (3, 10, 20, 40)]
+    assert lows == sorted(lows)
+
+
+def test_one_reviewed_cluster_has_no_interval_and_is_flagged():
+    truth, sample = _all_correct(1)
+    with pytest.warns(UnreliableEstimateWarning, match="1 reviewed cluster"):
+        e = estimate(truth, sample, P)
+    assert math.isnan(e.std_error) and math.isnan(e.ci_low) and math.isnan(e.ci_high)
+
+
+def test_five_reviewed_clusters_are_flagged_with_what_to_do():
+    truth = _truth()
+    pred = misattribute(truth, 0.3, seed=7)
+    sample = sample_clusters(truth, 5, weights="uniform", seed=8)
+    with pytest.warns(UnreliableEstimateWarning, match=r"5 reviewed clusters .*review at least"):
+        e = estimate(pred, sample, P)
+    assert not e.reliable and (e.ci_low, e.ci_high) != (0.0, 1.0)
+
+
+def test_record_census_gives_the_exact_value_with_zero_width():
+    truth = _truth(100)
+    pred = misattribute(truth, 0.2, seed=9)
+    census = sample_records(truth, len(truth), replace=False, seed=10)
+    exact = estimate(pred, benchmark_sample(truth), P, estimator="naive").value
+    for metric in (P, R, F1):
+        e = estimate(pred, census, metric)
+        assert e.std_error == 0.0 and e.ci_low == e.ci_high == pytest.approx(e.value)
+        assert e.reliable
+    assert estimate(pred, census, P).value == pytest.approx(exact, rel=1e-12)
+
+
+def test_rounding_noise_on_a_zero_variance_decides_nothing():
+    A = np.array([0.1, 0.2, 0.3, 0.7, 1.1] * 4)
+    for scale in (1.0, 1 + 1e-15, 3.0):  # B/A == 1 for every unit, up to rounding
+        fit = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": A, "B": A * scale / scale})
+        assert fit.variance == 0.0
+    lo, hi = wilson_bounds(1.0, 1e-17, 20, 1.96)
+    assert (lo, hi) == wilson_bounds(1.0, 0.0, 20, 1.96)
+
+
+# --------------------------------------------------------------- diagnostics
+
+
+def test_every_estimate_carries_diagnostics_and_the_table_shows_them(patentsview):
+    versions, sample = patentsview
+    t = _quiet(estimate_table, versions, sample, (P, R, F1), on_missing="restrict")
+    for col in ("n_effective", "top_share", "reliable", "reason"):
+        assert col in t.columns
+    recent = t[t["prediction"] == "2022-06-30"]
+    assert recent["reliable"].all(), recent.loc[~recent["reliable"], "reason"].tolist()
+    # the 2017 versions put most predicted links in a few giant clusters: their precision
+    # (and F1) rests on them, which the flag says, with what to do
+    old = t[(t["prediction"] != "2022-06-30") & (t["metric"] != R)]
+    assert not old["reliable"].any()
+    assert old["reason"].str.contains("concentrated in a few predicted clusters").all()
+    assert t.loc[t["metric"] == R, "reliable"].all()
+    e = _quiet(estimate, versions["2022-06-30"], sample, P)
+    assert isinstance(e.diagnostics, Diagnostics) and 1 <= e.diagnostics.n_effective <= 401
+    d = _quiet(compare, versions, sample, P, on_missing="restrict")
+    assert "reliable" in d.columns
+
+
+def test_concentration_against_hand_computed_kish_sizes():
+    Y = np.array([[1.0, 0.0], [1.0, 2.0], [2.0, 2.0]])  # columns: (4²/6, 4²/8)
+    n_eff, share = concentration(Y)
+    assert n_eff == pytest.approx(2.0) and share == pytest.approx(1.0)
+    n_eff, share = concentration(np.ones((10, 1)))
+    assert n_eff == pytest.approx(10.0) and share == pytest.approx(0.3)
+
+
+# ------------------------------------ predictions lacking some reviewed records
+
+
+def test_restrict_sample_reproduces_published_patentsview_precision(patentsview):
+    versions, sample = patentsview
+    pred = versions["2017-08-08"]
+    e = estimate(pred, restrict_sample(sample, pred), P)
+    assert round(e.value, 4) == 0.5683  # er-evaluation's published figure
+    same = _quiet(estimate, pred, sample, P, on_missing="restrict_sample")
+    assert same.value == e.value
+    kept = _quiet(estimate, pred, sample, P, on_missing="restrict")
+    assert kept.value == pytest.approx(0.6177, abs=5e-4)  # full-size probabilities
+
+
+@pytest.mark.parametrize("on_missing", ["restrict", "restrict_sample"])
+def test_record_and_cluster_recall_agree_under_either_convention(patentsview, on_missing):
+    versions, sample = patentsview
+    for pred in versions.values():
+        rec = _quiet(estimate, pred, sample, R, estimator="record", on_missing=on_missing)
+        clu = _quiet(estimate, pred, sample, R, estimator="cluster", on_missing=on_missing)
+        assert rec.value == pytest.approx(clu.value, rel=1e-12)
+        assert rec.std_error == pytest.approx(clu.std_error, rel=1e-9)
