@@ -151,6 +151,22 @@ NAIVE_REASON = (
 )
 
 
+def _bounded(phi, Y: np.ndarray, index) -> bool:
+    """Whether ``phi`` stays in its range on any sample: a ratio ``B/A`` with
+    ``0 <= B <= A`` on every sampled unit, an F-score of two such ratios, or the difference
+    of two bounded estimates (a scaled ratio, e.g. the cluster precision, is not)."""
+    from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio
+
+    if isinstance(phi, Ratio) and all(isinstance(a, Column) for a in phi.args):
+        b, a = (Y[:, index[c.name]] for c in phi.args)
+        return bool(np.all((b >= 0) & (b <= a * (1 + _TOL) + _TOL)))
+    if isinstance(phi, FBeta):
+        return all(_bounded(a, Y, index) for a in phi.args)
+    if isinstance(phi, Linear) and phi.coefs == (1.0, -1.0) and phi.const == 0.0:
+        return all(_bounded(a, Y, index) for a in phi.args)
+    return False
+
+
 def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -> Diagnostics:
     """:class:`Diagnostics` of an estimate from its fit and its
     :class:`~er_evaluation.estimators.units.UnitTable` (see :func:`assess`); the population
@@ -158,6 +174,7 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
     F-scores and their differences)."""
     n_eff, _, share = fit_concentration(fit)
     uses_links = any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
+    bounded = _bounded(fit.phi, fit.Y, fit.index)
     return assess(
         value,
         std_error,
@@ -170,6 +187,7 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
         census=fit.theta == 0,
         unit="block" if ut.unit_kind == "block" else "cluster",
         population_units=ut.links_effective if uses_links else None,
+        bounded=bounded,
     )
 
 
@@ -193,6 +211,7 @@ def assess(
     census: bool = False,
     unit: str = "unit",
     population_units: float | None = None,
+    bounded: bool = True,
 ) -> Diagnostics:
     """:class:`Diagnostics` of one estimate: ``reliable`` unless (in this order) the
     estimate is outside ``bounds`` (the prediction's population is not the one the sample
@@ -200,7 +219,10 @@ def assess(
     than ``MIN_POPULATION_UNITS`` effective population units (``population_units``, None
     when not applicable), or the sample is too small or too concentrated
     (``n_effective < MIN_EFFECTIVE_UNITS``). A census is exact and always reliable.
-    ``unit`` names the sampled units in the reason ("cluster", "block")."""
+    ``unit`` names the sampled units in the reason ("cluster", "block"); ``bounded``: the
+    estimator stays within ``bounds`` on any sample of the right population (a ratio
+    ``B/A`` with ``0 <= B <= A`` per unit), so an estimate outside them can only come from
+    a population that is not the sampled one."""
     units = f"{n_units} reviewed {unit}{'s' if n_units != 1 else ''}"
     n_eff, share = float(n_effective), float(top_share)
 
@@ -211,13 +233,19 @@ def assess(
         lo, hi = bounds
         tol = _TOL * max(1.0, abs(hi - lo))
         if value < lo - tol or value > hi + tol:
-            return out(
-                False,
-                f"estimate {value:.4g} is outside [{lo:g}, {hi:g}]: the population passed is not "
-                f"the one the sample was drawn from (e.g. a version lacking some reviewed "
-                f"records, or the wrong prediction); pass that population, or restrict the "
-                f"sample to this one first (on_missing='restrict_sample')",
+            why = (
+                "the population passed is not the one the sample was drawn from (e.g. a "
+                "version lacking some reviewed records, or the wrong prediction); pass that "
+                "population, or restrict the sample to this one first "
+                "(on_missing='restrict_sample')"
             )
+            if not bounded:
+                why = (
+                    f"either {why}, or sampling noise of this estimator, which is not bounded "
+                    f"by construction (review more units, or use a bounded estimator such "
+                    f"as the cluster-block precision)"
+                )
+            return out(False, f"estimate {value:.4g} is outside [{lo:g}, {hi:g}]: {why}")
     if census:
         return out(True)
     if not math.isfinite(std_error):
