@@ -133,7 +133,8 @@ def _quantities(
 def links_effective(pred_size: np.ndarray) -> float:
     """Kish size ``(Σ L)²/Σ L²`` of the predicted links ``L = C(|ĉ|, 2)`` over the predicted
     clusters (NaN without links)."""
-    L = comb2(np.asarray(pred_size)).astype(float)
+    s = np.asarray(pred_size, dtype=float)
+    L = s * (s - 1) / 2
     s2 = float(L @ L)
     return float(L.sum()) ** 2 / s2 if s2 > 0 else math.nan
 
