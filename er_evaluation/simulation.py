@@ -128,7 +128,8 @@ def _codes(clustering: pd.Series) -> pd.Series:
 def _census(prediction: pd.Series, truth: pd.Series) -> UnitTable:
     """Per-true-cluster quantities of ``prediction``: every true cluster one unit."""
     census = benchmark_sample(truth, weights="cluster_size")
-    return unit_table(prediction, census, validate=False)
+    # a census of the truth's clusters: the prediction is the whole population
+    return unit_table(prediction, census, validate=False, check_population=False)
 
 
 def _units_of(census: UnitTable, sample: Sample) -> UnitTable:

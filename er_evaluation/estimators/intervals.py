@@ -428,7 +428,8 @@ def score_bounds(
     weights = _ratio_weights(phi, index)
     if weights is not None:
         flo, fhi, ok = fieller_bounds(mean, cov, theta, n, weights, z)
-        use = ok & (np.asarray(n_events) >= MIN_EVENTS_FIELLER)
+        # Kish sizes of equal units are integers up to rounding: compare with a tolerance
+        use = ok & (np.asarray(n_events) >= MIN_EVENTS_FIELLER * (1 - 1e-9))
         lo, hi = np.where(use, flo, lo), np.where(use, fhi, hi)
     if isinstance(phi, FBeta):
         (lp, hp), (lr, hr) = (
