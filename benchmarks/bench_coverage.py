@@ -38,13 +38,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from er_evaluation.contingency import contingency
 from scipy.special import expit, ndtri
 from tqdm.auto import tqdm
 
-from er_evaluation.contingency import contingency
 from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
 from er_evaluation.errors import UndefinedMetricWarning
-from er_evaluation.estimators.api import _function, estimate_from_units
+from er_evaluation.estimators import estimate_from_units
+from er_evaluation.estimators._metric_fit import metric_function
 from er_evaluation.estimators.diagnostics import (
     MIN_EFFECTIVE_UNITS,
     MIN_POPULATION_UNITS,
@@ -62,9 +63,9 @@ DATA = HERE / "data"
 OUT = HERE / "_out"
 
 METRICS = {  # label: (library metric, estimator)
-    "precision": ("precision", "cluster_block"),
-    "recall": ("recall", "record"),
-    "f1": ("f1", "cluster_block+record"),
+    "precision": ("pairwise_precision", "cluster_block"),
+    "recall": ("pairwise_recall", "record"),
+    "f1": ("pairwise_f1", "cluster_block+record"),
 }
 DIFFERENCES = ("precision", "f1")
 METRIC_ORDER = ("precision", "recall", "f1", "precision_difference", "f1_difference")
@@ -160,7 +161,7 @@ def run_truth(name: str, args) -> pd.DataFrame:
         for c in census:
             d = {}
             for label, (metric, est) in METRICS.items():
-                _, phi, cc = _function(c, metric, est, 1.0)
+                _, phi, cc = metric_function(c, metric, est, 1.0)
                 d[label] = (phi, cc)
             cols.append(d)
         rng = np.random.default_rng(pred_seeds[K])

@@ -112,8 +112,10 @@ for col, (metric, label) in zip(cols, METRICS.items(), strict=True):
     col.caption(
         f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · SE "
         f"{row['std_error']:.3f} · {row['estimator']} estimator, {row['design']} design, "
-        f"n = {row['n_draws']}"
+        f"n = {row['n_draws']} ({row['n_effective']:.0f} effective)"
     )
+    if not row["reliable"]:
+        col.warning(f"Not reliable: {row['reason']}")
 
 chart = plot_estimates(table)
 chart.update_xaxes(type="category")  # version names look like dates; keep them as labels
@@ -132,6 +134,8 @@ shown = table[
         "n_units",
         "n_draws",
         "n_records",
+        "n_effective",
+        "reliable",
     ]
 ]
 st.dataframe(shown, hide_index=True, key="est_table")

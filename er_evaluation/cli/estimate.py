@@ -2,7 +2,7 @@
 
     er-eval estimate PREDICTION... --reference REF [--weights cluster_size|uniform]
                      [--metrics METRIC ...] [--level 0.95] [--ci-method M]
-                     [--paired [--baseline NAME]] [--on-missing error|restrict]
+                     [--paired [--baseline NAME]] [--on-missing error|restrict|restrict_sample]
     er-eval estimate --demo        # the 15 bundled PatentsView versions vs the Binette 2022 benchmark
 
 METRIC names are those of ``er-eval metrics`` that a reviewed sample can estimate; the
@@ -52,6 +52,8 @@ _TABLE_COLUMNS = [
     "ci_high",
     "n_units",
     "n_records",
+    "n_effective",
+    "reliable",
     "dropped_records",
 ]
 
@@ -123,11 +125,13 @@ def register(subparsers) -> None:
     parser.add_argument("--baseline", help="baseline prediction name for --paired (default: first)")
     parser.add_argument(
         "--on-missing",
-        choices=["error", "restrict"],
+        choices=["error", "restrict", "restrict_sample"],
         default="error",
         help="reviewed records absent from a prediction: stop with an error naming them "
-        "(default) or drop them and say how many (--demo always restricts: each PatentsView "
-        "version has its own population)",
+        "(default), drop them and say how many keeping each unit's sampled probability "
+        "(restrict), or restrict the sample to the prediction's records first, as "
+        "er-evaluation and the published PatentsView figures do (restrict_sample); --demo "
+        "restricts unless told otherwise: each PatentsView version has its own population",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     add_clustering_options(parser)
@@ -181,7 +185,8 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
 
         reference = load_patentsview_benchmark()
         predictions = load_patentsview_predictions()
-        args.on_missing = "restrict"
+        if args.on_missing == "error":
+            args.on_missing = "restrict"
         sample = benchmark_sample(reference, weights="cluster_size")
         source = (
             f"PatentsView inventor disambiguation, {len(predictions)} versions; benchmark: "
@@ -264,6 +269,9 @@ def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
             f"population were dropped ({int(dropped.min()):,} to {int(dropped.max()):,} per "
             f"prediction; column dropped_records)"
         )
+    unreliable = table.loc[~table["reliable"].astype(bool), ["prediction", "metric", "reason"]]
+    for r in unreliable.itertuples():
+        lines.append(f"not reliable: {r.prediction} {r.metric}: {r.reason}")
     return "\n".join(lines)
 
 

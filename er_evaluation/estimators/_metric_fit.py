@@ -11,13 +11,13 @@ import numpy as np
 
 from er_evaluation._parameters import check_beta
 from er_evaluation.errors import UndefinedMetricWarning, UnreliableEstimateWarning
+from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.diagnostics import (
     NAIVE_REASON,
     Diagnostics,
     diagnose,
     fit_concentration,
 )
-from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
 from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
 from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
