@@ -38,10 +38,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from er_evaluation.contingency import contingency
 from scipy.special import expit, ndtri
 from tqdm.auto import tqdm
 
+from er_evaluation import contingency
 from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators import estimate_from_units
