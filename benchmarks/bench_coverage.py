@@ -192,7 +192,9 @@ def run_truth(name: str, args) -> pd.DataFrame:
                     n_eff, share = concentration(Y)
                     n_events = event_concentration(Y, phi, names)
                     # the library's reliability rule (diagnostics.assess), vectorised
-                    uses_links = any(c.rsplit(":", 1)[-1] == "P_links" for c in names)
+                    uses_links = lab in METRICS and any(
+                        c.rsplit(":", 1)[-1] == "P_links" for c in names
+                    )
                     concentrated = uses_links and census[k].links_effective < MIN_POPULATION_UNITS
                     with warnings.catch_warnings(), np.errstate(all="ignore"):
                         warnings.simplefilter("ignore", RuntimeWarning)

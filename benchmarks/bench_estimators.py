@@ -82,14 +82,14 @@ def main(argv=None) -> int:
                 return estimate_table(
                     versions,
                     sample,
-                    metrics=("pairwise_precision", "pairwise_recall"),
+                    metrics=("pairwise_precision", "pairwise_recall", "pairwise_f1"),
                     ci_method=method,
                     on_missing="restrict",
                 )
 
         wall, cpu = best_of(pv, args.repeats)
         print(
-            f"| PatentsView: 15 versions x P+R, {sample.n_units} clusters, "
+            f"| PatentsView: 15 versions x P+R+F1, {sample.n_units} clusters, "
             f"{sample.n_records:,} reviewed of up to 133,541 records | {method} | {wall:.3f} "
             f"| {cpu:.3f} |",
             flush=True,

@@ -173,7 +173,12 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
     concentration applies to metrics built on the prediction's links (pairwise precision,
     F-scores and their differences)."""
     n_eff, _, share = fit_concentration(fit)
-    uses_links = any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
+    from er_evaluation.estimators.ratio import Linear
+
+    # a paired difference holds its coverage on a concentrated population (the same rare
+    # units move both estimates): the population flag is for single estimates
+    single = not (isinstance(fit.phi, Linear) and len(fit.phi.args) == 2)
+    uses_links = single and any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
     bounded = _bounded(fit.phi, fit.Y, fit.index)
     return assess(
         value,

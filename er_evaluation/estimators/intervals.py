@@ -1,7 +1,11 @@
 """Confidence interval methods for smooth-function estimates, selectable by ``ci_method``.
 
-- ``"auto"`` (the default): ``"fieller"`` for plain ratio estimators, ``"studentized"``
-  otherwise (F-scores, the record precision, cluster-level metrics, differences);
+- ``"score"`` (the default): Fieller's interval for ratios (with Student's t on the
+  effective number of units), Wilson's score interval on the effective sample size at the
+  edges, MOVER for paired differences (:func:`score_bounds`);
+- ``"auto"`` (the previous default): ``"fieller"`` for plain ratio estimators,
+  ``"studentized"`` otherwise (F-scores, the record precision, cluster-level metrics,
+  differences);
 - ``"normal"``: estimate ± z·SE, the paper's normal approximation with eq. 9's variance;
 - ``"logit"``: the normal interval on the logit scale (delta method, SE/(v(1-v))),
   transformed back: asymmetric near 0 and 1, where precision lives;
@@ -30,7 +34,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit, ndtr, ndtri  # scipy.stats would add ~1 s to every import
+from scipy.special import expit, ndtr, ndtri, stdtrit  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level, check_n_boot
 from er_evaluation.estimators.diagnostics import fit_concentration
@@ -351,7 +355,7 @@ def fieller_bounds(mean, cov, theta, n, weights, z):
     return lo, hi, ok
 
 
-MIN_EVENTS_FIELLER = 10.0
+MIN_EVENTS_FIELLER = 8.0
 """Effective number of units on each side of a ratio (correct part ``B`` and errors
 ``A - B``) from which the ``"score"`` interval uses Fieller's instead of Wilson's."""
 
@@ -376,6 +380,8 @@ def score_bounds(
     n_events,
     level: float,
     bounds: Bounds | None,
+    *,
+    student: bool = True,
 ):
     """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
     (..., k) and ``cov`` (..., k, k) so the coverage benchmark evaluates all replicates at
@@ -385,8 +391,10 @@ def score_bounds(
     - a ratio (precision, recall, and an F-score whose parts share their numerator, as
       every pairwise F-score of one cluster sample): Fieller's interval
       (:func:`fieller_bounds`; test inversion of ``(B̄ - R Ā)/SE``, which follows the
-      ratio's skewness) when it is bounded and at least ``MIN_EVENTS_FIELLER`` effective
-      units carry each side of the ratio; otherwise (rare errors, estimates at 0 or 1,
+      ratio's skewness; Fieller 1954), with Student's t quantile on ``n_eff - 1`` degrees
+      of freedom for a single estimate (``student``; the normal quantile for the parts of
+      a paired difference), when it is bounded and at least ``MIN_EVENTS_FIELLER``
+      effective units carry each side of the ratio; otherwise (rare errors, estimates at 0 or 1,
       few units) Wilson's score interval on the effective sample size
       (:func:`wilson_bounds`; Wilson 1927, Korn & Graubard 1998);
     - another metric in [0, 1]: Wilson's interval; an F-score's interval is also kept
@@ -410,7 +418,9 @@ def score_bounds(
     if isinstance(phi, Linear) and len(phi.args) == 2 and phi.coefs == (1.0, -1.0):
         (va, ga, sa), (vb, gb, sb) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
         (la, ha), (lb, hb) = (
-            score_bounds(a, mean, cov, theta, n, index, n_eff, n_events, level, (0.0, 1.0))
+            score_bounds(
+                a, mean, cov, theta, n, index, n_eff, n_events, level, (0.0, 1.0), student=False
+            )
             for a in phi.args
         )
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -427,13 +437,19 @@ def score_bounds(
     lo, hi = wilson_bounds(value, se, n_eff, z)
     weights = _ratio_weights(phi, index)
     if weights is not None:
-        flo, fhi, ok = fieller_bounds(mean, cov, theta, n, weights, z)
+        # Student's t on n_eff - 1 degrees of freedom: the effective number of units, not
+        # of draws, measures how well the variance of B - R A is known
+        df = np.maximum(np.asarray(n_eff, dtype=float) - 1.0, 1.0)
+        zt = stdtrit(df, 0.5 + level / 2) if student else z
+        flo, fhi, ok = fieller_bounds(mean, cov, theta, n, weights, zt)
         # Kish sizes of equal units are integers up to rounding: compare with a tolerance
         use = ok & (np.asarray(n_events) >= MIN_EVENTS_FIELLER * (1 - 1e-9))
         lo, hi = np.where(use, flo, lo), np.where(use, fhi, hi)
     if isinstance(phi, FBeta):
         (lp, hp), (lr, hr) = (
-            score_bounds(a, mean, cov, theta, n, index, n_eff, n_events, level, bounds)
+            score_bounds(
+                a, mean, cov, theta, n, index, n_eff, n_events, level, bounds, student=student
+            )
             for a in phi.args
         )
         f = phi._f
@@ -476,8 +492,8 @@ def auto_interval(
 
 
 CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
-    "auto": auto_interval,
     "score": score_interval,
+    "auto": auto_interval,
     "normal": normal_interval,
     "logit": logit_interval,
     "fieller": fieller_interval,
