@@ -4,7 +4,7 @@ differences, across truths, misattribution rates and sample sizes.
 
 Grid: truths RLdata10000 identities, PatentsView 2022-06-30 (133,541 mentions) and a
 synthetic heavy-tailed clustering (Zipf(2) cluster sizes capped at 5,000, 200,000
-records); misattribution 5 / 10 / 20% (paper 003 §2.4; ``--predictions`` independent
+records); misattribution 5 / 10 / 20% (Binette et al. 2023, §2.4; ``--predictions`` independent
 misattributed predictions per rate, the replicates split evenly between them); n = 50 /
 100 / 200 / 400 records sampled uniformly with replacement, their true clusters reviewed
 (clusters drawn with probability proportional to size). Paired differences compare
