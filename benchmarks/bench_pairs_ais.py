@@ -7,7 +7,7 @@ Monte-Carlo standard errors, the share of runs with F1 undefined (excluded from 
 MSE), coverage of the 95% intervals of
 :func:`er_evaluation.pairs.measures.estimate_measure` (Wilson on the effective sample
 size), draws per label and CPU time per draw. Methods: ``ais`` (binary Dirichlet tree
-over 2 x 128 CSF strata), ``ais1`` (the same with a one-level tree: a Beta model per
+over 2 x 64 CSF strata, AIS plug-in), ``ais1`` (the same with a one-level tree: a Beta model per
 stratum), ``oasis``, ``importance`` (static IS), ``passive``.
 
 ``--mode pr``: the PR curve (precision and recall at ``--thresholds`` evenly spaced score
@@ -51,13 +51,13 @@ BUDGETS = (500, 1000, 2000)
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 
 
-def _sampler(method, pool, seed, strata30, strata128, template):
+def _sampler(method, pool, seed, strata30, strata64, template):
     if method == "ais":
-        return AISSampler(pool, seed, strata=strata128)
+        return AISSampler(pool, seed, strata=strata64)
     if method == "ais1":
-        return AISSampler(pool, seed, strata=strata128, branching=None)
+        return AISSampler(pool, seed, strata=strata64, branching=None)
     if method == "ais-pr":
-        return AISSampler(pool, seed, strata=strata128, target="pr_curve", n_thresholds=100)
+        return AISSampler(pool, seed, strata=strata64, target="pr_curve", n_thresholds=100)
     if method == "oasis":
         return make_sampler("oasis", pool, seed, strata=strata30)
     if method == "importance":
@@ -88,13 +88,13 @@ def _prefix(run: LabelRun, budget: int) -> LabelRun | None:
 def _runs(name, pool, methods, reps, seed0, budget):
     oracle = LabelOracle(pool.labels)
     strata30 = stratify(pool.scores, pool.predicted, 30)
-    strata128 = stratify(pool.scores, pool.predicted, 128)
+    strata64 = stratify(pool.scores, pool.predicted, 64)
     template = make_sampler("importance", pool, 0) if "importance" in methods else None
     for method in methods:
         cpu, draws = 0.0, 0
         for rep in range(reps):
             seed = seed0 + 1000 * rep
-            sampler = _sampler(method, pool, seed, strata30, strata128, template)
+            sampler = _sampler(method, pool, seed, strata30, strata64, template)
             start = time.process_time()
             run = sample_labels(pool, sampler, oracle, budget)
             cpu += time.process_time() - start
@@ -206,7 +206,7 @@ def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFra
     )
     pool = PairPool.from_frame(frame)
     labels = (rng.random(n) < scores).astype(np.int8)
-    strata = stratify(pool.scores, pool.predicted, 128)
+    strata = stratify(pool.scores, pool.predicted, 64)
     rows = []
     for label, build in (
         ("ais (F1)", lambda: AISSampler(pool, 1, strata=strata)),

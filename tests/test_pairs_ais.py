@@ -76,13 +76,21 @@ def _expected_totals(sampler, labels, measure, steps):
     return rec(sampler, steps) / steps
 
 
+@pytest.mark.parametrize("plug_in", ["ais", "model"])
 @pytest.mark.parametrize("branching", [None, 2])
 @pytest.mark.parametrize("target", ["f", "pr_curve"])
-def test_weighted_totals_unbiased_exhaustive(branching, target):
+def test_weighted_totals_unbiased_exhaustive(branching, target, plug_in):
     pool = tiny_pool(5)
     labels = pool.labels
     sampler = AISSampler(
-        pool, 0, target=target, branching=branching, n_strata=2, epsilon=0.05, n_thresholds=3
+        pool,
+        0,
+        target=target,
+        branching=branching,
+        n_strata=2,
+        epsilon=0.05,
+        n_thresholds=3,
+        plug_in=plug_in,
     )
     measure = sampler.measure if target == "f" else pr_curve(pool.scores, 3)
     expected = _expected_totals(sampler, labels, measure, steps=3)
@@ -307,11 +315,12 @@ def test_proposal_norms_fast_path_equals_the_generic_gradient():
     pool = tiny_pool(30, seed=13)
     measure = f_measures(pool.predicted, [1.0, 0.5])
     expected = np.array([[20.0, 1.5], [3.0, 5.5]])
-    norms, _ = measure.proposal_norms(expected, pool.n_pairs)
+    norms = measure.proposal_norms(expected, pool.n_pairs)
     totals = measure.totals(expected) / pool.n_pairs
     generic = measure.table.reshape(4, 3) @ measure.jacobian(totals).T
     np.testing.assert_allclose(norms, np.sqrt(np.sum(generic**2, axis=1)), rtol=1e-12)
     np.testing.assert_allclose(norms**2, measure.squared_norms(totals).reshape(-1), rtol=1e-12)
+    assert measure.proposal_norms(np.array([[5.0, 0.0], [0.0, 0.0]]), pool.n_pairs) is None
 
 
 def test_pr_curve_table_and_figure():

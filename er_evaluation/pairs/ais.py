@@ -94,15 +94,19 @@ class AISSampler(_Base):
         alpha: float = 0.5,
         measure: Measure | None = None,
         epsilon: float = 1e-3,
-        n_strata: int = 128,
+        n_strata: int = 64,
         branching: int | None = 2,
         prior_strength: float = 1.0,
         depth_concentration: float = 1.0,
         threshold: float = 0.0,
         n_thresholds: int = 100,
+        plug_in: str = "ais",
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
+        if plug_in not in ("ais", "model"):
+            raise ValueError(f"plug_in must be 'ais' or 'model', got {plug_in!r}")
+        self.plug_in = plug_in
         alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
         n_strata, n_thresholds = (
             check_count(n_strata, "n_strata"),
@@ -177,6 +181,8 @@ class AISSampler(_Base):
         self._members: list[list[int]] = [[] for _ in range(2 * n_classes)]
         self._known = np.full(n, -1, dtype=np.int8)
         self._expected = np.empty((n_classes, 2))
+        self._draw_sums = np.zeros((n_classes, 2))  # sum of weights per (class, label)
+        self._n_draws = 0
         self._last: tuple[Draw, int, int] | None = None
         self._update_proposal()
 
@@ -202,7 +208,17 @@ class AISSampler(_Base):
         expected[:, 0] = np.bincount(self._cell_class, weights=a0, minlength=n_classes)
         expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
         expected += self._entry_size[self._n_cells :].reshape(n_classes, 2)
-        norms, _ = self.measure.proposal_norms(expected, self.n_pairs)
+        norms = None
+        if self.plug_in == "ais" and self._draw_sums.any():
+            # (1/T) sum_j w_j ell_j is an estimate of the pool mean; T cancels in ratios
+            # but not in general measures, so scale the sums to pool counts
+            norms = self.measure.proposal_norms(
+                self._draw_sums * (self.n_pairs / self._n_draws), self.n_pairs
+            )
+        if norms is None:
+            norms = self.measure.proposal_norms(expected, self.n_pairs)
+        if norms is None:  # the measure is undefined even under the model: stay uniform
+            norms = np.zeros(2 * n_classes)
         mass = self._mass
         nc = self._n_cells
         mass[:nc] = a0 * norms[self._class0] + a1 * norms[self._class1]
@@ -250,8 +266,10 @@ class AISSampler(_Base):
         label = int(label)
         if label not in (0, 1):
             raise ValueError(f"label must be 0 or 1, got {label!r}")
-        _, entry, pos = self._last
+        draw, entry, pos = self._last
         self._last = None
+        self._draw_sums[int(self.measure.codes[index]), label] += draw.weight
+        self._n_draws += 1
         if entry >= self._n_cells:
             if int(self._known[index]) != label:
                 raise ValueError(
@@ -293,10 +311,17 @@ class AISSampler(_Base):
     def warm_start(self, index: np.ndarray, label: np.ndarray, weight=None) -> None:
         """Start from labels collected earlier (label reuse): every distinct labelled pair
         becomes known (drawn again at no cost, point-mass model) and updates the tree
-        once. ``weight`` is accepted for interface parity with OASIS and not needed: the
-        proposal uses the model's totals, not the earlier weighted sums."""
+        once; with ``weight`` (p/q of each earlier draw) the draws also enter the AIS
+        totals behind the plug-in R_hat."""
         index = np.asarray(index, dtype=np.int64)
         label = np.asarray(label, dtype=np.int64)
+        if weight is not None:
+            flat = self.measure.codes[index] * 2 + label
+            sums = np.bincount(
+                flat, weights=np.asarray(weight, dtype=np.float64), minlength=self._draw_sums.size
+            )
+            self._draw_sums += sums.reshape(self._draw_sums.shape)
+            self._n_draws += len(index)
         _, first = np.unique(index, return_index=True)
         leaves = []
         for i, y in zip(index[first], label[first], strict=True):
@@ -337,4 +362,5 @@ class AISSampler(_Base):
             "depth_concentration": self.depth_concentration,
             "threshold": self.threshold,
             "n_thresholds": self.n_thresholds,
+            "plug_in": self.plug_in,
         }

@@ -142,23 +142,24 @@ class Measure:
             sq = np.sum(np.where(np.isfinite(terms), terms, 0.0) ** 2, axis=1)
         return sq.reshape(self.n_classes, 2)
 
-    def proposal_norms(self, expected: np.ndarray, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
-        """Totals R = sum_{c,y} expected[c, y] ell(c, y) / n_pairs and the norms
-        ||Dg(R) ell(c, y)|| (flattened (2C,), 0 where ell = 0), as the AIS proposal needs
-        them after every label. Small ratio measures (the F-measures) are computed on
-        Python floats: for a 2 x 2 x 3 table that is ~20x cheaper than numpy calls."""
+    def proposal_norms(self, weights: np.ndarray, n_pairs: int) -> np.ndarray | None:
+        """The norms ||Dg(R) ell(c, y)|| (flattened (2C,), 0 where ell = 0) at the totals
+        R = sum_{c,y} weights[c, y] ell(c, y) / n_pairs, as the AIS proposal needs them
+        after every label; None if some component of g(R) is undefined there. Small ratio
+        measures (the F-measures) are computed on Python floats: for a 2 x 2 x 3 table that
+        is ~20x cheaper than numpy calls."""
         if self._small is None:
-            totals = self.totals(expected) / n_pairs
-            norms = np.sqrt(self.squared_norms(totals)).reshape(-1)
-            return norms * self.nonzero().reshape(-1), totals
+            totals = self.totals(weights) / n_pairs
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if not np.all(np.isfinite(self.value(totals))):
+                    return None
+            return np.sqrt(self.squared_norms(totals)).reshape(-1) * self.nonzero().reshape(-1)
         num_table, den_table, rows = self._small
-        flat = expected.ravel().tolist()
+        flat = weights.ravel().tolist()
         num = [sum(f * t[m] for f, t in zip(flat, num_table, strict=True)) for m in rows]
         den = [sum(f * t[m] for f, t in zip(flat, den_table, strict=True)) for m in rows]
         if min(den) <= 0:
-            totals = self.totals(expected) / n_pairs
-            norms = np.sqrt(self.squared_norms(totals)).reshape(-1)
-            return norms * self.nonzero().reshape(-1), totals
+            return None
         g = [a / b for a, b in zip(num, den, strict=True)]
         out = []
         for nt, dt in zip(num_table, den_table, strict=True):
@@ -167,7 +168,7 @@ class Measure:
                 term = (nt[m] - g[m] * dt[m]) * n_pairs / den[m]
                 sq += term * term
             out.append(math.sqrt(sq))
-        return np.asarray(out), None
+        return np.asarray(out)
 
     def nonzero(self) -> np.ndarray:
         """True where ell(c, y) is not the zero vector: shape (n_classes, 2)."""
@@ -237,8 +238,9 @@ class PRCurve(Measure):
         per_class_all = group_weight.sum(axis=1)
         per_class_pos = group_weight[:, 1]
         pp = np.cumsum(per_class_all[::-1])[::-1][1 : n + 1]
-        tp = np.cumsum(per_class_pos[::-1])[::-1][1 : n + 1]
-        return np.concatenate([pp, tp, [per_class_pos.sum()]])
+        # P as the same suffix sum that gives TP, so recall is exactly 1 where it should be
+        positives = np.cumsum(per_class_pos[::-1])[::-1]
+        return np.concatenate([pp, positives[1 : n + 1], positives[:1]])
 
     def gradient_terms(self, totals: np.ndarray, classes: np.ndarray) -> np.ndarray:
         n, pp, tp, pos = self._parts(totals)
@@ -267,6 +269,14 @@ class PRCurve(Measure):
                 zeros = np.concatenate([np.cumsum((rec**2)[::-1])[::-1], [0.0]])
                 out[:, 1] += (ones + zeros) / pos**2
         return out
+
+    def proposal_norms(self, weights: np.ndarray, n_pairs: int) -> np.ndarray | None:
+        """As :meth:`Measure.proposal_norms`; thresholds no pair clears (PP_l = 0) only
+        drop out of the norms, so the curve needs nothing but one positive."""
+        if weights[:, 1].sum() <= 0:
+            return None
+        totals = self.totals(weights) / n_pairs
+        return np.sqrt(self.squared_norms(totals)).reshape(-1) * self.nonzero().reshape(-1)
 
     def nonzero(self) -> np.ndarray:
         out = np.ones((len(self.thresholds) + 1, 2), dtype=bool)
