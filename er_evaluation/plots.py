@@ -2,6 +2,8 @@
 
 - :func:`plot_estimates`: estimates with their confidence intervals as error bars, one
   point per prediction (e.g. PatentsView version), one trace per metric;
+- :func:`plot_pr_curve`: an estimated precision-recall curve of a pair pool with pointwise
+  intervals (paper 002, Example 1; :func:`er_evaluation.pairs.pr_curve_table`);
 - :func:`plot_simulation`: distributions of a study's estimates against the true value
   (Binette et al. 2023, Figures 3-4), one panel per misattribution rate.
 
@@ -18,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from er_evaluation.simulation import StudyResult
 
-__all__ = ["plot_estimates", "plot_simulation"]
+__all__ = ["plot_estimates", "plot_pr_curve", "plot_simulation"]
 
 
 def plot_estimates(
@@ -149,4 +151,74 @@ def plot_simulation(
     )
     fig.update_xaxes(title_text="sample size (records)")
     fig.update_yaxes(title_text=metric, col=1)
+    return fig
+
+
+def plot_pr_curve(
+    curve: pd.DataFrame,
+    *,
+    truth: pd.DataFrame | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Estimated precision-recall curve with pointwise confidence intervals.
+
+    ``curve`` is :func:`er_evaluation.pairs.pr_curve_table` output (columns
+    ``threshold``, ``precision``, ``precision_low``, ``precision_high``, ``recall``,
+    ``recall_low``, ``recall_high``): one marker per score threshold at (recall,
+    precision), with asymmetric error bars (the precision interval vertically, the recall
+    interval horizontally) and the threshold in the hover label. ``truth`` (columns
+    ``recall``, ``precision``) adds the exact curve as a dotted line. Thresholds where
+    precision or recall is undefined are left out.
+    """
+    required = {"threshold", "precision", "precision_low", "precision_high", "recall"}
+    required |= {"recall_low", "recall_high"}
+    missing = required - set(curve.columns)
+    if missing:
+        raise ValueError(
+            f"curve lacks column(s) {sorted(missing)} (expected pr_curve_table output)"
+        )
+    shown = curve.dropna(subset=["precision", "recall"])
+    if shown.empty:
+        raise ValueError("no threshold has both precision and recall defined: nothing to plot")
+    p, r = shown["precision"].to_numpy(float), shown["recall"].to_numpy(float)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=r,
+            y=p,
+            mode="markers+lines",
+            name="estimate",
+            text=[f"score ≥ {t:.4g}" for t in shown["threshold"]],
+            hovertemplate="%{text}<br>recall %{x:.3f}<br>precision %{y:.3f}<extra></extra>",
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=shown["precision_high"].to_numpy(float) - p,
+                arrayminus=p - shown["precision_low"].to_numpy(float),
+                thickness=1,
+            ),
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=shown["recall_high"].to_numpy(float) - r,
+                arrayminus=r - shown["recall_low"].to_numpy(float),
+                thickness=1,
+            ),
+        )
+    )
+    if truth is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=truth["recall"].to_numpy(float),
+                y=truth["precision"].to_numpy(float),
+                mode="lines",
+                name="truth",
+                line=dict(dash="dot"),
+            )
+        )
+    fig.update_layout(
+        title=title or "Precision-recall curve with pointwise confidence intervals",
+        xaxis=dict(title="recall", range=[0, 1.02]),
+        yaxis=dict(title="precision", range=[0, 1.02]),
+    )
     return fig

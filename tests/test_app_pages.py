@@ -269,6 +269,19 @@ def test_pair_labels_are_logged_and_estimated(project):
         assert reopened.n_labels == session.n_labels == 3
 
 
+def test_pair_labelling_with_ais_shows_the_pr_curve(project):
+    at = open_page("pairs")
+    at.selectbox(key="pairs_method").set_value("ais").run()
+    for _ in range(4):
+        at.button(key="pairs_match").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+    session = next(s for s in at.session_state["pair_sessions"].values() if s.sampler.name == "ais")
+    assert session.n_labels == 4
+    spec = json.loads(at.get("plotly_chart")[-1].proto.spec)
+    assert spec["layout"]["xaxis"]["title"]["text"] == "recall"
+    assert spec["data"][0]["error_y"]["type"] == "data"
+
+
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 
 import numpy as np
@@ -335,3 +336,78 @@ def test_pr_curve_table_and_figure():
     assert (table["recall"] <= table["recall_high"]).all()
     with pytest.raises(ValueError, match="expected 10"):
         pr_curve_table(curve, [])
+    from er_evaluation.plots import plot_pr_curve
+
+    truth = pd.DataFrame({"recall": [1.0, 0.5], "precision": [0.3, 0.9]})
+    fig = plot_pr_curve(table, truth=truth)
+    shown = table.dropna(subset=["precision", "recall"])
+    np.testing.assert_allclose(fig.data[0].y, shown["precision"])
+    np.testing.assert_allclose(fig.data[0].error_x.array, shown["recall_high"] - shown["recall"])
+    assert fig.data[1].name == "truth" and fig.data[0].text[0].startswith("score ≥")
+    with pytest.raises(ValueError, match="lacks column"):
+        plot_pr_curve(table.drop(columns="recall_low"))
+    with pytest.raises(ValueError, match="nothing to plot"):
+        plot_pr_curve(table.assign(recall=np.nan))
+
+
+# -- hooks: make_sampler, sessions, CLI, label reuse ------------------------------------
+
+
+def test_make_sampler_ais_and_a_resumed_session_replays_bit_identically(tmp_path):
+    from er_evaluation.pairs import LabellingSession, make_sampler
+
+    pool = tiny_pool(400, seed=15)
+    assert isinstance(make_sampler("ais", pool, 0, n_strata=4), AISSampler)
+    with pytest.raises(ValueError, match="no parameter eta"):
+        make_sampler("ais", pool, 0, eta=3.0)
+    oracle = LabelOracle(pool.labels)
+    path = tmp_path / "ais.jsonl"
+    with LabellingSession(pool, path, "ais", seed=4, n_strata=4) as session:
+        session.run(oracle, 30)
+    with LabellingSession(pool, path) as resumed:
+        assert resumed.n_labels == 30
+        resumed.run(oracle, 60)
+        run_resumed = resumed.label_run()
+    with LabellingSession(pool, tmp_path / "straight.jsonl", "ais", seed=4, n_strata=4) as s:
+        s.run(oracle, 60)
+        run_straight = s.label_run()
+    np.testing.assert_array_equal(run_resumed.index, run_straight.index)
+    np.testing.assert_array_equal(run_resumed.weight, run_straight.weight)
+
+
+def test_cli_samples_with_ais_and_resumes(tmp_path, capsys):
+    from er_evaluation.cli import main
+    from er_evaluation.pairs import read_log
+
+    pool = tiny_pool(300, seed=16)
+    frame = pool.pairs.copy()
+    frame.to_csv(tmp_path / "pool.csv", index=False)
+    labels = tmp_path / "labels.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    args += ["--method", "ais", "--oracle", "column:label", "--format", "json"]
+    assert main([*args, "--budget", "40"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--budget", "70"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pairwise_f1"]["n_labels"] == 70
+    header, events = read_log(labels)
+    assert header["method"] == "ais" and header["params"]["n_strata"] == 64
+    assert all(e["label"] == pool.labels[e["pool_index"]] for e in events)
+
+
+def test_continue_sampling_with_ais_reuses_labels():
+    from er_evaluation.pairs import CountingOracle, continue_sampling
+
+    pool = tiny_pool(2000, seed=17)
+    pool_b = pool.with_prediction((pool.scores > 0.3).astype(int))
+    first = _label_run(pool, AISSampler(pool, 0, n_strata=8), 150)
+    oracle = CountingOracle(LabelOracle(pool.labels))
+    pooled = continue_sampling(pool_b, first, oracle, 50, seed=1, method="ais", n_strata=8)
+    assert pooled.method == "ais+reuse"
+    assert pooled.n_labels == 200 and len(set(oracle.asked)) == 50
+    assert not set(oracle.asked) & set(first.index.tolist())  # A's labels cost nothing
+    (est,) = [e for e in estimate_measure(pooled, f_measures(pool_b.predicted)) if "f1" in e.metric]
+    truth = pool_b.truth()["pairwise_f1"]
+    assert est.ci_low - 0.1 <= truth <= est.ci_high + 0.1
+    with pytest.raises(ValueError, match="adaptive sampler"):
+        continue_sampling(pool_b, first, oracle, 5, method="passive")

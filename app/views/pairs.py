@@ -1,6 +1,10 @@
-"""Pair labelling: label the record pairs an adaptive sampler (OASIS) draws inside a block."""
+"""Pair labelling: label the record pairs an adaptive sampler (OASIS, or paper 002's AIS)
+draws inside a block; running estimates and, for importance samplers, the estimated
+precision-recall curve of the similarity score."""
 
 from __future__ import annotations
+
+import warnings
 
 import pandas as pd
 import streamlit as st
@@ -9,9 +13,13 @@ from app_common import data_key, load_project, plain_errors, project_dir
 from er_evaluation.pairs import (
     LabellingSession,
     PairPool,
+    estimate_measure,
     field_similarity_score,
     pool_from_blocks,
+    pr_curve,
+    pr_curve_table,
 )
+from er_evaluation.plots import plot_pr_curve
 
 st.title("Pair labelling")
 data = load_project()
@@ -34,7 +42,10 @@ block = c2.selectbox(
     key="pairs_block",
 )
 method = c3.selectbox(
-    "Sampler", ["oasis", "passive", "stratified", "importance"], key="pairs_method"
+    "Sampler",
+    ["oasis", "ais", "passive", "stratified", "importance"],
+    format_func=lambda m: "ais (paper 002)" if m == "ais" else m,
+    key="pairs_method",
 )
 
 
@@ -91,3 +102,19 @@ if session.n_labels >= 2:
             f"SE {row['std_error']:.3f}"
         )
     st.dataframe(result, key="pairs_estimates")
+
+if session.n_labels >= 2 and session.sampler.design == "importance":
+    st.subheader("Precision-recall curve of the similarity score")
+    st.caption(
+        "Precision and recall of 'score >= threshold' at 20 thresholds, estimated from the "
+        "same labels, with pointwise intervals (paper 002, Example 1). Undefined points "
+        "(no labelled pair above the threshold yet) are left out."
+    )
+    curve = pr_curve(pool.scores, 20)
+    with plain_errors("Could not estimate the curve"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # undefined points are shown as gaps
+        table = pr_curve_table(curve, estimate_measure(session.label_run(), curve))
+    if table[["precision", "recall"]].notna().all(axis=1).any():
+        st.plotly_chart(plot_pr_curve(table), key="pairs_pr_curve")
+    else:
+        st.info("The curve appears once a labelled match is above some threshold.")

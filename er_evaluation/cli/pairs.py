@@ -69,10 +69,15 @@ def register(subparsers) -> None:
         "--seed", type=int, default=0, help="sampler seed for a new session (default 0)"
     )
     sample.add_argument(
-        "--strata", type=int, default=30, help="CSF strata per prediction group (default 30)"
+        "--strata",
+        type=int,
+        help="CSF strata per prediction group (default 30; 64 for ais)",
     )
     sample.add_argument(
-        "--epsilon", type=float, default=1e-3, help="OASIS / IS mixing with uniform (default 1e-3)"
+        "--epsilon",
+        type=float,
+        default=1e-3,
+        help="OASIS / IS / AIS mixing with uniform (default 1e-3)",
     )
     sample.add_argument(
         "--oracle",
@@ -167,9 +172,10 @@ def _oracle(spec: str, pool: PairPool, frame: pd.DataFrame):
 def _sample(args) -> int:
     pool, frame = _read_pool(args)
     params = {}
-    if args.method in ("stratified", "oasis"):
-        params["n_strata"] = args.strata
-    if args.method in ("importance", "oasis"):
+    if args.method in ("stratified", "oasis", "ais"):
+        default = 64 if args.method == "ais" else 30
+        params["n_strata"] = default if args.strata is None else args.strata
+    if args.method in ("importance", "oasis", "ais"):
         params["epsilon"] = args.epsilon
     oracle = _oracle(args.oracle, pool, frame) if args.oracle else None
     session = LabellingSession(

@@ -1,9 +1,11 @@
 """Evaluation from labelled record pairs: pools, samplers (passive, stratified, static
-importance sampling, OASIS), oracles, resumable labelling sessions, single-run estimates
+importance sampling, OASIS, the adaptive importance sampler of paper 002 for any
+measure), target measures (F-scores, PR curves, custom), oracles, resumable labelling sessions, single-run estimates
 of precision / recall / F with standard errors, and label reuse across predictions
 (design §5; Marchant & Rubinstein 2017, 2021; Chaganty et al. 2017)."""
 
 from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
+from er_evaluation.pairs.ais import AISSampler
 from er_evaluation.pairs.estimates import (
     LabelRun,
     PairEstimate,
@@ -12,6 +14,15 @@ from er_evaluation.pairs.estimates import (
     f_alpha_name,
     history,
     metric_names,
+)
+from er_evaluation.pairs.measures import (
+    Measure,
+    PRCurve,
+    custom_measure,
+    estimate_measure,
+    f_measures,
+    pr_curve,
+    pr_curve_table,
 )
 from er_evaluation.pairs.oracles import (
     CallableOracle,
@@ -47,6 +58,14 @@ from er_evaluation.pairs.samplers import (
 from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
 
 __all__ = [
+    "AISSampler",
+    "Measure",
+    "PRCurve",
+    "custom_measure",
+    "estimate_measure",
+    "f_measures",
+    "pr_curve",
+    "pr_curve_table",
     "CallableOracle",
     "CountingOracle",
     "Draw",

@@ -27,7 +27,7 @@ from er_evaluation.pairs.estimates import (
 )
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.run import sample_labels
-from er_evaluation.pairs.samplers import OASISSampler
+from er_evaluation.pairs.samplers import make_sampler
 
 __all__ = ["reuse_estimate", "as_importance_run", "continue_sampling", "labels_needed"]
 
@@ -74,12 +74,15 @@ def continue_sampling(
     new_labels: int,
     *,
     seed: int | None = None,
-    **oasis_params,
+    method: str = "oasis",
+    **params,
 ) -> LabelRun:
     """Evaluate prediction B (``pool_b``: same pairs and scores, B's ``predicted``) after A.
 
-    An OASIS sampler for B starts from A's labels: each labelled pair updates the Beta
-    posterior of its B-stratum, the F estimate starts from the reused estimate, and the
+    An adaptive sampler for B (``method``: "oasis", or "ais" for paper 002's sampler, with
+    its ``params``) starts from A's labels: each labelled pair updates the oracle model
+    of its B-stratum (OASIS's Beta posterior, or the Dirichlet tree with the pair's
+    label known), the F estimate starts from the reused estimate, and the
     label cache holds A's labels so a pair A already labelled costs nothing. It then draws
     until ``new_labels`` new pairs are labelled. Returns the pooled run: A's draws (weights
     made p/q by :func:`as_importance_run`) followed by B's draws (``new_label`` marks the
@@ -90,7 +93,9 @@ def continue_sampling(
             f"the previous run is on a pool of {previous.pool_size} pairs, pool_b has {pool_b.n_pairs}"
         )
     old = as_importance_run(previous)
-    sampler = OASISSampler(pool_b, seed, **oasis_params)
+    if method not in ("oasis", "ais"):
+        raise ValueError(f"method must be 'oasis' or 'ais' (an adaptive sampler), got {method!r}")
+    sampler = make_sampler(method, pool_b, seed, **params)
     sampler.warm_start(old.index, old.label, old.weight)
     known = np.full(pool_b.n_pairs, -1, dtype=np.int8)
     known[old.index] = old.label
@@ -103,7 +108,7 @@ def continue_sampling(
         np.concatenate([old.weight, new.weight]),
         np.concatenate([np.full(old.n_draws, -1), new.stratum]),
         np.concatenate([old.new_label, new.new_label]),
-        method="oasis+reuse",
+        method=f"{method}+reuse",
     )
 
 

@@ -42,7 +42,7 @@ __all__ = [
     "METHODS",
 ]
 
-METHODS = ("passive", "stratified", "importance", "oasis")
+METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 
 
 @dataclass(frozen=True)
@@ -382,14 +382,22 @@ _CLASSES = {
 }
 
 
+def _sampler_class(method: str):
+    if method == "ais":  # paper 002's sampler builds on this module: imported on demand
+        from er_evaluation.pairs.ais import AISSampler
+
+        return AISSampler
+    return _CLASSES[method]
+
+
 def make_sampler(method: str, pool: PairPool, seed: int | None = None, **params):
-    """Build the sampler named ``method`` (one of :data:`METHODS`) on ``pool``."""
-    if method not in _CLASSES:
+    """Build the sampler named ``method`` (one of :data:`METHODS`; ``"ais"`` is
+    :class:`~er_evaluation.pairs.ais.AISSampler`) on ``pool``."""
+    if method not in METHODS:
         raise ValueError(f"unknown sampling method {method!r}; choose one of {', '.join(METHODS)}")
+    cls = _sampler_class(method)
     accepted = [
-        name
-        for name, p in inspect.signature(_CLASSES[method]).parameters.items()
-        if p.kind is p.KEYWORD_ONLY
+        name for name, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY
     ]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
@@ -397,4 +405,4 @@ def make_sampler(method: str, pool: PairPool, seed: int | None = None, **params)
             f"sampling method {method!r} has no parameter {', '.join(unknown)}; "
             f"its parameters: {', '.join(accepted) or 'none'}"
         )
-    return _CLASSES[method](pool, seed, **params)
+    return cls(pool, seed, **params)
