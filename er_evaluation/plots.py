@@ -3,7 +3,7 @@
 - :func:`plot_estimates`: estimates with their confidence intervals as error bars, one
   point per prediction (e.g. PatentsView version), one trace per metric;
 - :func:`plot_pr_curve`: an estimated precision-recall curve of a pair pool with pointwise
-  intervals (paper 002, Example 1; :func:`er_evaluation.pairs.pr_curve_table`);
+  intervals (Marchant & Rubinstein 2021, Example 1; :func:`er_evaluation.pairs.pr_curve_table`);
 - :func:`plot_simulation`: distributions of a study's estimates against the true value
   (Binette et al. 2023, Figures 3-4), one panel per misattribution rate.
 

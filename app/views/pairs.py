@@ -1,4 +1,4 @@
-"""Pair labelling: label the record pairs an adaptive sampler (OASIS, or paper 002's AIS)
+"""Pair labelling: label the record pairs an adaptive sampler (OASIS, or Marchant & Rubinstein 2021's AIS)
 draws inside a block; running estimates and, for importance samplers, the estimated
 precision-recall curve of the similarity score."""
 
@@ -44,7 +44,7 @@ block = c2.selectbox(
 method = c3.selectbox(
     "Sampler",
     ["oasis", "ais", "passive", "stratified", "importance"],
-    format_func=lambda m: "ais (paper 002)" if m == "ais" else m,
+    format_func=lambda m: "ais (Marchant & Rubinstein 2021)" if m == "ais" else m,
     key="pairs_method",
 )
 
@@ -107,7 +107,7 @@ if session.n_labels >= 2 and session.sampler.design == "importance":
     st.subheader("Precision-recall curve of the similarity score")
     st.caption(
         "Precision and recall of 'score >= threshold' at 20 thresholds, estimated from the "
-        "same labels, with pointwise intervals (paper 002, Example 1). Undefined points "
+        "same labels, with pointwise intervals (Marchant & Rubinstein 2021, Example 1). Undefined points "
         "(no labelled pair above the threshold yet) are left out."
     )
     curve = pr_curve(pool.scores, 20)

@@ -1,5 +1,5 @@
 """Evaluation from labelled record pairs: pools, samplers (passive, stratified, static
-importance sampling, OASIS, the adaptive importance sampler of paper 002 for any
+importance sampling, OASIS, the adaptive importance sampler of Marchant & Rubinstein 2021 for any
 measure), target measures (F-scores, PR curves, custom), oracles, resumable labelling sessions, single-run estimates
 of precision / recall / F with standard errors, and label reuse across predictions
 (design §5; Marchant & Rubinstein 2017, 2021; Chaganty et al. 2017)."""

@@ -79,7 +79,7 @@ def continue_sampling(
 ) -> LabelRun:
     """Evaluate prediction B (``pool_b``: same pairs and scores, B's ``predicted``) after A.
 
-    An adaptive sampler for B (``method``: "oasis", or "ais" for paper 002's sampler, with
+    An adaptive sampler for B (``method``: "oasis", or "ais" for Marchant & Rubinstein 2021's sampler, with
     its ``params``) starts from A's labels: each labelled pair updates the oracle model
     of its B-stratum (OASIS's Beta posterior, or the Dirichlet tree with the pair's
     label known), the F estimate starts from the reused estimate, and the

@@ -383,7 +383,9 @@ _CLASSES = {
 
 
 def _sampler_class(method: str):
-    if method == "ais":  # paper 002's sampler builds on this module: imported on demand
+    if (
+        method == "ais"
+    ):  # Marchant & Rubinstein 2021's sampler builds on this module: imported on demand
         from er_evaluation.pairs.ais import AISSampler
 
         return AISSampler
