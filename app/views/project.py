@@ -17,6 +17,7 @@ import streamlit as st
 from app_common import (
     DEMO_CONFIG,
     choose_project,
+    launch_dir,
     load_project,
     plain_errors,
     project_dir,
@@ -60,6 +61,9 @@ if target is not None and target != current:
                 target.mkdir(parents=True, exist_ok=True)
             choose_project(target)
             st.rerun()
+if not current.is_dir() and current == launch_dir():
+    with plain_errors("Could not create the project folder"):
+        current.mkdir(parents=True, exist_ok=True)
 if not current.is_dir():
     st.info(f"`{current}` does not exist yet.")
     if st.button("Create it", key="create_current"):

@@ -1,0 +1,248 @@
+"""Real-browser tests (Debian chromium driven by playwright) of what a reviewer does that
+AppTest cannot reproduce: presses arriving while the page reruns, two people on one item,
+reloads, uploads and the keyboard. One app server serves every test; each test has its own
+project folder, chosen through the URL (``?project=...``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from er_evaluation.review import ReviewStore
+from er_evaluation.review.project import load_files, read_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+from serve import CHROMIUM_ARGS as ARGS  # noqa: E402
+from serve import free_port, start_app  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not os.path.exists(CHROMIUM),
+        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    proc = start_app(tmp_path_factory.mktemp("launch") / "project", port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def browser(chromium):
+    """The shared browser; the pages a test opens are closed after it."""
+    contexts = []
+
+    class Opener:
+        def new_context(self, **kw):
+            contexts.append(chromium.new_context(**kw))
+            return contexts[-1]
+
+    yield Opener()
+    for context in contexts:
+        context.close()
+
+
+def open_page(browser, url: str):
+    page = browser.new_context(viewport={"width": 1280, "height": 1300}).new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    return page
+
+
+def review_url(server: str, folder: Path, reviewer: str | None = None) -> str:
+    params = {"project": str(folder)} | ({"reviewer": reviewer} if reviewer else {})
+    return f"{server}/review?{urllib.parse.urlencode(params)}"
+
+
+def item_heading(page, number: int) -> str:
+    heading = page.get_by_text(re.compile(rf"Item {number} of 50: "))
+    heading.wait_for()
+    return re.search(rf"Item {number} of 50: (\S+)", heading.inner_text()).group(1)
+
+
+def settle(page) -> None:
+    """Wait until the script run is over: the heading of a new item shows before its
+    buttons (and their keyboard shortcuts) exist."""
+    page.wait_for_timeout(300)
+    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
+    page.wait_for_timeout(300)
+
+
+def on_item(page, number: int) -> str:
+    record = item_heading(page, number)
+    settle(page)
+    return record
+
+
+def tick_row(page, row: int) -> None:
+    """Click the "does not belong" checkbox of a row of the cluster table (a canvas grid:
+    35 px header and rows; the checkbox sits in the middle of the first column)."""
+    grid = page.locator("[data-testid='stDataFrameResizable']").first
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
+    page.wait_for_timeout(1500)  # let the edit reach the server before saving
+
+
+def test_a_double_press_never_saves_an_unseen_item(server, browser, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    page = open_page(browser, review_url(server, folder, "ann"))
+    first = item_heading(page, 1)
+    button = page.get_by_role("button", name="Correct as is")
+    button.click()
+    page.wait_for_timeout(500)  # the second press lands while the page reruns
+    button.click(force=True)
+    second = item_heading(page, 2)
+    page.wait_for_timeout(3000)  # any late save would have happened by now
+    store = ReviewStore(folder / "reviews.sqlite")
+    assert store.decision(first).status == "correct"
+    assert store.decision(second) is None, "a press saved an item the reviewer never saw"
+    assert len(store.events()) == 1
+
+
+def test_two_reviewers_on_one_item_get_a_conflict_view(server, browser, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    alice = open_page(browser, review_url(server, folder, "alice"))
+    record = item_heading(alice, 1)
+    bob = open_page(browser, review_url(server, folder, "bob"))
+    assert item_heading(bob, 1) == record
+
+    tick_row(alice, 1)
+    alice.get_by_role("button", name="Save review").click()
+    item_heading(alice, 2)
+    tick_row(bob, 1)
+    bob.get_by_role("button", name="Save review").click()
+    bob.get_by_text("Not saved: this record's decision changed").wait_for()
+    bob.get_by_text("Saved by alice").wait_for()
+    bob.get_by_role("button", name="Keep mine").click()
+    bob.get_by_text(re.compile(r"Current decision \(reviewed\) saved by bob")).wait_for()
+
+    store = ReviewStore(folder / "reviews.sqlite")
+    history = store.history(record)
+    assert [e.reviewer for e in history] == ["alice", "bob"]  # both decisions stay
+    assert history[1].based_on == history[0].event_id
+    assert store.decision(record).reviewer == "bob"
+
+
+def test_a_reload_keeps_the_folder_and_the_reviewer(server, browser, tmp_path):
+    folder = tmp_path / "chosen"
+    page = open_page(browser, f"{server}/project")
+    page.get_by_text("Loaded").wait_for()
+    box = page.get_by_label("Project folder")
+    box.fill(str(folder))
+    box.press("Enter")
+    page.get_by_text("Create a project there?").wait_for()
+    assert not folder.exists()
+    page.get_by_role("button", name="Create the project here").click()
+    page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
+    page.get_by_label("Reviewer").fill("zoe")
+    page.get_by_label("Reviewer").press("Enter")
+    page.wait_for_function("() => location.search.includes('reviewer=zoe')")
+
+    page.reload()
+    page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
+    from playwright.sync_api import expect
+
+    expect(page.get_by_label("Reviewer")).to_have_value("zoe", timeout=TIMEOUT_MS)
+    page.goto(page.url.replace("/project", "/review"))
+    first = item_heading(page, 1)
+    page.get_by_role("button", name="Correct as is").click()
+    item_heading(page, 2)
+    decision = ReviewStore(folder / "reviews.sqlite").decision(first)
+    assert decision.reviewer == "zoe"
+
+
+def test_a_bad_upload_leaves_the_saved_project_loadable(server, browser, tmp_path):
+    folder = tmp_path / "own"
+    folder.mkdir()
+    records = pd.DataFrame({"rid": ["r1", "r2", "r3"], "name": ["a", "b", "c"]})
+    records.to_csv(tmp_path / "records.csv", index=False)
+    pd.DataFrame({"rid": ["r1", "r2", "r3"], "v1": ["x", "x", "y"]}).to_csv(
+        tmp_path / "wide.csv", index=False
+    )
+    config = {
+        "source": "files",
+        "records": {"path": str(tmp_path / "records.csv"), "id_col": "rid", "fields": ["name"]},
+        "predictions": {
+            "layout": "wide",
+            "path": str(tmp_path / "wide.csv"),
+            "id_col": "rid",
+            "version_cols": ["v1"],
+        },
+    }
+    (folder / "project.json").write_text(json.dumps(config))
+    saved = (folder / "project.json").read_text()
+    bad = tmp_path / "upload" / "records.csv"
+    bad.parent.mkdir()
+    pd.concat([records, records.iloc[:1]]).to_csv(bad, index=False)
+
+    page = open_page(browser, f"{server}/project?project={urllib.parse.quote(str(folder))}")
+    page.get_by_text("Loaded").wait_for()
+    page.locator("[data-testid='stFileUploader'] input[type=file]").first.set_input_files(str(bad))
+    page.get_by_text("records.csv").first.wait_for()
+    page.wait_for_timeout(1500)
+    assert (folder / "project.json").read_text() == saved  # an upload alone changes nothing
+    page.get_by_role("button", name="Check and save project").click()
+    page.get_by_text(re.compile("Not saved; the project is unchanged: .*more than once")).wait_for()
+    assert (folder / "project.json").read_text() == saved
+    assert len(load_files(read_config(folder)).records) == 3
+
+    page.reload()  # and the app still opens it
+    page.get_by_text("Loaded").wait_for()
+    page.get_by_text("Records").first.wait_for()
+
+
+def test_keyboard_review_of_three_items(server, browser, tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    page = open_page(browser, review_url(server, folder, "kim"))
+    page.bring_to_front()  # keys go to the page in front; earlier tests' pages are open
+    records = [on_item(page, 1)]
+    page.get_by_role("heading", name="Review queue").click()  # focus the page, not a field
+    page.keyboard.press("Alt+A")  # correct as is
+    records.append(on_item(page, 2))
+    page.keyboard.press("Alt+N")  # next, without saving
+    records.append(on_item(page, 3))
+    page.keyboard.press("Alt+P")  # previous
+    on_item(page, 2)
+    page.keyboard.press("Alt+A")
+    on_item(page, 3)
+    page.keyboard.press("Alt+A")
+    on_item(page, 4)
+    store = ReviewStore(folder / "reviews.sqlite")
+    assert [store.decision(r).status for r in records] == ["correct"] * 3
+    page.keyboard.press("Alt+P")
+    on_item(page, 3)
+    page.keyboard.press("Alt+U")  # undo my last save on item 3
+    page.get_by_text(f"Undid a save on {records[2]}").wait_for()
+    assert store.decision(records[2]) is None
+    assert store.events()["reviewer"].unique().tolist() == ["kim"]
