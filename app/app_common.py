@@ -242,3 +242,25 @@ def reviewed_sample(
     """The design-based sample of what has been reviewed and the number of finished units
     (see :func:`er_evaluation.review.reviewed_sample`)."""
     return project_files.project_sample(data, store, settings, queue, reviewer=reviewer)
+
+
+def reviewer_spread(data, store, settings, queue, versions: list[str], metrics: dict) -> None:
+    """Estimates under each reviewer's own decisions (double review), and their spread."""
+    from er_evaluation.review.project import reviewer_estimates
+
+    with plain_errors("Could not estimate per reviewer"):
+        table = reviewer_estimates(
+            data, store, settings, queue, versions=versions, metrics=list(metrics)
+        )
+    if table.empty:
+        return
+    st.subheader("Under each reviewer's decisions")
+    st.caption(
+        "Each reviewer's own decisions where they made one (the decision in force elsewhere). "
+        "The spread measures reviewer uncertainty, beside each estimate's sampling error."
+    )
+    wide = table.pivot_table(
+        index=["prediction", "metric"], columns="reviewer", values="value", sort=False
+    )
+    wide["spread"] = wide.max(axis=1) - wide.min(axis=1)
+    st.dataframe(wide.reset_index(), hide_index=True, key="est_reviewer_spread")

@@ -205,3 +205,29 @@ def test_double_review_agreement_and_adjudication(project):
     assert final.removed == ann_event.removed
     # Estimates use the adjudicated decision.
     assert ann_event.removed[0] not in store.true_clusters().index
+    # The Estimates page shows P/R under each reviewer's own decisions, as the library does.
+    from er_evaluation.review.project import (
+        load_demo,
+        read_queue,
+        read_sample_config,
+        reviewer_estimates,
+    )
+
+    judge.switch_page("views/estimates.py").run()
+    assert not judge.exception, [e.value for e in judge.exception]
+    shown = next(d.value for d in judge.dataframe if "spread" in d.value.columns)
+    settings = read_sample_config(project)
+    expected_table = reviewer_estimates(
+        load_demo(),
+        store,
+        settings,
+        read_queue(project),
+        versions=[settings["version"]],
+        metrics=["pairwise_precision", "pairwise_recall", "pairwise_f1"],
+    )
+    for _, row in expected_table.iterrows():
+        got = shown.loc[
+            (shown["prediction"] == row["prediction"]) & (shown["metric"] == row["metric"])
+        ]
+        assert got[row["reviewer"]].iloc[0] == pytest.approx(row["value"], rel=1e-12)
+    assert set(expected_table["reviewer"]) == {"ann", "bob"}

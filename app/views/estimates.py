@@ -13,6 +13,7 @@ from app_common import (
     read_queue,
     read_sample_config,
     reviewed_sample,
+    reviewer_spread,
 )
 
 from er_evaluation.estimators import compare, estimate_table
@@ -147,6 +148,9 @@ if len(dropped):
         + ", ".join(f"{v}: {n:,}" for v, n in dropped.items())
         + "."
     )
+
+if source == "reviews":
+    reviewer_spread(data, store, settings, queue, [focus], METRICS)
 
 st.subheader("Paired difference between two versions")
 st.caption("The difference on the same reviewed sample, with its own standard error.")

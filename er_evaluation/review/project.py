@@ -455,3 +455,43 @@ class Project:
         if reason:
             raise ReviewError(f"{self.folder}: the saved sample no longer fits the data ({reason})")
         return project_sample(self.data, self.store, self.settings, self.queue, reviewer=reviewer)
+
+
+def reviewer_estimates(
+    data: ProjectData,
+    store: ReviewStore,
+    settings: dict,
+    queue: pd.DataFrame,
+    *,
+    versions: list[str],
+    metrics: list[str],
+) -> pd.DataFrame:
+    """Estimates under each reviewer's own decisions, one row per reviewer x version x
+    metric (columns of :func:`~er_evaluation.estimators.estimate_table` plus
+    ``reviewer``); empty unless at least two reviewers decided some record of the sample
+    themselves. Where a reviewer made no decision, the decision in force is used, so the
+    spread between reviewers comes from the records they decided differently: a direct
+    measure of reviewer uncertainty, beside the sampling uncertainty of each estimate."""
+    import warnings
+
+    from er_evaluation.errors import CoverageWarning
+    from er_evaluation.estimators import estimate_table
+
+    own = store.own_decisions()
+    own = own[own["status"] != "skipped"]
+    doubled = own.groupby(own["sampled_record"].map(repr))["reviewer"].transform("nunique") > 1
+    reviewers = sorted(own.loc[doubled, "reviewer"].unique())
+    if len(reviewers) < 2:
+        return pd.DataFrame()
+    parts = []
+    for reviewer in reviewers:  # one estimate per reviewer, not per record
+        sample, _ = project_sample(data, store, settings, queue, reviewer=reviewer)
+        if sample is None:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoverageWarning)
+            table = estimate_table(
+                {v: data.predictions[v] for v in versions}, sample, metrics, on_missing="restrict"
+            )
+        parts.append(table.assign(reviewer=reviewer))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
