@@ -273,6 +273,9 @@ def from_pairs(
         endpoints = pd.Index(pairs.iloc[:, 0]).append(pd.Index(pairs.iloc[:, 1]))
     else:
         endpoints = pd.Index([])
+    check_exact_floats(endpoints, f"{name}: pair ids")
+    if records is not None:
+        check_exact_floats(pd.Index(records), f"{name}: record ids")
     if records is None:
         if len(endpoints) == 0:
             raise ClusteringError(f"{name} is empty: no pairs and no records given")

@@ -8,6 +8,7 @@ probes (further down) assert exit code 1 and one line on stderr naming the file 
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 
@@ -370,3 +371,37 @@ def test_float_pair_ids_beyond_2_53_are_an_error_not_a_self_pair():
     )
     with pytest.raises(PoolError, match="id_left are floating-point numbers"):
         PairPool.from_frame(frame)
+
+
+def test_float_ids_beyond_2_53_in_pairs_are_an_error():
+    big = [float(2**53), float(2**53 + 1)]
+    with pytest.raises(ClusteringError, match="pair ids are floating-point"):
+        ee.from_pairs([(big[0], 1.0), (big[1], 2.0)])
+    with pytest.raises(ClusteringError, match="record ids are floating-point"):
+        ee.from_pairs([], records=big)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["-o", "out.parquet"], "er-eval writes text"),
+        (["-o", "out.xlsx", "--format", "csv"], "er-eval writes text"),
+        (["-o", "out.csv", "--format", "json"], "names a CSV file but --format is json"),
+    ],
+)
+def test_cli_output_name_must_match_the_format(tmp_path, clustering_files, cli, argv, words):
+    pred, ref = clustering_files
+    argv = [str(tmp_path / a) if a.startswith("out.") else a for a in argv]
+    code, _, err = cli(["metrics", pred, ref, *argv])
+    assert code == 1
+    _one_line_error(err, words)
+    assert not any(p.name.startswith("out.") for p in tmp_path.iterdir())
+
+
+def test_cli_output_format_follows_the_file_name(tmp_path, clustering_files, cli):
+    pred, ref = clustering_files
+    code, _, err = cli(["metrics", pred, ref, "-o", tmp_path / "m.json"])
+    assert code == 0, err
+    assert json.loads((tmp_path / "m.json").read_text())[str(pred)]["pairwise_precision"] >= 0
+    code, _, err = cli(["metrics", pred, ref, "-o", tmp_path / "m.csv"])
+    assert pd.read_csv(tmp_path / "m.csv").shape[0] == 1

@@ -17,7 +17,7 @@ import pkgutil
 import sys
 
 from er_evaluation import __version__
-from er_evaluation.cli._common import flag_terms
+from er_evaluation.cli._common import flag_terms, resolve_output_format
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        resolve_output_format(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"er-eval {args.command}: interrupted", file=sys.stderr)

@@ -79,9 +79,35 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=["table", "csv", "json"],
-        default="table",
-        help="output format: an aligned text table (default), csv or json",
+        help="output format: an aligned text table, csv or json (default: csv or json for "
+        "an -o FILE ending in .csv or .json, else table)",
     )
+
+
+_BINARY_SUFFIXES = {".parquet", ".pq", ".xlsx", ".xls", ".feather", ".arrow", ".sqlite"}
+
+
+def resolve_output_format(args: argparse.Namespace) -> None:
+    """Set ``args.format`` from ``-o``'s file name when ``--format`` was not given (.csv ->
+    csv, .json -> json, else table); a name that contradicts ``--format``, or a binary
+    format er-eval does not write, is an error naming the file, never text under a
+    misleading name."""
+    if not hasattr(args, "format"):
+        return
+    suffix = Path(args.output).suffix.lower() if getattr(args, "output", None) else ""
+    implied = {".csv": "csv", ".json": "json"}.get(suffix)
+    if suffix in _BINARY_SUFFIXES:
+        raise ValueError(
+            f"-o {args.output}: er-eval writes text (an aligned table, CSV or JSON); give a "
+            ".txt, .csv or .json file name"
+        )
+    if args.format is None:
+        args.format = implied or "table"
+    elif implied is not None and implied != args.format:
+        raise ValueError(
+            f"-o {args.output} names a {implied.upper()} file but --format is {args.format}; "
+            f"use --format {implied} or another file name"
+        )
 
 
 def add_clustering_options(parser: argparse.ArgumentParser) -> None:
