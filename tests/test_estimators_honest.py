@@ -23,7 +23,7 @@ from er_evaluation.estimators import (
     smooth_estimate,
 )
 from er_evaluation.estimators.diagnostics import concentration
-from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.estimators.intervals import fieller_bounds, wilson_bounds
 from er_evaluation.estimators.ratio import Column, Ratio
 from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters, sample_records
 from er_evaluation.simulation import misattribute
@@ -228,3 +228,45 @@ def test_record_and_cluster_recall_agree_under_either_convention(patentsview, on
         clu = _quiet(estimate, pred, sample, R, estimator="cluster", on_missing=on_missing)
         assert rec.value == pytest.approx(clu.value, rel=1e-12)
         assert rec.std_error == pytest.approx(clu.std_error, rel=1e-9)
+
+
+# ------------------------------------------------ the score interval's pieces
+
+
+def test_vectorised_fieller_bounds_equal_the_fieller_interval():
+    rng = np.random.default_rng(11)
+    A = rng.uniform(1, 5, 40)
+    B = A * rng.uniform(0.5, 1.0, 40)
+    fit = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": A, "B": B})
+    cn, cd = np.zeros(2), np.zeros(2)
+    cn[fit.index["B"]], cd[fit.index["A"]] = 1.0, 1.0
+    lo, hi, ok = fieller_bounds(fit.mean, fit.cov, fit.theta, fit.n, (cn, cd), 1.959963984540054)
+    assert ok and (lo, hi) == pytest.approx(confidence_interval(fit, 0.95, "fieller", bounds=None))
+
+
+def test_wilson_bounds_closed_form():
+    # v = 0.8, SE = 0.04: n* = 0.16/0.0016 = 100, Wilson's interval for 80/100
+    lo, hi = wilson_bounds(0.8, 0.04, 7, 1.96)
+    z2n = 1.96**2 / 100
+    center = (0.8 + z2n / 2) / (1 + z2n)
+    half = 1.96 * math.sqrt(0.8 * 0.2 / 100 + z2n / 400) / (1 + z2n)
+    assert (lo, hi) == pytest.approx((center - half, center + half), rel=1e-12)
+
+
+def test_mover_difference_of_identical_predictions_is_a_narrow_interval_at_zero():
+    truth = _truth()
+    pred = misattribute(truth, 0.2, seed=12)
+    sample = sample_records(truth, 80, seed=13)
+    d = _quiet(compare, {"a": pred, "b": pred.copy()}, sample, P)
+    # r = 1: what is left is the asymmetry of the two (equal) Fieller intervals
+    assert d.value == 0.0 and d.ci_low <= 0.0 <= d.ci_high and d.ci_high - d.ci_low < 0.01
+
+
+def test_restrict_sample_drops_emptied_units_and_recomputes_size_probabilities():
+    truth = pd.Series([1, 1, 1, 2, 2, 3], index=list("abcdef"))
+    sample = benchmark_sample(truth, weights="cluster_size")
+    pred = pd.Series([0, 0, 1, 1], index=list("abcd"))  # lacks e and f: cluster 3 emptied
+    r = restrict_sample(sample, pred)
+    assert list(r.units) == [1, 2] and list(r.probability) == [3.0, 1.0]
+    assert list(r.reference.index) == list("abcd")
+    assert restrict_sample(sample, truth) is sample  # nothing missing: unchanged
