@@ -2,7 +2,7 @@
 over 130k records in < 1 s total; one version over 10M records with 1,000 sampled
 clusters in < 2 s).
 
-1. PatentsView: precision and recall of the 15 bundled versions against the Binette 2022
+1. PatentsView: precision, recall and F1 of the 15 bundled versions against the Binette 2022
    benchmark (401 sampled inventors, 13,467 mentions), ``estimate_table(...,
    on_missing="restrict")``: each version has its own population (84k-134k mentions).
 2. Synthetic: 10M records in heavy-tailed true clusters (1 + Zipf(2) sizes, capped at
