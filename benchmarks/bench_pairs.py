@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,17 +35,20 @@ from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
 from er_evaluation.datasets import load_pool  # noqa: E402
 from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
+    history,
     make_sampler,
     metric_names,
     sample_labels,
     stratify,
 )
-from er_evaluation.pairs.estimates import _history_arrays  # noqa: E402
 
-BUDGETS = (250, 500, 1000, 2000, 5000)
+NAMES = tuple(metric_names([0.5]))
+
+BUDGETS = (500, 1000, 2000)
 METHODS = ("passive", "stratified", "importance", "oasis")
 # column suffixes of the stored results (benchmarks/data/bench_pairs_results*.csv)
 METRICS = ("precision", "recall", "F1")
+Z95 = 1.959963984540054
 
 
 def pools(names):
@@ -58,19 +63,37 @@ def pools(names):
             raise ValueError(name)
 
 
+def parse_variant(spec: str) -> tuple[str, dict, bool]:
+    """``method[:key=value,...][:ais]`` -> (method, sampler parameters, weighted-ratio
+    estimator instead of the labelled-part-known one)."""
+    method, *rest = spec.split(":")
+    params, ais = {}, False
+    for part in rest:
+        if part == "ais":
+            ais = True
+            continue
+        for item in part.split(","):
+            key, value = item.split("=")
+            params[key] = (value.lower() in ("1", "true")) if key == "decay" else float(value)
+    return method, params, ais
+
+
 def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
     truth = pool.truth()
-    truth_vec = np.array([truth[m] for m in metric_names([0.5])])
+    truth_vec = np.array([truth[m] for m in NAMES])
     oracle = LabelOracle(pool.labels)
     strata = stratify(pool.scores, pool.predicted, n_strata)
     rows = []
-    for method in methods:
+    for spec in methods:
+        method, extra, ais = parse_variant(spec)
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
+        params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
         if method == "importance":
-            template = make_sampler("importance", pool, 0)
-        err = np.full((reps, len(BUDGETS), 3), np.nan)
-        cover = np.zeros((reps, len(BUDGETS), 3), dtype=bool)
-        draw_time, n_draws = 0.0, 0
+            template = make_sampler("importance", pool, 0, **params)
+        shape = (reps, len(BUDGETS), 3)
+        err = np.full(shape, np.nan)
+        cover, cover_normal, width = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape)
+        draw_time, est_time, n_draws = 0.0, 0.0, 0
         for rep in range(reps):
             seed = seed0 + 1000 * rep
             if method == "importance":
@@ -82,31 +105,43 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
             run = sample_labels(pool, sampler, oracle, max(BUDGETS))
             draw_time += time.perf_counter() - start
             n_draws += run.n_draws
-            value, se = _history_arrays(run, pool.predicted, [0.5], "martingale")
-            n_labels = np.cumsum(run.new_label)
-            for b, budget in enumerate(BUDGETS):
-                last = np.searchsorted(n_labels, budget, side="right") - 1
-                if last < 0:
+            if ais:
+                run = replace(run, strata=None, static_proposal=False)
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                hist = history(run, pool.predicted, at=BUDGETS)
+            est_time += time.perf_counter() - start
+            for _, row in hist.iterrows():
+                b = BUDGETS.index(int(row["n_labels"])) if int(row["n_labels"]) in BUDGETS else None
+                if b is None:
                     continue
-                v, s = value[last], se[last]
+                v = row[list(NAMES)].to_numpy(float)
+                se = row[[f"{m}_se" for m in NAMES]].to_numpy(float)
+                low = row[[f"{m}_low" for m in NAMES]].to_numpy(float)
+                high = row[[f"{m}_high" for m in NAMES]].to_numpy(float)
                 err[rep, b] = v - truth_vec
-                low, high = np.clip(v - 1.96 * s, 0, 1), np.clip(v + 1.96 * s, 0, 1)
                 cover[rep, b] = (low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12)
+                nlow, nhigh = np.clip(v - Z95 * se, 0, 1), np.clip(v + Z95 * se, 0, 1)
+                cover_normal[rep, b] = (nlow <= truth_vec + 1e-12) & (truth_vec <= nhigh + 1e-12)
+                width[rep, b] = high - low
         for b, budget in enumerate(BUDGETS):
-            row = {"pool": name, "method": method, "budget": budget, "reps": reps}
+            row = {"pool": name, "method": spec, "budget": budget, "reps": reps}
             for m, metric in enumerate(METRICS):
                 e = err[:, b, m]
-                ok = ~np.isnan(e)
-                row[f"mse_{metric}"] = float(np.mean(e[ok] ** 2)) if ok.any() else np.nan
-                row[f"mse_{metric}_mcse"] = (
-                    float(np.std(e[ok] ** 2) / np.sqrt(ok.sum())) if ok.sum() > 1 else np.nan
-                )
+                sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
+                row[f"mse_{metric}"] = float(np.mean(sq))
+                row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
+                row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
                 row[f"cover_{metric}"] = float(np.mean(cover[:, b, m]))
-                row[f"undef_{metric}"] = float(np.mean(~ok))
+                row[f"cover_normal_{metric}"] = float(np.mean(cover_normal[:, b, m]))
+                row[f"width_{metric}"] = float(np.nanmean(width[:, b, m]))
+                row[f"undef_{metric}"] = float(np.mean(np.isnan(e)))
             row["us_per_draw"] = 1e6 * draw_time / max(n_draws, 1)
+            row["ms_per_estimate"] = 1e3 * est_time / (reps * len(BUDGETS))
             row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
             rows.append(row)
-        print(f"  {name} {method}: {draw_time:.1f}s for {reps} runs", flush=True)
+        print(f"  {name} {spec}: {draw_time:.1f}s sampling, {est_time:.1f}s estimating", flush=True)
     return pd.DataFrame(rows)
 
 

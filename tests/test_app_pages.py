@@ -282,6 +282,25 @@ def test_pair_labelling_with_ais_shows_the_pr_curve(project):
     assert spec["data"][0]["error_y"]["type"] == "data"
 
 
+def test_two_tabs_labelling_one_block_share_the_log(project):
+    """Issue 10, item 7: two tabs on one block appended the same step and made the log
+    unusable. Now the second answer to a pair is not recorded and both tabs go on."""
+    tab_a, tab_b = open_page("pairs"), open_page("pairs")
+    tab_a.button(key="pairs_match").click().run()
+    tab_b.button(key="pairs_non-match").click().run()  # same pair, answered second
+    assert not tab_a.exception and not tab_b.exception
+    assert "already answered in another session" in tab_b.info[0].value
+    tab_b.button(key="pairs_match").click().run()
+    tab_a.button(key="pairs_non-match").click().run()
+    log = next((project / "pairs").glob("*.jsonl"))
+    events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    assert [e["step"] for e in events] == list(range(len(events)))
+    assert [e["answer"] for e in events if e["source"] != "cache"] == ["match", "match"]
+    session = tab_a.session_state["pair_sessions"][str(log)]
+    with LabellingSession(session.pool, log) as reopened:
+        assert reopened.n_labels == 2
+
+
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")

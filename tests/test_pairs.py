@@ -32,6 +32,7 @@ from er_evaluation.pairs import (
     make_sampler,
     oracle_from_reference,
     pool_from_blocks,
+    prefix,
     reuse_estimate,
     sample_labels,
     score_probabilities,
@@ -272,7 +273,7 @@ def _pool_probability(sampler, n):
 def _independent_oasis_q(pool, sampler):
     """The OASIS proposal recomputed independently from design §5, per pair."""
     strata = sampler.strata
-    pi = sampler.gamma1 / (sampler.gamma1 + sampler.gamma0)
+    pi = sampler.posterior_mean()
     omega = strata.sizes / pool.n_pairs
     lam = strata.predicted.astype(float)
     a, f = sampler.alpha, sampler.f_hat
@@ -431,7 +432,11 @@ def test_estimate_hand_computed_weighted_case():
         b = alpha * lh + (1 - alpha) * lab
         var = np.sum(w**2 * (a - est.value * b) ** 2) / np.sum(w * b) ** 2
         assert est.std_error == pytest.approx(np.sqrt(var))
-        assert est.ci_low == pytest.approx(max(0, est.value - 1.959963984540054 * np.sqrt(var)))
+        # Wilson score interval on n* = F (1 - F) / Var
+        n, z = est.value * (1 - est.value) / var, 1.959963984540054
+        centre = (est.value + z * z / (2 * n)) / (1 + z * z / n)
+        half = z / (1 + z * z / n) * np.sqrt(est.value * (1 - est.value) / n + z * z / (4 * n * n))
+        assert (est.ci_low, est.ci_high) == pytest.approx((centre - half, centre + half))
     assert result.to_frame().index.tolist() == [
         "pairwise_precision",
         "pairwise_recall",
@@ -440,48 +445,28 @@ def test_estimate_hand_computed_weighted_case():
     ]
 
 
-def test_passive_standard_error_is_the_ratio_variance():
-    pool = synthetic_pool(n=500, rate=0.2, seed=3)
-    run = sample_labels(pool, make_sampler("passive", pool, 2), LabelOracle(pool.labels), 120)
-    idx = run.index
-    a = (pool.labels[idx] * pool.predicted[idx]).astype(float)
-    b = pool.predicted[idx].astype(float)
-    p = a.sum() / b.sum()
-    n = len(idx)
-    e = a - p * b
-    var = (1 - n / pool.n_pairs) * np.sum(e**2) / (n - 1) / n / b.mean() ** 2
-    assert estimate_from_labels(run, pool.predicted).precision.std_error == pytest.approx(
-        np.sqrt(var)
-    )
-
-
-def test_history_last_row_equals_estimate():
+def test_history_rows_equal_estimates_on_prefixes():
     pool = synthetic_pool(n=800, rate=0.05, seed=5)
     for method in METHODS:
         run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), 200)
-        hist = history(run, pool.predicted)
-        result = estimate_from_labels(run, pool.predicted)
-        assert len(hist) == run.n_draws and hist.n_labels.iloc[-1] == 200
-        assert hist["pairwise_f1"].iloc[-1] == pytest.approx(result.f[0].value, nan_ok=True)
-        assert hist["pairwise_recall_se"].iloc[-1] == pytest.approx(
-            result.recall.std_error, nan_ok=True
-        )
-        # each row equals an estimate on the prefix of the run
-        k = run.n_draws // 2
-        prefix = LabelRun(
-            run.design,
-            run.pool_size,
-            run.index[:k],
-            run.label[:k],
-            run.weight[:k],
-            run.stratum[:k],
-            run.new_label[:k],
-            run.stratum_sizes,
-        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            assert hist["pairwise_precision"].iloc[k - 1] == pytest.approx(
-                estimate_from_labels(prefix, pool.predicted).precision.value, nan_ok=True
+            hist = history(run, pool.predicted, at=[50, 120, 200])
+            result = estimate_from_labels(run, pool.predicted)
+            assert hist.n_labels.tolist() == [50, 120, 200]
+            assert hist.n_draws.iloc[-1] == run.n_draws
+            assert hist["pairwise_f1"].iloc[-1] == pytest.approx(result.f[0].value, nan_ok=True)
+            assert hist["pairwise_recall_se"].iloc[-1] == pytest.approx(
+                result.recall.std_error, nan_ok=True
+            )
+            # each row is the estimate from the draws made up to that point
+            k = int(hist.n_draws.iloc[0])
+            early = estimate_from_labels(prefix(run, k), pool.predicted)
+            assert hist["pairwise_precision"].iloc[0] == pytest.approx(
+                early.precision.value, nan_ok=True
+            )
+            assert hist["pairwise_precision_low"].iloc[0] == pytest.approx(
+                early.precision.ci_low, nan_ok=True
             )
 
 
@@ -545,7 +530,7 @@ def test_reused_labels_estimate_another_prediction_without_bias():
             f_values.append(reuse_estimate(run, predicted_b).f[0].value)
     totals = np.array(totals)
     assert abs(totals.mean() - tp_b) <= 4 * totals.std(ddof=1) / np.sqrt(len(totals))
-    f_true = pool.with_prediction(predicted_b).truth()["pairwise_f1"]
+    f_true = pool.with_prediction(predicted_b).truth()["f"]
     assert abs(np.nanmean(f_values) - f_true) < 0.05
 
 
@@ -665,38 +650,3 @@ def test_callable_oracle_and_unsure_answers_in_runs():
     unsure_row = 2
     assert unsure_row in oracle.asked and unsure_row not in run.index.tolist()
     assert run.n_labels == 7 and (run.label == pool.labels[run.index]).all()
-
-
-def test_logit_interval_hand_computed_and_fallback():
-    predicted = np.array([1, 1, 1, 0, 0])
-    run = LabelRun(
-        "importance",
-        5,
-        np.array([0, 1, 2, 3]),
-        np.array([1, 1, 0, 1]),
-        np.array([1.0, 2.0, 1.0, 0.5]),
-        np.full(4, -1),
-        np.ones(4, bool),
-    )
-    normal = estimate_from_labels(run, predicted).precision
-    logit = estimate_from_labels(run, predicted, interval="logit").precision
-    v, s, z = normal.value, normal.std_error, 1.959963984540054
-    centre, half = np.log(v / (1 - v)), z * s / (v * (1 - v))
-    assert logit.value == v and logit.std_error == s
-    assert logit.ci_low == pytest.approx(1 / (1 + np.exp(-(centre - half))))
-    assert logit.ci_high == pytest.approx(1 / (1 + np.exp(-(centre + half))))
-    assert 0 < logit.ci_low < v < logit.ci_high < 1
-    # an estimate of exactly 1 falls back to the normal interval
-    all_true = LabelRun(
-        "importance",
-        5,
-        np.array([0, 1]),
-        np.array([1, 1]),
-        np.ones(2),
-        np.full(2, -1),
-        np.ones(2, bool),
-    )
-    exact = estimate_from_labels(all_true, predicted, interval="logit").precision
-    assert exact.value == 1.0 and exact.ci_high == 1.0
-    with pytest.raises(ValueError, match="interval must be"):
-        estimate_from_labels(run, predicted, interval="wald")

@@ -68,8 +68,19 @@ if str(log) not in sessions:
 session: LabellingSession = sessions[str(log)]
 st.caption(
     f"{pool.n_pairs:,} candidate pairs in the block; {session.n_labels} labelled, "
-    f"{session.n_unsure} unsure. Labels are saved to `{log.name}` as you answer."
+    f"{session.n_unsure} unsure. Labels are saved to `{log.name}` as you answer; other "
+    "tabs or reviewers on this block and sampler share the log."
 )
+
+
+def _answer(session: LabellingSession, answer, shown) -> None:
+    with plain_errors("Could not save the answer"):
+        if not session.answer(answer, index=shown.index):
+            st.session_state["pairs_notice"] = (
+                f"{shown.id_left} / {shown.id_right} was already answered in another session "
+                "on this log; that first answer is kept."
+            )
+
 
 pending = session.next_pair()
 if pending is None:
@@ -86,9 +97,13 @@ else:
         (b2, "Non-match", 0),
         (b3, "Unsure", None),
     ):
-        if column.button(label, key=f"pairs_{label.lower()}"):
-            session.answer(answer)
-            st.rerun()
+        # a callback, bound to the pair on screen: it runs before the page re-runs, and an
+        # answer to a pair another tab or reviewer answered first is not recorded
+        column.button(
+            label, key=f"pairs_{label.lower()}", on_click=_answer, args=(session, answer, pending)
+        )
+if notice := st.session_state.pop("pairs_notice", None):
+    st.info(notice)
 
 if session.n_labels >= 2:
     with plain_errors("Could not estimate"):

@@ -14,6 +14,7 @@ from er_evaluation.pairs.estimates import (
     f_alpha_name,
     history,
     metric_names,
+    prefix,
 )
 from er_evaluation.pairs.measures import (
     Measure,
@@ -44,7 +45,7 @@ from er_evaluation.pairs.reuse import (
     labels_needed,
     reuse_estimate,
 )
-from er_evaluation.pairs.run import sample_labels
+from er_evaluation.pairs.run import oracle_label, sample_labels
 from er_evaluation.pairs.samplers import (
     METHODS,
     Draw,
@@ -95,9 +96,11 @@ __all__ = [
     "make_sampler",
     "metric_names",
     "oracle_from_reference",
+    "oracle_label",
     "parse_answer",
     "pool_from_blocks",
     "predicted_from_clustering",
+    "prefix",
     "read_log",
     "reuse_estimate",
     "sample_labels",

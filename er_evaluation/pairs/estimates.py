@@ -1,24 +1,32 @@
-"""Precision, recall and F_alpha with standard errors from one labelled pair sample.
+"""Precision, recall and F_alpha with standard errors and intervals from one labelled pair sample.
 
-All metrics are ratios of weighted sums over the draws j = 1..T, with a_j = l_j lhat_j
-(true positive), and denominators b_j = alpha lhat_j + (1 - alpha) l_j (alpha = 1:
-precision, alpha = 0: recall, alpha = 1/2: F1; F_beta has alpha = 1/(1 + beta^2)):
+With a_j = l_j lhat_j (true positive) and b_j = alpha lhat_j + (1 - alpha) l_j
+(alpha = 1: precision, alpha = 0: recall, alpha = 1/2: F1; F_beta has alpha = 1/(1 + beta^2)),
+F_alpha = TP / (alpha PP + (1 - alpha) AP).
 
-    F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
+Two estimators:
 
-Standard errors come from the linearisation of the ratio (delta method), i.e. Marchant & Rubinstein 2021
-§3.3.2 with g(R) = R_1 / (alpha R_2 + (1 - alpha) R_3); the term D_g(R) R vanishes at
-the ratio estimate, leaving
+- Labelled part known (:mod:`er_evaluation.pairs._remainder`), for passive, stratified,
+  OASIS and static importance runs: the labels of the labelled pairs are used as they are
+  and only the unlabelled remainder of each cell (stratum x prediction) is estimated. Exact
+  at census, with the predicted-positive count PP known exactly.
+- Weighted ratio, for other adaptive runs (e.g. pooled runs of :mod:`reuse`):
 
-    Var(F) ~= sum_j w_j u_j (a_j - F b_j)^2 / (sum_j w_j b_j)^2,
+      F_alpha = sum_j w_j a_j / sum_j w_j b_j            (paper 000, Algorithm 3, line 11)
 
-where u_j is p/q of draw j under the proposal Marchant & Rubinstein 2021 plugs in. ``variance="martingale"``
-(default) uses each draw's own proposal, u_j = w_j: the unbiased estimate of the average
-conditional variance that the martingale CLT (Marchant & Rubinstein 2021, Theorem 2) uses at finite T.
-``variance="final"`` uses the latest proposal q_N as in Marchant & Rubinstein 2021 §3.3.2 (needs
-``run.final_weight``). Passive samples use the usual ratio variance with finite-population
-correction (1 - n/N) s_e^2 / (n bbar^2); stratified samples the stratified ratio variance
-sum_k N_k^2 (1 - n_k/N_k) s_{k,e}^2 / n_k / B^2.
+  with the delta-method variance of paper 002 §3.3.2 (g(R) = R_1 / (alpha R_2 +
+  (1 - alpha) R_3); the term D_g(R) R vanishes at the ratio estimate):
+
+      Var(F) ~= sum_j w_j u_j (a_j - F b_j)^2 / (sum_j w_j b_j)^2,
+
+  where u_j is p/q of draw j under the proposal paper 002 plugs in:
+  ``variance="martingale"`` (default) each draw's own proposal, u_j = w_j (the average
+  conditional variance of the martingale CLT, paper 002 Theorem 2);
+  ``variance="final"`` the latest proposal q_N (paper 002 §3.3.2; needs ``run.final_weight``).
+
+Intervals are Wilson score intervals on an effective sample size (see
+:mod:`er_evaluation.pairs._remainder`), never of zero width unless every pair the metric
+depends on is labelled.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -35,6 +43,8 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.vocabulary import fscore_name
+from er_evaluation.pairs._remainder import cell_codes, remainder_estimate, wilson
+from er_evaluation.pairs._stratify import Strata
 
 __all__ = [
     "LabelRun",
@@ -44,6 +54,8 @@ __all__ = [
     "f_alpha_name",
     "history",
     "metric_names",
+    "prefix",
+    "uses_remainder",
 ]
 
 
@@ -56,7 +68,11 @@ class LabelRun:
     ``new_label``: True where the draw cost a new label (False: label cache hit);
     ``design``: "passive" | "stratified" | "importance"; ``pool_size`` = N;
     ``stratum_sizes``: N_k (stratified design); ``final_weight``: p/q_N of each draw under the
-    sampler's final proposal (optional, for ``variance="final"``).
+    sampler's final proposal (optional, for ``variance="final"``); ``strata``: the strata of a
+    sampler that draws uniformly within each stratum (stratified, OASIS), on which the
+    unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
+    proposal q = p / weight (static importance sampling), so inclusion probabilities
+    are known.
     """
 
     design: str
@@ -69,6 +85,8 @@ class LabelRun:
     stratum_sizes: np.ndarray | None = None
     final_weight: np.ndarray | None = None
     method: str = ""
+    strata: Strata | None = None
+    static_proposal: bool = False
 
     @property
     def n_draws(self) -> int:
@@ -171,30 +189,25 @@ def _predicted_of(run: LabelRun, predicted) -> np.ndarray:
 
 
 def _history_arrays(run: LabelRun, predicted, alphas: list[float], variance: str):
-    """value[T, M] and std_error[T, M] after each draw for M = 2 + len(alphas) metrics."""
+    """Weighted-ratio value[T, M] and delta-method std_error[T, M] after each draw of an
+    importance run, for M = 2 + len(alphas) metrics (paper 000 Algorithm 3 line 11; paper
+    002 §3.3.2)."""
+    if run.design != "importance":
+        raise ValueError(f"the weighted-ratio estimate is for importance runs, not {run.design!r}")
     lh = _predicted_of(run, predicted)
     lab = run.label.astype(np.float64)
     a = lab * lh
     coef = np.array([1.0, 0.0, *alphas])  # alpha per metric
-    T = run.n_draws
+    w = run.weight.astype(np.float64)
+    if variance == "final":
+        if run.final_weight is None:
+            raise ValueError("variance='final' needs run.final_weight (p/q_N per draw)")
+        u = run.final_weight
+    elif variance == "martingale":
+        u = w
+    else:
+        raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
     with np.errstate(invalid="ignore", divide="ignore"):
-        if run.design == "stratified":
-            return _stratified_history(run, a, lh, lab, coef)
-        if run.design == "passive":
-            w = np.ones(T)
-            u = w
-        elif run.design == "importance":
-            w = run.weight.astype(np.float64)
-            if variance == "final":
-                if run.final_weight is None:
-                    raise ValueError("variance='final' needs run.final_weight (p/q_N per draw)")
-                u = run.final_weight
-            elif variance == "martingale":
-                u = w
-            else:
-                raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
-        else:
-            raise ValueError(f"unknown design {run.design!r}")
         s_a, s_h, s_l = (np.cumsum(w * x) for x in (a, lh, lab))
         den = coef[None, :] * s_h[:, None] + (1 - coef[None, :]) * s_l[:, None]
         value = s_a[:, None] / den
@@ -209,64 +222,140 @@ def _history_arrays(run: LabelRun, predicted, alphas: list[float], variance: str
         sq = q_a[:, None] - 2 * value * q_a[:, None] + value**2 * q_bb
         sq = np.maximum(sq, 0.0)
         var = sq / den**2
-        if run.design == "passive":
-            n = np.arange(1, T + 1, dtype=np.float64)[:, None]
-            fpc = 1.0 - n / run.pool_size
-            var = np.where(n > 1, var * n / (n - 1) * fpc, np.nan)
-        return value, np.sqrt(var)
-
-
-def _stratified_history(run: LabelRun, a, lh, lab, coef):
-    sizes = np.asarray(run.stratum_sizes, dtype=np.float64)
-    K, T = len(sizes), run.n_draws
-    onehot = np.zeros((T, K))
-    onehot[np.arange(T), run.stratum] = 1.0
-    n = np.cumsum(onehot, axis=0)
-    c_a, c_h, c_l = (np.cumsum(onehot * x[:, None], axis=0) for x in (a, lh, lab))
-    safe_n = np.where(n > 0, n, 1.0)
-    scale = np.where(n > 0, sizes / safe_n, 0.0)  # N_k / n_k, 0 for unsampled strata
-    tot_a, tot_h, tot_l = ((scale * c).sum(axis=1) for c in (c_a, c_h, c_l))
-    den = coef * tot_h[:, None] + (1 - coef) * tot_l[:, None]
-    value = tot_a[:, None] / den
-    var = np.zeros_like(value)
-    fpc = 1.0 - n / sizes
-    for m, al in enumerate(coef):
-        f = value[:, m][:, None]
-        c_b = al * c_h + (1 - al) * c_l
-        c_bb = al**2 * c_h + (1 - al) ** 2 * c_l + 2 * al * (1 - al) * c_a
-        sum_e = c_a - f * c_b
-        sum_e2 = c_a - 2 * f * c_a + f**2 * c_bb
-        s2 = np.where(n > 1, (sum_e2 - sum_e**2 / safe_n) / np.where(n > 1, n - 1, 1.0), 0.0)
-        s2 = np.maximum(s2, 0.0)
-        var[:, m] = np.sum(np.where(n > 0, sizes**2 * fpc * s2 / safe_n, 0.0), axis=1)
-    var = var / den**2
     return value, np.sqrt(var)
 
 
-def _interval(value: float, se: float, z: float, kind: str) -> tuple[float, float]:
-    if math.isnan(se):
-        return math.nan, math.nan
-    if kind == "logit" and 0.0 < value < 1.0:
-        centre = math.log(value / (1 - value))
-        half = z * se / (value * (1 - value))
-        return 1 / (1 + math.exp(-(centre - half))), 1 / (1 + math.exp(-(centre + half)))
-    return max(0.0, value - z * se), min(1.0, value + z * se)
+def _distinct(run: LabelRun) -> tuple[np.ndarray, np.ndarray]:
+    """Pool rows of the distinct labelled pairs and the position of each one's first draw."""
+    return np.unique(run.index, return_index=True)
 
 
-def history(run: LabelRun, predicted, *, alpha: float | Sequence[float] = 0.5) -> pd.DataFrame:
-    """Estimates after every draw: columns ``n_draws``, ``n_labels`` and, per metric
-    (see :func:`metric_names`), the value and ``<metric>_se``. NaN where undefined."""
+def uses_remainder(run: LabelRun) -> bool:
+    """True when the labelled-part-known estimator applies: draws uniform within cells
+    (passive, strata of a stratified or OASIS sampler) or from one static proposal."""
+    return run.design == "passive" or run.strata is not None or run.static_proposal
+
+
+def _remainder_shares(run: LabelRun, first: np.ndarray) -> np.ndarray:
+    """u_i of :mod:`er_evaluation.pairs._remainder`: 1 for draws uniform within cells,
+    (1 - pi_i) / pi_i for a static proposal, pi_i = 1 - (1 - q_i)^T, q_i = p / weight."""
+    if not run.static_proposal:
+        return np.ones(len(first))
+    q = np.minimum(1.0 / (run.pool_size * run.weight[first]), 1.0)
+    with np.errstate(divide="ignore"):
+        included = -np.expm1(run.n_draws * np.log1p(-q))
+    return (1.0 - included) / included
+
+
+def _cells(run: LabelRun, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if run.design == "stratified" and run.strata is None:
+        raise ValueError("a stratified run needs its strata (run.strata) to be estimated")
+    codes, n_cells = cell_codes(predicted, None if run.strata is None else run.strata.codes)
+    return codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
+
+
+def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
+    predicted = np.asarray(predicted)
+    if predicted.shape != (run.pool_size,):
+        raise ValueError(
+            f"predicted must hold one 0/1 value per pool pair ({run.pool_size}), got shape {predicted.shape}"
+        )
+    if predicted.dtype.kind not in "biu" or (
+        len(predicted) and (predicted.min() < 0 or predicted.max() > 1)
+    ):
+        bad = np.flatnonzero(~np.isin(predicted, [0, 1]))[:5]
+        raise ValueError(
+            f"predicted must be 0/1 per pool pair; pairs {bad.tolist()} have "
+            f"{[predicted[i].item() for i in bad]}"
+        )
+    return predicted.astype(np.int8)
+
+
+def _ais_interval(run, predicted, alphas, z, variance):
+    """The weighted-ratio estimate of paper 000 (Algorithm 3, line 11) with its delta-method
+    variance, for adaptive runs without uniform-within-strata draws; Wilson interval on
+    n* = F (1 - F) / Var, or at F in {0, 1} on the Kish size (sum w b)^2 / sum (w b)^2."""
+    value, se = _history_arrays(run, predicted, alphas, variance)
+    value, se = value[-1], se[-1]
+    lh = predicted[run.index].astype(np.float64)
+    lab = run.label.astype(np.float64)
+    w = run.weight.astype(np.float64) if run.design == "importance" else np.ones(run.n_draws)
+    low, high = np.full_like(value, np.nan), np.full_like(value, np.nan)
+    for m, alpha in enumerate([1.0, 0.0, *alphas]):
+        f, s = float(value[m]), float(se[m])
+        if math.isnan(f):
+            continue
+        if 0 < f < 1 and s > 0:
+            n_eff = f * (1 - f) / s**2
+        else:
+            wb = w * (alpha * lh + (1 - alpha) * lab)
+            n_eff = float(np.sum(wb) ** 2 / np.sum(wb**2))
+        low[m], high[m] = wilson(f, n_eff, z)
+        if not s > 0:
+            se[m] = (high[m] - low[m]) / (2 * z)
+    return value, se, low, high
+
+
+def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
+    if uses_remainder(run):
+        codes, sizes = cells if cells is not None else _cells(run, predicted)
+        rows, first = _distinct(run)
+        return remainder_estimate(
+            codes, sizes, rows, run.label[first], _remainder_shares(run, first), alphas, z
+        )
+    return _ais_interval(run, predicted, alphas, z, variance)
+
+
+def prefix(run: LabelRun, n_draws: int) -> LabelRun:
+    """The run cut after its first ``n_draws`` draws (what was known at that point)."""
+    return replace(
+        run,
+        index=run.index[:n_draws],
+        label=run.label[:n_draws],
+        weight=run.weight[:n_draws],
+        stratum=run.stratum[:n_draws],
+        new_label=run.new_label[:n_draws],
+        final_weight=None if run.final_weight is None else run.final_weight[:n_draws],
+    )
+
+
+def history(
+    run: LabelRun,
+    predicted,
+    *,
+    alpha: float | Sequence[float] = 0.5,
+    at: Sequence[int] | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Estimates as labels came in: one row per label count in ``at`` (default: every label
+    count), taken after the last draw that needed at most that many labels (free repeats
+    included). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`metric_names`),
+    the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where undefined."""
     alphas = _alphas(alpha)
-    value, se = _history_arrays(run, predicted, alphas, "martingale")
+    predicted = _check_predicted(run, predicted)
+    z = float(ndtri(0.5 + check_level(level) / 2))
+    n_labels = np.cumsum(run.new_label).astype(np.int64)
+    counts = np.unique(n_labels) if at is None else np.asarray(at, dtype=np.int64)
+    cells = _cells(run, predicted) if uses_remainder(run) else None
     names = metric_names(alphas)
-    data = {
-        "n_draws": np.arange(1, run.n_draws + 1),
-        "n_labels": np.cumsum(run.new_label).astype(np.int64),
-    }
-    for m, name in enumerate(names):
-        data[name] = value[:, m]
-        data[f"{name}_se"] = se[:, m]
-    return pd.DataFrame(data)
+    rows = []
+    for count in counts:
+        last = int(np.searchsorted(n_labels, count, side="right"))
+        if last == 0:
+            continue
+        value, se, low, high = _estimate_arrays(
+            prefix(run, last), predicted, alphas, z, cells=cells
+        )
+        row = {"n_draws": last, "n_labels": int(n_labels[last - 1])}
+        for m, name in enumerate(names):
+            row |= {
+                name: value[m],
+                f"{name}_se": se[m],
+                f"{name}_low": low[m],
+                f"{name}_high": high[m],
+            }
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def estimate_from_labels(
@@ -276,40 +365,48 @@ def estimate_from_labels(
     alpha: float | Sequence[float] = 0.5,
     level: float = 0.95,
     variance: str = "martingale",
-    interval: str = "normal",
 ) -> PairEstimates:
     """Pairwise precision, recall and F_alpha (for every alpha given; named as
     :func:`metric_names`) of ``predicted`` (0/1 per pool pair) from the labelled draws of
-    ``run``, each with its standard error and normal
-    ``level`` CI. Any 0/1 prediction over the same pool can be evaluated (label reuse:
-    :mod:`er_evaluation.pairs.reuse`). Undefined ratios (no sampled predicted or true
-    matches) give NaN with an :class:`UndefinedMetricWarning`.
+    ``run``, each with its standard error and a
+    ``level`` confidence interval. Any 0/1 prediction over the same pool can be evaluated
+    (label reuse: :mod:`er_evaluation.pairs.reuse`). Undefined ratios (nothing sampled in
+    a denominator) give NaN with an :class:`UndefinedMetricWarning`.
 
-    ``interval="normal"``: value +- z SE, clipped to [0, 1]. ``interval="logit"``: the
-    normal interval on the logit scale, expit(logit(v) +- z SE / (v (1 - v))) (delta
-    method), which is asymmetric and stays inside (0, 1); it covers better when rare
-    matches make the estimate skewed (benchmarks/README.md, FEBRL). Estimates of exactly
-    0 or 1 fall back to the normal interval.
+    Passive, stratified, OASIS and static importance runs use the labelled-part-known
+    estimator of :mod:`er_evaluation.pairs._remainder` (labels of labelled pairs used as
+    they are, only the unlabelled remainder estimated; exact at census). Other adaptive
+    runs use the weighted ratio of paper 000 (Algorithm 3, line 11) with the delta-method
+    variance of paper 002 §3.3.2 (``variance``: see the module docstring). Intervals are
+    Wilson score intervals on an effective sample size: never of zero width unless every
+    pair the metric depends on is labelled.
     """
-    if interval not in ("normal", "logit"):
-        raise ValueError(f"interval must be 'normal' or 'logit', got {interval!r}")
     alphas = _alphas(alpha)
+    z = float(ndtri(0.5 + check_level(level) / 2))
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
-    value, se = _history_arrays(run, predicted, alphas, variance)
-    z = ndtri(0.5 + check_level(level) / 2)
+    predicted = _check_predicted(run, predicted)
+    value, se, low, high = _estimate_arrays(run, predicted, alphas, z, variance)
     out = []
     for m, name in enumerate(metric_names(alphas)):
-        v, s = float(value[-1, m]), float(se[-1, m])
+        v = float(value[m])
         if math.isnan(v):
             warnings.warn(
                 f"{name} is undefined on this sample (no sampled pair in its denominator); NaN returned",
                 UndefinedMetricWarning,
                 stacklevel=2,
             )
-            s = math.nan
-        low, high = _interval(v, s, z, interval)
         out.append(
-            PairEstimate(name, v, s, low, high, level, run.n_labels, run.n_draws, run.design)
+            PairEstimate(
+                name,
+                v,
+                float(se[m]),
+                float(low[m]),
+                float(high[m]),
+                level,
+                run.n_labels,
+                run.n_draws,
+                run.design,
+            )
         )
     return PairEstimates(out[0], out[1], tuple(out[2:]))

@@ -29,7 +29,14 @@ class LabelOracle:
     """Answers from a vector of known 0/1 labels, one per pool pair."""
 
     def __init__(self, labels: np.ndarray) -> None:
-        self.labels = np.asarray(labels, dtype=np.int8)
+        values = np.asarray(labels)
+        bad = np.flatnonzero(~np.isin(values, [0, 1]))
+        if len(bad):
+            raise ValueError(
+                f"labels must be 0/1; pairs {bad[:5].tolist()} have "
+                f"{[values[i].item() for i in bad[:5]]}"
+            )
+        self.labels = values.astype(np.int8)
 
     def __call__(self, index: int) -> int:
         return int(self.labels[index])

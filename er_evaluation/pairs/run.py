@@ -10,7 +10,7 @@ from er_evaluation._parameters import check_count
 from er_evaluation.pairs.estimates import LabelRun
 from er_evaluation.pairs.pool import PairPool
 
-__all__ = ["sample_labels"]
+__all__ = ["oracle_label", "run_of_sampler", "sample_labels"]
 
 
 def sample_labels(
@@ -54,10 +54,10 @@ def sample_labels(
         if is_new:
             if n_labels >= budget or n_labels == unknown:
                 break
-            answer = oracle(draw.index)
+            answer = oracle_label(oracle(draw.index), draw.index)
             if answer is None:
                 continue
-            cached = int(answer)
+            cached = answer
             cache[draw.index] = cached
             n_labels += 1
         sampler.observe(draw.index, cached)
@@ -69,10 +69,21 @@ def sample_labels(
         if n_labels == unknown:  # every pair labelled: only free repeats would follow
             break
     idx = np.asarray(index, dtype=np.int64)
+    return run_of_sampler(
+        sampler, pool.n_pairs, idx, label, weight, stratum, new, final_weights=final_weights
+    )
+
+
+def run_of_sampler(
+    sampler, n_pairs: int, idx, label, weight, stratum, new, *, final_weights: bool = False
+) -> LabelRun:
+    """The :class:`LabelRun` of draws made by ``sampler`` (its design, strata and proposal
+    kind decide how the estimator weighs them)."""
+    idx = np.asarray(idx, dtype=np.int64)
     strata = getattr(sampler, "strata", None)
     return LabelRun(
         design=sampler.design,
-        pool_size=pool.n_pairs,
+        pool_size=n_pairs,
         index=idx,
         label=np.asarray(label, dtype=np.int8),
         weight=np.asarray(weight, dtype=np.float64),
@@ -85,4 +96,22 @@ def sample_labels(
         if final_weights and sampler.design == "importance"
         else None,
         method=sampler.name,
+        strata=strata if getattr(sampler, "uniform_within_strata", False) else None,
+        static_proposal=bool(getattr(sampler, "static_proposal", False)),
+    )
+
+
+def oracle_label(answer, index: int) -> int | None:
+    """An oracle's answer as 1 / 0 / None (unsure): True/False, 0/1 (any integer or float
+    type) or None; anything else (a word such as "yes", 2, NaN) is an error naming the pair.
+    Words are parsed only for people: :func:`er_evaluation.pairs.parse_answer`."""
+    if answer is None:
+        return None
+    if isinstance(answer, (bool, np.bool_)):
+        return int(answer)
+    if isinstance(answer, (int, float, np.integer, np.floating)) and answer in (0, 1):
+        return int(answer)
+    raise ValueError(
+        f"the oracle answered {answer!r} for pool pair {index}; an oracle must return "
+        "1 / True (match), 0 / False (non-match) or None (unsure)"
     )

@@ -23,6 +23,7 @@ precomputed per-stratum index arrays; no pandas, no loops over the pool.
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,6 +94,12 @@ class _SparsePermutation:
 class _Base:
     design = "importance"
     name = ""
+    # True when every draw picks a pair uniformly within a stratum of ``self.strata``
+    # (whatever the stratum choice): the estimator then treats each stratum as a simple
+    # random sample of its distinct labelled pairs (pairs/_remainder.py)
+    uniform_within_strata = False
+    # True when every draw comes from one fixed proposal q = p / weight
+    static_proposal = False
 
     def __init__(self, pool: PairPool, seed: int | None) -> None:
         self.n_pairs = pool.n_pairs
@@ -132,13 +139,16 @@ class PassiveSampler(_Base):
 class StratifiedSampler(_Base):
     """Stratified sampling without replacement, allocation proportional to stratum size.
 
-    Draw t goes to the stratum furthest below its proportional share omega_k * t
-    (ties to the lowest index), then to a uniformly chosen unsampled pair in it.
-    Strata are the CSF strata (predicted matches and non-matches apart).
+    The first K draws seed every stratum once (largest first), so that no stratum is left
+    unsampled once the budget reaches K; after that draw t goes to the stratum furthest
+    below its proportional share omega_k * t (ties to the lowest index). Within the
+    stratum the pair is drawn uniformly among its unsampled pairs. Strata are the CSF
+    strata (predicted matches and non-matches apart).
     """
 
     design = "stratified"
     name = "stratified"
+    uniform_within_strata = True
 
     def __init__(
         self,
@@ -161,9 +171,13 @@ class StratifiedSampler(_Base):
     def draw(self) -> Draw | None:
         if not self._open.any():
             return None
-        deficit = self.strata.omega * (self._t + 1) - self._counts
-        deficit[~self._open] = -np.inf
-        k = int(np.argmax(deficit))
+        unseeded = self._open & (self._counts == 0)
+        if unseeded.any():
+            k = int(np.argmax(np.where(unseeded, self.strata.omega, -1.0)))
+        else:
+            deficit = self.strata.omega * (self._t + 1) - self._counts
+            deficit[~self._open] = -np.inf
+            k = int(np.argmax(deficit))
         perm = self._perms[k]
         size = perm.size
         local = perm.next(self.rng.random())
@@ -201,6 +215,7 @@ class ImportanceSampler(_Base):
     q(z) = eps/N + (1-eps) q*(z). Weight w = (1/N) / q(z)."""
 
     name = "importance"
+    static_proposal = True
 
     def __init__(
         self,
@@ -240,15 +255,22 @@ class ImportanceSampler(_Base):
 class OASISSampler(_Base):
     """OASIS (Marchant & Rubinstein 2017, Algorithms 1-3): adaptive importance sampling over CSF strata.
 
-    Per stratum a Beta(gamma_1, gamma_0) model of pi_k = P(match) with prior
-    eta * [pi0_k, 1 - pi0_k], pi0_k = mean score probability in the stratum. Each draw uses
-    v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
-    term of design §5 step 3 at the current F_alpha estimate; weight w = omega_k / v_k.
-    ``observe`` adds the label to stratum k's posterior and updates
-    F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l).
+    Per stratum a Beta model of pi_k = P(match) with prior eta * [pi0_k, 1 - pi0_k],
+    pi0_k = mean score probability in the stratum (Algorithm 2). With ``decay`` (default,
+    paper 000 Remark 4) the prior column of stratum k is multiplied by 1 / n_k once n_k
+    labels were drawn from it, so the posterior mean is
+    (m_k + eta pi0_k / n_k) / (n_k + eta / n_k) and the prior stops mattering after a few
+    labels. ``eta`` is the prior strength per stratum; the default 2 is the authors' own
+    implementation (``oasis`` 0.1.3: 2K pseudo-labels spread over K strata) and was the
+    better setting in benchmarks/README.md. Each draw uses v_k = eps omega_k + (1 - eps)
+    v*_k with v*_k proportional to omega_k times the optimal term of design §5 step 3 at
+    the current F_alpha estimate; weight w = omega_k / v_k (Algorithm 3, line 6).
+    ``observe`` adds the label to stratum k's counts and updates
+    F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l) (Algorithm 3, line 11).
     """
 
     name = "oasis"
+    uniform_within_strata = True
 
     def __init__(
         self,
@@ -258,30 +280,41 @@ class OASISSampler(_Base):
         alpha: float = 0.5,
         epsilon: float = 1e-3,
         n_strata: int = 30,
-        eta: float | None = None,
+        eta: float = 2.0,
+        decay: bool = True,
         threshold: float = 0.0,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
         alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
         n_strata = check_count(n_strata, "n_strata")
+        if (
+            isinstance(eta, bool)
+            or not isinstance(eta, (int, float))
+            or not math.isfinite(eta)
+            or eta <= 0
+        ):
+            raise ValueError(f"eta (prior strength) must be a finite number > 0, got {eta!r}")
         self.alpha, self.epsilon, self.n_strata, self.threshold = (
             alpha,
             epsilon,
             n_strata,
             threshold,
         )
+        self.decay = bool(decay)
         self.strata = (
             strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
         )
         st = self.strata
         prob = score_probabilities(pool.scores, threshold)
         pi0 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
-        self.eta = float(2 * st.n_strata if eta is None else eta)
+        self.eta = float(eta)
         self.omega = st.omega
         self.lam = st.predicted.astype(np.float64)
-        self.gamma1 = self.eta * pi0  # pseudo-counts of matches
-        self.gamma0 = self.eta * (1 - pi0)  # pseudo-counts of non-matches
+        self.prior1 = self.eta * pi0  # prior pseudo-counts of matches
+        self.prior0 = self.eta * (1 - pi0)  # and of non-matches
+        self.n1 = np.zeros(st.n_strata)  # labels seen per stratum: matches
+        self.n0 = np.zeros(st.n_strata)  # and non-matches
         self.f_hat = _initial_f(alpha, pi0, self.lam, st.sizes.astype(np.float64))
         self._sums = np.zeros(3)  # weighted sums of l*lhat, lhat, l
         self._sizes = st.sizes.astype(np.float64)
@@ -293,10 +326,18 @@ class OASISSampler(_Base):
         self._eps_omega = epsilon * self.omega
         self._v = self._proposal()
 
+    def posterior_mean(self) -> np.ndarray:
+        """pi-hat_k: posterior mean of each stratum's match rate (paper 000 eq. 11, with the
+        Remark 4 decay of the prior when ``decay``)."""
+        n = self.n1 + self.n0
+        scale = 1.0 / np.maximum(n, 1.0) if self.decay else 1.0
+        g1 = self.n1 + scale * self.prior1
+        return g1 / (g1 + self.n0 + scale * self.prior0)
+
     def _proposal(self) -> np.ndarray:
         """v = eps omega + (1 - eps) v*; omega (1 - alpha)(1 - lambda) and omega lambda are
         precomputed so that each update is a handful of operations on length-K arrays."""
-        pi = self.gamma1 / (self.gamma1 + self.gamma0)
+        pi = self.posterior_mean()
         af, bf = self.alpha * self.f_hat, 1.0 - self.f_hat
         opt = self.f_hat * self._w0 * np.sqrt(pi)
         opt += self._w1 * np.sqrt(af * af + (bf * bf - af * af) * pi)
@@ -327,9 +368,9 @@ class OASISSampler(_Base):
             raise ValueError(f"observe({index}) does not answer the last draw ({last})")
         k = last.stratum
         if label:
-            self.gamma1[k] += 1.0
+            self.n1[k] += 1.0
         else:
-            self.gamma0[k] += 1.0
+            self.n0[k] += 1.0
         lhat = self.lam[k]
         w = last.weight
         self._sums += (w * label * lhat, w * lhat, w * label)
@@ -347,8 +388,8 @@ class OASISSampler(_Base):
         label = np.asarray(label, dtype=np.float64)
         weight = np.asarray(weight, dtype=np.float64)
         k = self.strata.n_strata
-        self.gamma1 += np.bincount(codes, weights=label, minlength=k)
-        self.gamma0 += np.bincount(codes, weights=1.0 - label, minlength=k)
+        self.n1 += np.bincount(codes, weights=label, minlength=k)
+        self.n0 += np.bincount(codes, weights=1.0 - label, minlength=k)
         lhat = self.lam[codes]
         self._sums += (
             np.sum(weight * label * lhat),
@@ -370,6 +411,7 @@ class OASISSampler(_Base):
             "epsilon": self.epsilon,
             "n_strata": self.n_strata,
             "eta": self.eta,
+            "decay": self.decay,
             "threshold": self.threshold,
         }
 

@@ -11,6 +11,14 @@ atomic enough at line granularity (a torn last line can only be an unacknowledge
 write, which is detected and cut off on reopening with a warning), and the whole history
 is kept (nothing is ever updated in place).
 
+Several writers (two browser tabs, two reviewers, two processes on one log): every write
+happens under an exclusive ``flock`` on the log, after replaying the lines the others
+appended since this session last read it. Each session therefore continues from the
+shared state; an answer to a pair another session already answered is not recorded (the
+first answer stands; :meth:`LabellingSession.answer` returns False), so every answer is
+recorded once and the log always replays. Logs written before this locking may hold the
+same step twice; on replay the repeat is skipped with a warning.
+
 Resuming: the sampler is rebuilt from the header and the log is replayed draw by draw:
 each logged draw must be exactly what the seeded sampler draws next (otherwise the pool
 or the parameters changed and a clear error says so) and the logged labels are fed back
@@ -26,20 +34,24 @@ unsure answers is reported (:attr:`LabellingSession.n_unsure`) so this stays vis
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from er_evaluation._parameters import check_count
 from er_evaluation.errors import plain_id
 from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import parse_answer
 from er_evaluation.pairs.pool import PairPool
+from er_evaluation.pairs.run import oracle_label, run_of_sampler
 from er_evaluation.pairs.samplers import Draw, make_sampler
 
 __all__ = ["LabellingSession", "PendingPair", "SessionError", "read_log"]
@@ -64,30 +76,55 @@ class PendingPair:
     draw: Draw
 
 
+_EVENT_FIELDS = {"step": int, "pool_index": int, "label": (int, type(None)), "source": str}
+
+
+def _parse_line(path: Path, number: int, line: bytes) -> dict:
+    """One log line as a dict; a clear error naming the file, the line and what is wrong."""
+    try:
+        record = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise SessionError(f"{path}, line {number}: not valid JSON ({error})") from None
+    if not isinstance(record, dict):
+        raise SessionError(f"{path}, line {number}: not a JSON object")
+    if number == 1:
+        if record.get("type") != "header":
+            raise SessionError(f"{path}, line 1: not a label-log header")
+        return record
+    for key, kind in _EVENT_FIELDS.items():
+        if key not in record:
+            raise SessionError(f"{path}, line {number}: the draw has no {key!r} field")
+        value = record[key]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise SessionError(f"{path}, line {number}: {key} is {value!r}")
+    if record["label"] not in (0, 1, None):
+        raise SessionError(f"{path}, line {number}: label is {record['label']!r}, not 0, 1 or null")
+    return record
+
+
+def _split_lines(raw: bytes) -> tuple[list[bytes], bool]:
+    """Complete lines of ``raw`` and whether an unterminated (torn) last line follows."""
+    lines = raw.split(b"\n")
+    return lines[:-1], lines[-1] != b""
+
+
 def read_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     """Header and events of a label log. A torn (unterminated) last line is reported with a
-    warning and ignored; any other malformed line is an error naming its line number."""
+    warning and ignored; any other unreadable line is an error naming its line number and
+    what is wrong with it."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such label log: {path}")
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    torn = lines[-1] != b""
+    lines, torn = _split_lines(path.read_bytes())
     if torn:
         warnings.warn(
             f"{path}: the last line was not completely written (crash during a write?); "
             "it was never acknowledged and is ignored",
             stacklevel=2,
         )
-    lines = lines[:-1]
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise SessionError(f"{path}, line {number}: not valid JSON ({error})") from None
-    if not records or records[0].get("type") != "header":
-        raise SessionError(f"{path}: the first line is not a label-log header")
+    if not lines:
+        raise SessionError(f"{path}: the log has no header line")
+    records = [_parse_line(path, number, line) for number, line in enumerate(lines, start=1)]
     return records[0], records[1:]
 
 
@@ -130,13 +167,62 @@ class LabellingSession:
         self._pending: PendingPair | None = None
         self._unsynced = 0
         self.readonly = readonly
-        if self.path.exists() and self.path.stat().st_size > 0:
+        self._offset = 0  # bytes of the log replayed so far
+        self._lines = 0  # complete lines replayed so far (header included)
+        self._handle = None
+        if readonly:
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                raise FileNotFoundError(f"no such label log: {self.path}")
             self._resume(method, seed, params)
-        elif readonly:
-            raise FileNotFoundError(f"no such label log: {self.path}")
-        else:
-            self._create(method or "oasis", 0 if seed is None else int(seed), params)
-        self._handle = None if readonly else open(self.path, "ab")  # noqa: SIM115
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # One append handle per session; every write happens under an exclusive lock on
+        # it after catching up with lines other sessions appended (two tabs, two people).
+        self._handle = open(self.path, "ab")  # noqa: SIM115
+        try:
+            with self._locked():
+                if self._complete_size() == 0:
+                    self._create(method or "oasis", 0 if seed is None else int(seed), params)
+                else:
+                    self._resume(method, seed, params)
+        except BaseException:
+            self._handle.close()
+            raise
+
+    @contextmanager
+    def _locked(self):
+        """Exclusive lock on the log (flock: per open file, so two sessions in one process
+        exclude each other like two processes do)."""
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+
+    def _complete_size(self) -> int:
+        """Size of the log up to its last complete line. A torn last line (a crash during
+        a write, never acknowledged; writes are serialised by the lock, so nothing else
+        can leave one) is cut off with a warning unless the session is read-only."""
+        size = os.path.getsize(self.path)
+        if size == 0:
+            return 0
+        with open(self.path, "rb") as handle:
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return size
+            handle.seek(0)
+            keep = handle.read().rfind(b"\n") + 1
+        warnings.warn(
+            f"{self.path}: the last line was not completely written (crash during a "
+            "write?); it was never acknowledged and is ignored",
+            stacklevel=4,
+        )
+        if not self.readonly:
+            with open(self.path, "rb+") as handle:
+                handle.truncate(keep)
+                handle.flush()
+                os.fsync(handle.fileno())
+        return keep
 
     # -- creation and replay -------------------------------------------------------
     def _create(self, method: str, seed: int, params: dict) -> None:
@@ -151,22 +237,20 @@ class LabellingSession:
             "pool_fingerprint": self.pool.fingerprint(),
             "created": time.time(),
         }
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        with open(tmp, "wb") as handle:
-            handle.write((json.dumps(self.header) + "\n").encode())
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.path)
+        line = (json.dumps(self.header) + "\n").encode()
+        self._handle.write(line)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        self._offset, self._lines = len(line), 1
 
     def _resume(self, method: str | None, seed: int | None, params: dict) -> None:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            header, events = read_log(self.path)
-        if caught:
-            warnings.warn(str(caught[0].message), stacklevel=3)
-            if not self.readonly:
-                self._truncate_torn_line()
+        size = self._complete_size()
+        with open(self.path, "rb") as handle:
+            raw = handle.read(size)
+        lines, _ = _split_lines(raw)
+        if not lines:
+            raise SessionError(f"{self.path}: the log has no header line")
+        header = _parse_line(self.path, 1, lines[0])
         if header.get("version") != LOG_VERSION:
             raise SessionError(f"{self.path}: unsupported log version {header.get('version')}")
         if (
@@ -188,28 +272,64 @@ class LabellingSession:
                     f"{self.path} was started with {key}={header['params'][key]!r}, not {value!r}"
                 )
         self.header = header
-        self.sampler = make_sampler(header["method"], self.pool, header["seed"], **header["params"])
-        for line, event in enumerate(events, start=2):
-            draw = self.sampler.draw()
+        logged = dict(header["params"])
+        if header["method"] == "oasis" and "decay" not in logged:
+            logged["decay"] = False  # logs written before the Remark 4 decay existed
+        self.sampler = make_sampler(header["method"], self.pool, header["seed"], **logged)
+        self._offset, self._lines = len(lines[0]) + 1, 1
+        self._replay(lines[1:], size)
+
+    def _catch_up(self) -> None:
+        """Replay the lines other sessions appended since this one last read the log."""
+        size = self._complete_size()
+        if size <= self._offset:
+            return
+        with open(self.path, "rb") as handle:
+            handle.seek(self._offset)
+            raw = handle.read(size - self._offset)
+        self._replay(_split_lines(raw)[0], size)
+
+    def _replay(self, lines: list[bytes], end: int) -> None:
+        """Feed logged draws to the sampler, checking each is what the seeded sampler draws
+        next. A line repeating the previous step's pair (two writers answering the same
+        pair, as logs written before locking could hold) is skipped with a warning: the
+        first answer stands."""
+        previous = None
+        for line in lines:
+            self._lines += 1
+            number = self._lines
+            event = _parse_line(self.path, number, line)
+            if previous is not None and (event["step"], event["pool_index"]) == previous:
+                warnings.warn(
+                    f"{self.path}, line {number}: a second answer to step {event['step']} "
+                    f"(pair {event['pool_index']}) from another writer is ignored; the first "
+                    "answer stands",
+                    stacklevel=3,
+                )
+                continue
+            if event["step"] != self._step:
+                raise SessionError(
+                    f"{self.path}, line {number}: step {event['step']} where step {self._step} "
+                    "was expected; the log was edited or written by an incompatible program"
+                )
+            if self._pending is not None:
+                draw = self._pending.draw  # this session drew the same pair already
+                self._pending = None
+            else:
+                draw = self.sampler.draw()
             if draw is None or draw.index != event["pool_index"]:
                 raise SessionError(
-                    f"{self.path}, line {line}: logged pair {event['pool_index']} is not what the "
-                    f"sampler draws on replay ({None if draw is None else draw.index}); the pool "
-                    "or the sampler changed since the log was written"
+                    f"{self.path}, line {number}: logged pair {event['pool_index']} is not what "
+                    f"the sampler draws on replay ({None if draw is None else draw.index}); the "
+                    "pool or the sampler changed since the log was written"
                 )
+            previous = (event["step"], event["pool_index"])
             self._step += 1
             if event["label"] is None:
                 self.n_unsure += 1
                 continue
             self._record(draw, int(event["label"]), event["source"] != "cache")
-
-    def _truncate_torn_line(self) -> None:
-        raw = self.path.read_bytes()
-        keep = raw.rfind(b"\n") + 1
-        with open(self.path, "rb+") as handle:
-            handle.truncate(keep)
-            handle.flush()
-            os.fsync(handle.fileno())
+        self._offset = end
 
     # -- labelling -------------------------------------------------------------------
     def _record(self, draw: Draw, label: int, new: bool) -> None:
@@ -223,8 +343,6 @@ class LabellingSession:
         self._new.append(new)
 
     def _append(self, draw: Draw, answer: str, label: int | None, source: str) -> None:
-        if self._handle is None:
-            raise SessionError(f"{self.path} was opened read-only")
         pairs = self.pool.pairs
         event = {
             "type": "draw",
@@ -241,7 +359,13 @@ class LabellingSession:
             "n_labels": self.n_labels + (1 if source != "cache" and label is not None else 0),
             "time": time.time(),
         }
-        self._handle.write((json.dumps(event) + "\n").encode())
+        line = (json.dumps(event) + "\n").encode()
+        self._handle.write(line)
+        # other sessions must see the line before the lock is released: flush, and fsync
+        # every sync_every lines for durability
+        self._handle.flush()
+        self._offset += len(line)
+        self._lines += 1
         self._unsynced += 1
         if self._unsynced >= self.sync_every:
             self.flush()
@@ -255,7 +379,14 @@ class LabellingSession:
 
     def next_pair(self) -> PendingPair | None:
         """The next pair needing a label (repeats are answered from the cache and logged on
-        the way), or None when the sampler is exhausted or every pair is labelled."""
+        the way), or None when the sampler is exhausted or every pair is labelled. Answers
+        other sessions wrote to the same log are taken in first."""
+        self._writable()
+        with self._locked():
+            self._catch_up()
+            return self._advance()
+
+    def _advance(self) -> PendingPair | None:
         if self._pending is not None:
             return self._pending
         while self.n_labels < self.pool.n_pairs:
@@ -281,31 +412,52 @@ class LabellingSession:
             return self._pending
         return None
 
-    def answer(self, answer, *, source: str = "person") -> None:
+    def answer(self, answer, *, source: str = "person", index: int | None = None) -> bool:
         """Record the answer to the pending pair: match (1/True), non-match (0/False) or
-        unsure (None); see the module docstring for what unsure does."""
+        unsure (None); see the module docstring for what unsure does. ``index``: the pool
+        row of the pair the person was shown (an interface that may have refreshed the
+        pending pair in between should pass it).
+
+        Several sessions may share one log (two browser tabs, two reviewers): answers are
+        appended under an exclusive lock after taking in what the others wrote. If another
+        session already answered this pair, the first answer stands, this one is not
+        recorded and False is returned (``next_pair()`` then gives the next pair);
+        otherwise True."""
+        self._writable()
         if self._pending is None:
             raise SessionError("no pair is waiting for an answer; call next_pair() first")
         label = parse_answer(answer)
-        draw = self._pending.draw
-        word = {1: "match", 0: "non-match", None: "unsure"}[label]
-        self._append(draw, word, label, source)
-        self._pending = None
-        self._step += 1
-        if label is None:
-            self.n_unsure += 1
-            return
-        self._record(draw, label, True)
+        shown = self._pending.index if index is None else int(index)
+        with self._locked():
+            self._catch_up()
+            current = self._advance()
+            if current is None or current.index != shown:
+                return False
+            draw = self._pending.draw
+            word = {1: "match", 0: "non-match", None: "unsure"}[label]
+            self._append(draw, word, label, source)
+            self._pending = None
+            self._step += 1
+            if label is None:
+                self.n_unsure += 1
+            else:
+                self._record(draw, label, True)
+        return True
+
+    def _writable(self) -> None:
+        if self._handle is None or self._handle.closed:
+            raise SessionError(f"{self.path} is open read-only or closed: no labelling")
 
     def run(self, oracle: Callable[[int], int | None], budget: int) -> int:
         """Label with ``oracle`` (pool index -> 1/0/None) until ``budget`` distinct pairs are
         labelled in total; returns the number of new labels."""
+        budget = check_count(budget, "budget", minimum=0)
         start = self.n_labels
         while self.n_labels < budget:
             pending = self.next_pair()
             if pending is None:
                 break
-            self.answer(oracle(pending.index), source="oracle")
+            self.answer(oracle_label(oracle(pending.index), pending.index), source="oracle")
         self.flush()
         return self.n_labels - start
 
@@ -322,22 +474,15 @@ class LabellingSession:
 
     def label_run(self, *, final_weights: bool = False) -> LabelRun:
         """The counted draws so far as a :class:`LabelRun` (for estimates and reuse)."""
-        idx = np.asarray(self._index, dtype=np.int64)
-        design = self.sampler.design
-        strata = getattr(self.sampler, "strata", None)
-        return LabelRun(
-            design=design,
-            pool_size=self.pool.n_pairs,
-            index=idx,
-            label=np.asarray(self._label, dtype=np.int8),
-            weight=np.asarray(self._weight, dtype=np.float64),
-            stratum=np.asarray(self._stratum, dtype=np.int64),
-            new_label=np.asarray(self._new, dtype=bool),
-            stratum_sizes=strata.sizes if design == "stratified" else None,
-            final_weight=self.sampler.current_weights(idx)
-            if final_weights and design == "importance"
-            else None,
-            method=self.sampler.name,
+        return run_of_sampler(
+            self.sampler,
+            self.pool.n_pairs,
+            self._index,
+            self._label,
+            self._weight,
+            self._stratum,
+            self._new,
+            final_weights=final_weights,
         )
 
     def estimate(
@@ -345,13 +490,10 @@ class LabellingSession:
         *,
         alpha: float | Sequence[float] = 0.5,
         level: float = 0.95,
-        interval: str = "normal",
     ) -> PairEstimates:
         """Precision, recall and F_alpha of the pool's prediction from the labels so far
         (see :func:`er_evaluation.pairs.estimate_from_labels`)."""
-        return estimate_from_labels(
-            self.label_run(), self.pool.predicted, alpha=alpha, level=level, interval=interval
-        )
+        return estimate_from_labels(self.label_run(), self.pool.predicted, alpha=alpha, level=level)
 
     def close(self) -> None:
         """Sync and close the log; the session can be reopened from it at any time."""

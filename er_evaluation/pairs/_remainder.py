@@ -1,0 +1,180 @@
+"""Pair-label estimates with the labelled part known: exact at census, honest at the boundary.
+
+Every labelled pair's label is known, so a total over the pool is the known sum over the
+labelled pairs plus an estimate for the unlabelled remainder only. The pool is cut into
+cells c on which the remainder is estimated: the sampler's strata (stratified and OASIS
+designs) or the whole pool; every cell is split further by the prediction, which is known
+for every pair (so the predicted-positive count PP is exact). With d_c distinct labelled
+pairs, m_c of them matches, out of N_c pairs, the number of matches is
+
+    M_c = m_c + (N_c - d_c) pbar_c,      pbar_c = sum_i u_i l_i / sum_i u_i  (i labelled in c)
+
+where u_i is the share of the unlabelled remainder that labelled pair i stands for:
+u_i = 1 when pairs of a cell are drawn uniformly (passive, stratified, OASIS: within a
+stratum every pair is equally likely, whatever the adaptive stratum choice), and
+u_i = (1 - pi_i) / pi_i for static importance sampling, pi_i = 1 - (1 - q_i)^T the
+probability that T draws from q include pair i (the Horvitz-Thompson estimate of the
+remainder, sum_i l_i (1 - pi_i) / pi_i, made a ratio so that the remainder's known size
+N_c - d_c is used). Then TP = sum over predicted-match cells of M_c, actual positives
+AP = sum_c M_c, and F_alpha = TP / (alpha PP + (1 - alpha) AP). Once every pair of a cell
+is labelled its remainder is empty and M_c = m_c exactly; at census the estimate is the
+truth with zero width (issue 10, item 4).
+
+Cells with no labelled pair are merged into the nearest labelled cell of the same
+prediction in score order (collapsed strata): they are assumed to have its match rate. If
+no pair of a prediction group is labelled, the metrics that need that group are undefined.
+
+Variance (delta method on the cell remainders, which are independent given the cell
+sizes): Var(F) = sum_c g_c^2 V_c with g_c = (h_c - (1 - alpha) F) / B (h_c = the cell's
+prediction, B = alpha PP + (1 - alpha) AP) and
+V_c = (N_c - d_c)^2 k_c sum_i u_i^2 (l_i - pbar_c)^2 / (sum_i u_i)^2 + (N_c - d_c) s_c^2,
+k_c = d_c / (d_c - 1), s_c^2 = k_c pbar_c (1 - pbar_c): the error of the estimated
+remainder mean plus the remainder's own sampling variation. For equal u this is the
+unbiased stratified-sampling variance N_c^2 (1 - d_c / N_c) s_c^2 / d_c.
+
+Interval: Wilson's score interval on an effective sample size (in the spirit of Korn &
+Graubard 1998 for proportions from complex samples): n* = F (1 - F) / Var when
+0 < F < 1 and Var > 0. When F is 0 or 1 (no false positive, or no missed match, among the
+labelled pairs) the variance is 0 but the truth need not be: n* is then the Kish
+effective number of labelled pairs in F's denominator, (sum w b)^2 / sum w^2 b^2 with
+w_i = 1 + u_i (N_c - d_c) / sum_c u (the pairs pair i stands for), divided by 1 - f where
+f is the labelled share of the cells F depends on. The interval has zero width only when
+every pair of those cells is labelled (issue 10, item 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__: list[str] = []
+
+
+def cell_codes(predicted: np.ndarray, strata_codes: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Cell of every pool pair: 2 * stratum + prediction (stratum 0 without strata), and the
+    number of cells. Cells of one prediction are in stratum order, i.e. in score order."""
+    pred = np.asarray(predicted).astype(np.int64)
+    if strata_codes is None:
+        return pred, 2
+    codes = 2 * np.asarray(strata_codes, dtype=np.int64) + pred
+    return codes, 2 * (int(codes.max()) // 2 + 1) if len(codes) else 2
+
+
+def _merge_targets(labelled: np.ndarray, n_cells: int) -> np.ndarray:
+    """For every cell the labelled cell whose rate it takes: itself if labelled, else the
+    nearest labelled cell of the same prediction (lower one on ties); -1 if its prediction
+    group has no labelled cell."""
+    target = np.full(n_cells, -1, dtype=np.int64)
+    for h in (0, 1):
+        cells = np.arange(h, n_cells, 2)
+        have = cells[labelled[cells]]
+        if len(have) == 0:
+            continue
+        pos = np.searchsorted(have, cells)
+        lower = have[np.clip(pos - 1, 0, len(have) - 1)]
+        upper = have[np.clip(pos, 0, len(have) - 1)]
+        use_upper = (np.abs(upper - cells) < np.abs(cells - lower)) | (cells < have[0])
+        target[cells] = np.where(use_upper, upper, lower)
+    return target
+
+
+def remainder_estimate(
+    cells: np.ndarray,
+    sizes: np.ndarray,
+    index: np.ndarray,
+    label: np.ndarray,
+    share: np.ndarray,
+    alphas: list[float],
+    z: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Values, standard errors and Wilson effective-size intervals of precision, recall and
+    F_alpha (for each alpha) from the distinct labelled pairs ``index`` (pool rows) with
+    their ``label`` and remainder shares ``share`` (u_i above); ``cells`` is the cell of
+    every pool pair and ``sizes`` = N_c. Returns four arrays of length 2 + len(alphas);
+    NaN where undefined."""
+    n_cells = len(sizes)
+    c = cells[index]
+    y = label.astype(np.float64)
+    u = share.astype(np.float64)
+    d = np.bincount(c, minlength=n_cells).astype(np.float64)
+    m = np.bincount(c, weights=y, minlength=n_cells)
+    su = np.bincount(c, weights=u, minlength=n_cells)
+    suy = np.bincount(c, weights=u * y, minlength=n_cells)
+    suu = np.bincount(c, weights=u * u, minlength=n_cells)
+    suuy = np.bincount(c, weights=u * u * y, minlength=n_cells)
+    labelled = d > 0
+    target = _merge_targets(labelled, n_cells)
+    known = target >= 0
+    # rate of the remainder per labelled cell (u = 0 only for pairs drawn with certainty)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        plain = m / d
+        rate = np.where(su > 0, suy / su, plain)
+        bessel = d / np.maximum(d - 1, 1)
+        hajek = bessel * np.where(
+            su > 0, (suuy * (1 - 2 * rate) + rate**2 * suu) / np.where(su > 0, su, 1) ** 2, 0.0
+        )
+        s2 = rate * (1 - rate) * bessel
+    t = np.where(known, target, 0)
+    rest = sizes - d  # unlabelled pairs per cell (merged cells: all of them)
+    # merged cells borrow their target's rate; their remainder variance joins the target's
+    # Hajek term as if the two cells were one collapsed stratum
+    matches = m + rest * np.where(known, rate[t], np.nan)
+    rest_group = np.bincount(t, weights=np.where(known, rest, 0.0), minlength=n_cells)
+    var_cell = rest_group**2 * np.nan_to_num(hajek) + rest_group * np.nan_to_num(s2)
+    h = (np.arange(n_cells) % 2).astype(np.float64)
+    pp = float(np.sum(sizes * h))
+    tp = _sum_needed(matches, h == 1, sizes)
+    ap = _sum_needed(matches, np.ones(n_cells, dtype=bool), sizes)
+    # per-pair representation weights for the boundary effective size
+    w_pair = 1.0 + u * np.where(su[c] > 0, rest_group[c] / np.where(su[c] > 0, su[c], 1), 0.0)
+    h_pair = h[c]
+    coefs = [1.0, 0.0, *alphas]
+    out = np.full((4, len(coefs)), math.nan)
+    for j, alpha in enumerate(coefs):
+        den = alpha * pp + (1 - alpha) * ap if alpha < 1 else pp
+        if not den > 0:
+            continue
+        f = tp / den
+        g = (h - (1 - alpha) * f) / den
+        var = float(np.sum(g**2 * var_cell))
+        relevant = (h == 1) if alpha == 1 else np.ones(n_cells, dtype=bool)
+        remaining = float(np.sum(rest[relevant]))
+        if remaining == 0:
+            out[:, j] = f, 0.0, f, f
+            continue
+        if 0 < f < 1 and var > 0:
+            n_eff = f * (1 - f) / var
+        else:
+            b = alpha * h_pair + (1 - alpha) * y
+            wb = w_pair * b
+            n_eff = float(np.sum(wb) ** 2 / np.sum(wb**2)) if np.any(wb > 0) else 0.0
+            labelled_share = float(np.sum(d[relevant])) / float(np.sum(sizes[relevant]))
+            n_eff = n_eff / (1 - labelled_share)
+        low, high = wilson(f, n_eff, z)
+        se = math.sqrt(var) if var > 0 else (high - low) / (2 * z)
+        out[:, j] = f, se, low, high
+    return out[0], out[1], out[2], out[3]
+
+
+def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:
+    """Sum of the matches of the selected non-empty cells; NaN if one of them is unknown."""
+    pick = which & (sizes > 0)
+    values = matches[pick]
+    return math.nan if np.isnan(values).any() else float(values.sum())
+
+
+def wilson(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a proportion p observed on n (effective) trials:
+    (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n) (Wilson 1927). n = inf gives
+    [p, p]; n = 0 gives [0, 1]."""
+    if math.isnan(p) or math.isnan(n):
+        return math.nan, math.nan
+    if math.isinf(n):
+        return p, p
+    if n <= 0:
+        return 0.0, 1.0
+    k = z * z / n
+    centre = (p + k / 2) / (1 + k)
+    half = z / (1 + k) * math.sqrt(max(p * (1 - p), 0.0) / n + k / (4 * n))
+    return max(0.0, centre - half), min(1.0, centre + half)

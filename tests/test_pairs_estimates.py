@@ -1,0 +1,267 @@
+"""Pair-label estimates with the labelled part known: census, boundary, hand-computed and
+exhaustive checks (issue 10, items 1, 2, 3, 4)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from er_evaluation.datasets import load_pool
+from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.pairs import (
+    METHODS,
+    LabelOracle,
+    LabelRun,
+    OASISSampler,
+    PairPool,
+    StratifiedSampler,
+    estimate_from_labels,
+    make_sampler,
+    sample_labels,
+)
+from er_evaluation.pairs._remainder import wilson
+from er_evaluation.pairs._stratify import Strata
+
+Z = 1.959963984540054
+
+
+def pool_of(labels, predicted, scores=None) -> PairPool:
+    n = len(labels)
+    frame = pd.DataFrame(
+        {
+            "id_left": np.arange(n),
+            "id_right": np.arange(n) + n,
+            "score": np.linspace(0, 1, n) if scores is None else scores,
+            "predicted": predicted,
+            "label": labels,
+        }
+    )
+    return PairPool.from_frame(frame, label_col="label")
+
+
+def noisy_pool(n=200, seed=0) -> PairPool:
+    rng = np.random.default_rng(seed)
+    label = (rng.random(n) < 0.15).astype(int)
+    score = label * 2.0 + rng.normal(0, 1.0, n) - 1.0
+    predicted = (score + rng.normal(0, 0.5, n) > 0.3).astype(int)
+    return pool_of(label, predicted, score)
+
+
+def two_strata(sizes, predicted) -> Strata:
+    codes = np.repeat(np.arange(len(sizes)), sizes).astype(np.int16)
+    return Strata(
+        codes=codes,
+        order=np.arange(len(codes)),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+        sizes=np.asarray(sizes, dtype=np.int64),
+        predicted=np.asarray(predicted, dtype=np.int8),
+        mean_score=np.arange(len(sizes), dtype=float),
+    )
+
+
+def run_of(design, n, index, label, strata=None, weight=None, static=False) -> LabelRun:
+    index = np.asarray(index)
+    return LabelRun(
+        design=design,
+        pool_size=n,
+        index=index,
+        label=np.asarray(label, dtype=np.int8),
+        weight=np.ones(len(index)) if weight is None else np.asarray(weight, dtype=float),
+        stratum=np.full(len(index), -1) if strata is None else strata.codes[index].astype(int),
+        new_label=np.ones(len(index), bool),
+        stratum_sizes=None if strata is None else strata.sizes,
+        strata=strata,
+        static_proposal=static,
+    )
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_census_is_exact_with_zero_width_for_every_method(method):
+    """Issue 10: a 400-pair pool all labelled gave F1 0.5987 [0.580, 0.617] for truth 0.6111."""
+    pool = noisy_pool(n=150, seed=3)
+    params = {"epsilon": 0.3} if method in ("importance", "oasis") else {}
+    sampler = make_sampler(method, pool, 1, **params)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), pool.n_pairs)
+    assert run.n_labels == pool.n_pairs
+    result = estimate_from_labels(run, pool.predicted)
+    truth = pool.truth()
+    for est, exact in [
+        (result.precision, truth["pairwise_precision"]),
+        (result.recall, truth["pairwise_recall"]),
+        (result.f[0], truth["pairwise_f1"]),
+    ]:
+        assert est.value == pytest.approx(exact, abs=1e-12)
+        assert est.std_error == 0.0
+        assert est.ci_low == est.ci_high == est.value
+
+
+def test_labelled_part_known_hand_computed():
+    # pool of 10: pairs 0-3 predicted matches, 4-9 predicted non-matches (passive design:
+    # one cell per prediction); labelled: 0 (match), 1 (non-match), 4 (match), 5, 6 (non)
+    predicted = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    run = run_of("passive", 10, [0, 1, 4, 5, 6], [1, 0, 1, 0, 0])
+    result = estimate_from_labels(run, predicted)
+    # matches: predicted cell 1 + 2 * 1/2 = 2, other cell 1 + 3 * 1/3 = 2; PP = 4 exactly
+    assert result.precision.value == pytest.approx(2 / 4)
+    assert result.recall.value == pytest.approx(2 / 4)
+    assert result.f[0].value == pytest.approx(2 / (0.5 * 4 + 0.5 * 4))
+    # textbook stratified-sampling variance of a total: N (N - d) s^2 / d
+    v1 = 4 * 2 * (0.5 * 0.5 * 2 / 1) / 2
+    v0 = 6 * 3 * (1 / 3 * 2 / 3 * 3 / 2) / 3
+    assert result.precision.std_error == pytest.approx(math.sqrt(v1) / 4)
+    r = 0.5
+    var_r = ((1 - r) / 4) ** 2 * v1 + (r / 4) ** 2 * v0
+    assert result.recall.std_error == pytest.approx(math.sqrt(var_r))
+    n_eff = r * (1 - r) / var_r
+    assert (result.recall.ci_low, result.recall.ci_high) == pytest.approx(wilson(r, n_eff, Z))
+
+
+def test_stratified_precision_exactly_unbiased_over_all_samples():
+    """Exhaustive: every stratified sample (2 of 5, 2 of 4) is equally likely; the
+    precision estimate is exactly unbiased and, where interior, its variance is the
+    unbiased stratified-sampling variance."""
+    labels = np.array([1, 0, 0, 1, 0, 1, 1, 0, 1])
+    predicted = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1])
+    strata = two_strata([5, 4], [0, 1])
+    values, variances = [], []
+    for s0 in itertools.combinations(range(5), 2):
+        for s1 in itertools.combinations(range(5, 9), 2):
+            index = list(s0) + list(s1)
+            run = run_of("stratified", 9, index, labels[index], strata)
+            est = estimate_from_labels(run, predicted).precision
+            values.append(est.value)
+            p = labels[list(s1)].mean()
+            s2 = p * (1 - p) * 2 / 1
+            variance = 4 * 2 * s2 / 2 / 16
+            if 0 < est.value < 1:
+                assert est.std_error**2 == pytest.approx(variance)
+            variances.append(variance)
+    assert np.mean(values) == pytest.approx(3 / 4, abs=1e-12)
+    # the textbook variance is unbiased for the spread of the estimates
+    assert np.mean(variances) == pytest.approx(np.var(values), abs=1e-12)
+
+
+def test_boundary_estimate_gets_a_wilson_interval_not_zero_width():
+    # 6 predicted matches, 4 labelled, all true: precision 1, but 2 pairs are unlabelled
+    labels = np.array([1, 1, 1, 1, 0, 1, 0, 0, 0, 0])
+    predicted = np.array([1, 1, 1, 1, 1, 1, 0, 0, 0, 0])
+    run = run_of("passive", 10, [0, 1, 2, 3, 6, 7], labels[[0, 1, 2, 3, 6, 7]])
+    est = estimate_from_labels(run, predicted).precision
+    assert est.value == 1.0 and est.ci_high == 1.0
+    # Kish size 4 of the labelled predicted matches, over 1 - 4/6 still unlabelled...
+    # each labelled pair stands for itself and 2/4 of the remainder: equal weights
+    assert est.ci_low == pytest.approx(wilson(1.0, 4 / (1 - 4 / 6), Z)[0])
+    assert 0 < est.ci_low < 1 and est.std_error > 0
+
+
+def test_restaurant_oasis_300_labels_is_never_a_false_point_interval():
+    """Issue 10: OASIS, 300 labels gave precision 1.0 with CI [1, 1], truth 0.925. A point
+    interval is now only possible when every pair it depends on is labelled (then exact)."""
+    pool = load_pool("restaurant")
+    truth = pool.truth()
+    predicted_rows = set(np.flatnonzero(pool.predicted).tolist())
+    for seed in range(3):
+        run = sample_labels(pool, make_sampler("oasis", pool, seed), LabelOracle(pool.labels), 300)
+        est = estimate_from_labels(run, pool.predicted).precision
+        if est.ci_low == est.ci_high:
+            assert predicted_rows <= set(run.index.tolist())
+            assert est.value == pytest.approx(truth["pairwise_precision"])
+        else:
+            assert est.ci_low < est.value or est.value < est.ci_high
+
+
+def test_unlabelled_cells_take_the_rate_of_the_nearest_labelled_cell():
+    # strata 0, 1, 2 of predicted non-matches (sizes 3, 3, 3) and stratum 3 of predicted
+    # matches (size 2); only strata 0, 2 and 3 have labels
+    labels = np.array([0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0])
+    predicted = np.array([0] * 9 + [1, 1])
+    strata = two_strata([3, 3, 3, 2], [0, 0, 0, 1])
+    run = run_of("stratified", 11, [0, 6, 9], labels[[0, 6, 9]], strata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UndefinedMetricWarning)
+        result = estimate_from_labels(run, predicted)
+    # stratum 1 (empty) is merged with stratum 0 (lower neighbour on a tie): rate 0;
+    # stratum 2: rate 1 -> 3 matches; predicted cell: rate 1 -> 2 matches
+    assert result.precision.value == pytest.approx(1.0)
+    assert result.recall.value == pytest.approx(2 / (2 + 3))
+
+
+def test_no_labelled_predicted_match_leaves_metrics_undefined():
+    predicted = np.array([0, 0, 1, 1])
+    run = run_of("passive", 4, [0, 1], [0, 1])
+    with pytest.warns(UndefinedMetricWarning):
+        result = estimate_from_labels(run, predicted)
+    assert math.isnan(result.precision.value) and math.isnan(result.f[0].value)
+
+
+def test_static_importance_remainder_shares_are_inclusion_odds():
+    # pool of 4 predicted non-matches + 1 predicted match; q known per draw from the weight
+    predicted = np.array([0, 0, 0, 0, 1])
+    q = np.array([0.4, 0.1])  # of pairs 0 and 1, the two labelled non-match-cell pairs
+    run = LabelRun(
+        design="importance",
+        pool_size=5,
+        index=np.array([0, 1, 0]),
+        label=np.array([1, 0, 1], dtype=np.int8),
+        weight=1 / (5 * q[[0, 1, 0]]),
+        stratum=np.full(3, -1),
+        new_label=np.array([True, True, False]),
+        static_proposal=True,
+    )
+    with pytest.warns(UndefinedMetricWarning):  # no labelled predicted match
+        result = estimate_from_labels(run, predicted)
+    assert math.isnan(result.recall.value)
+    run2 = LabelRun(
+        "importance",
+        5,
+        np.array([0, 1, 0, 4]),
+        np.array([1, 0, 1, 1], dtype=np.int8),
+        1 / (5 * np.array([0.4, 0.1, 0.4, 0.5])),
+        np.full(4, -1),
+        np.array([True, True, False, True]),
+        static_proposal=True,
+    )
+    # pi_i = 1 - (1 - q_i)^T over T = 4 draws; the 2 unlabelled non-match-cell pairs have
+    # the remainder mean sum u l / sum u with u = (1 - pi) / pi
+    pi = 1 - (1 - q) ** 4
+    u = (1 - pi) / pi
+    fn = 1 + 2 * u[0] / u.sum()
+    assert estimate_from_labels(run2, predicted).recall.value == pytest.approx(1 / (1 + fn))
+
+
+def test_stratified_sampler_seeds_every_stratum_first():
+    """Issue 10, item 2: with unsampled strata counted as empty the baseline was undefined
+    in 100% of runs; now the first K draws visit every stratum, largest first."""
+    pool = noisy_pool(n=300, seed=2)
+    sampler = StratifiedSampler(pool, 0, n_strata=6)
+    k = sampler.strata.n_strata
+    first = [sampler.draw().stratum for _ in range(k)]
+    assert sorted(first) == list(range(k))
+    sizes = sampler.strata.sizes[first]
+    assert (np.diff(sizes) <= 0).all()
+
+
+def test_oasis_prior_decays_as_remark_4():
+    """Paper 000 Remark 4: the prior column of stratum k is scaled by 1 / n_k."""
+    pool = noisy_pool(n=200, seed=1)
+    sampler = OASISSampler(pool, 0, n_strata=3, eta=4.0)
+    pi0 = sampler.prior1 / 4.0
+    np.testing.assert_allclose(sampler.posterior_mean(), pi0)
+    seen = {}
+    for _ in range(30):
+        d = sampler.draw()
+        label = int(pool.labels[d.index])
+        sampler.observe(d.index, label)
+        seen.setdefault(d.stratum, []).append(label)
+    for k, labels in seen.items():
+        n, m = len(labels), sum(labels)
+        expected = (m + 4.0 * pi0[k] / n) / (n + 4.0 / n)
+        assert sampler.posterior_mean()[k] == pytest.approx(expected)
+    fixed = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=False)
+    fixed.n1[0], fixed.n0[0] = 2.0, 3.0
+    assert fixed.posterior_mean()[0] == pytest.approx((2 + 4 * pi0[0]) / (5 + 4))
