@@ -64,13 +64,14 @@ def pools(names):
 
 
 def parse_variant(spec: str) -> tuple[str, dict, bool]:
-    """``method[:key=value,...][:ais]`` -> (method, sampler parameters, weighted-ratio
-    estimator instead of the labelled-part-known one)."""
+    """``method[:key=value,...][:ais|:poststrat]`` -> (method, sampler parameters, estimator
+    override: the weighted ratio of paper 000 everywhere, or post-stratification within
+    the strata of an adaptive run)."""
     method, *rest = spec.split(":")
-    params, ais = {}, False
+    params, ais = {}, ""
     for part in rest:
-        if part == "ais":
-            ais = True
+        if part in ("ais", "poststrat"):
+            ais = part
             continue
         for item in part.split(","):
             key, value = item.split("=")
@@ -79,21 +80,27 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
 
 
 def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
+    """Every method spec on ``pool``: specs that differ only in the estimator override share
+    their sampling runs (same seeds), so estimators are compared on identical samples."""
     truth = pool.truth()
     truth_vec = np.array([truth[m] for m in NAMES])
     oracle = LabelOracle(pool.labels)
     strata = stratify(pool.scores, pool.predicted, n_strata)
-    rows = []
+    groups: dict[str, list[str]] = {}
     for spec in methods:
-        method, extra, ais = parse_variant(spec)
+        groups.setdefault(spec.replace(":ais", "").replace(":poststrat", ""), []).append(spec)
+    rows = []
+    for sampler_spec, specs in groups.items():
+        method, extra, _ = parse_variant(sampler_spec)
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
         params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
         if method == "importance":
             template = make_sampler("importance", pool, 0, **params)
-        shape = (reps, len(BUDGETS), 3)
+        shape = (len(specs), reps, len(BUDGETS), 3)
         err = np.full(shape, np.nan)
         cover, cover_normal, width = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape)
-        draw_time, est_time, n_draws = 0.0, 0.0, 0
+        draw_time, n_draws = 0.0, 0
+        est_time = np.zeros(len(specs))
         for rep in range(reps):
             seed = seed0 + 1000 * rep
             if method == "importance":
@@ -102,46 +109,54 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
             else:
                 sampler = make_sampler(method, pool, seed, **params)
             start = time.perf_counter()
-            run = sample_labels(pool, sampler, oracle, max(BUDGETS))
+            sampled = sample_labels(pool, sampler, oracle, max(BUDGETS))
             draw_time += time.perf_counter() - start
-            n_draws += run.n_draws
-            if ais:
-                run = replace(run, strata=None, static_proposal=False)
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                hist = history(run, pool.predicted, at=BUDGETS)
-            est_time += time.perf_counter() - start
-            for _, row in hist.iterrows():
-                b = BUDGETS.index(int(row["n_labels"])) if int(row["n_labels"]) in BUDGETS else None
-                if b is None:
-                    continue
-                v = row[list(NAMES)].to_numpy(float)
-                se = row[[f"{m}_se" for m in NAMES]].to_numpy(float)
-                low = row[[f"{m}_low" for m in NAMES]].to_numpy(float)
-                high = row[[f"{m}_high" for m in NAMES]].to_numpy(float)
-                err[rep, b] = v - truth_vec
-                cover[rep, b] = (low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12)
-                nlow, nhigh = np.clip(v - Z95 * se, 0, 1), np.clip(v + Z95 * se, 0, 1)
-                cover_normal[rep, b] = (nlow <= truth_vec + 1e-12) & (truth_vec <= nhigh + 1e-12)
-                width[rep, b] = high - low
-        for b, budget in enumerate(BUDGETS):
-            row = {"pool": name, "method": spec, "budget": budget, "reps": reps}
-            for m, metric in enumerate(METRICS):
-                e = err[:, b, m]
-                sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
-                row[f"mse_{metric}"] = float(np.mean(sq))
-                row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
-                row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
-                row[f"cover_{metric}"] = float(np.mean(cover[:, b, m]))
-                row[f"cover_normal_{metric}"] = float(np.mean(cover_normal[:, b, m]))
-                row[f"width_{metric}"] = float(np.nanmean(width[:, b, m]))
-                row[f"undef_{metric}"] = float(np.mean(np.isnan(e)))
-            row["us_per_draw"] = 1e6 * draw_time / max(n_draws, 1)
-            row["ms_per_estimate"] = 1e3 * est_time / (reps * len(BUDGETS))
-            row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
-            rows.append(row)
-        print(f"  {name} {spec}: {draw_time:.1f}s sampling, {est_time:.1f}s estimating", flush=True)
+            n_draws += sampled.n_draws
+            for i, spec in enumerate(specs):
+                override = parse_variant(spec)[2]
+                run = sampled
+                if override == "ais":
+                    run = replace(run, strata=None, static_proposal=False, adaptive=False)
+                elif override == "poststrat":
+                    run = replace(run, adaptive=False)
+                start = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    hist = history(run, pool.predicted, at=BUDGETS)
+                est_time[i] += time.perf_counter() - start
+                for _, row in hist.iterrows():
+                    if int(row["n_labels"]) not in BUDGETS:
+                        continue
+                    b = BUDGETS.index(int(row["n_labels"]))
+                    v = row[list(NAMES)].to_numpy(float)
+                    se = row[[f"{m}_se" for m in NAMES]].to_numpy(float)
+                    low = row[[f"{m}_low" for m in NAMES]].to_numpy(float)
+                    high = row[[f"{m}_high" for m in NAMES]].to_numpy(float)
+                    err[i, rep, b] = v - truth_vec
+                    cover[i, rep, b] = (low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12)
+                    nlow, nhigh = np.clip(v - Z95 * se, 0, 1), np.clip(v + Z95 * se, 0, 1)
+                    cover_normal[i, rep, b] = (nlow <= truth_vec + 1e-12) & (
+                        truth_vec <= nhigh + 1e-12
+                    )
+                    width[i, rep, b] = high - low
+        for i, spec in enumerate(specs):
+            for b, budget in enumerate(BUDGETS):
+                row = {"pool": name, "method": spec, "budget": budget, "reps": reps}
+                for m, metric in enumerate(METRICS):
+                    e = err[i, :, b, m]
+                    sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
+                    row[f"mse_{metric}"] = float(np.mean(sq))
+                    row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
+                    row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
+                    row[f"cover_{metric}"] = float(np.mean(cover[i, :, b, m]))
+                    row[f"cover_normal_{metric}"] = float(np.mean(cover_normal[i, :, b, m]))
+                    row[f"width_{metric}"] = float(np.nanmean(width[i, :, b, m]))
+                    row[f"undef_{metric}"] = float(np.mean(np.isnan(e)))
+                row["us_per_draw"] = 1e6 * draw_time / max(n_draws, 1)
+                row["ms_per_estimate"] = 1e3 * est_time[i] / (reps * len(BUDGETS))
+                row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
+                rows.append(row)
+        print(f"  {name} {sampler_spec}: {draw_time:.1f}s sampling", flush=True)
     return pd.DataFrame(rows)
 
 

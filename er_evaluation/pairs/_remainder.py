@@ -21,7 +21,7 @@ is labelled its remainder is empty and M_c = m_c exactly; at census the estimate
 truth with zero width (issue 10, item 4).
 
 Cells with no labelled pair are merged into the nearest labelled cell of the same
-prediction in score order (collapsed strata): they are assumed to have its match rate. If
+prediction in order of the strata's mean score (collapsed strata): they are assumed to have its match rate. If
 no pair of a prediction group is labelled, the metrics that need that group are undefined.
 
 Variance (delta method on the cell remainders, which are independent given the cell
@@ -48,40 +48,45 @@ import math
 
 import numpy as np
 
-__all__: list[str] = []
+__all__: list[str] = []  # private: used by er_evaluation.pairs.estimates
 
 
-def cell_codes(predicted: np.ndarray, strata_codes: np.ndarray | None) -> tuple[np.ndarray, int]:
+def cell_codes(
+    predicted: np.ndarray, strata_codes: np.ndarray | None, n_strata: int = 1
+) -> tuple[np.ndarray, int]:
     """Cell of every pool pair: 2 * stratum + prediction (stratum 0 without strata), and the
-    number of cells. Cells of one prediction are in stratum order, i.e. in score order."""
+    number of cells."""
     pred = np.asarray(predicted).astype(np.int64)
     if strata_codes is None:
         return pred, 2
-    codes = 2 * np.asarray(strata_codes, dtype=np.int64) + pred
-    return codes, 2 * (int(codes.max()) // 2 + 1) if len(codes) else 2
+    return 2 * np.asarray(strata_codes, dtype=np.int64) + pred, 2 * n_strata
 
 
-def _merge_targets(labelled: np.ndarray, n_cells: int) -> np.ndarray:
+def _merge_targets(labelled: np.ndarray, order_key: np.ndarray) -> np.ndarray:
     """For every cell the labelled cell whose rate it takes: itself if labelled, else the
-    nearest labelled cell of the same prediction (lower one on ties); -1 if its prediction
-    group has no labelled cell."""
+    nearest labelled cell of the same prediction in ``order_key`` (score) order, the lower
+    one on ties; -1 if its prediction group has no labelled cell."""
+    n_cells = len(labelled)
     target = np.full(n_cells, -1, dtype=np.int64)
     for h in (0, 1):
         cells = np.arange(h, n_cells, 2)
-        have = cells[labelled[cells]]
+        cells = cells[np.argsort(order_key[cells], kind="stable")]
+        have = np.flatnonzero(labelled[cells])  # positions in score order
         if len(have) == 0:
             continue
-        pos = np.searchsorted(have, cells)
-        lower = have[np.clip(pos - 1, 0, len(have) - 1)]
-        upper = have[np.clip(pos, 0, len(have) - 1)]
-        use_upper = (np.abs(upper - cells) < np.abs(cells - lower)) | (cells < have[0])
-        target[cells] = np.where(use_upper, upper, lower)
+        pos = np.arange(len(cells))
+        at = np.searchsorted(have, pos)
+        lower = have[np.clip(at - 1, 0, len(have) - 1)]
+        upper = have[np.clip(at, 0, len(have) - 1)]
+        use_upper = (np.abs(upper - pos) < np.abs(pos - lower)) | (pos < have[0])
+        target[cells] = cells[np.where(use_upper, upper, lower)]
     return target
 
 
 def remainder_estimate(
     cells: np.ndarray,
     sizes: np.ndarray,
+    order_key: np.ndarray,
     index: np.ndarray,
     label: np.ndarray,
     share: np.ndarray,
@@ -91,7 +96,8 @@ def remainder_estimate(
     """Values, standard errors and Wilson effective-size intervals of precision, recall and
     F_alpha (for each alpha) from the distinct labelled pairs ``index`` (pool rows) with
     their ``label`` and remainder shares ``share`` (u_i above); ``cells`` is the cell of
-    every pool pair and ``sizes`` = N_c. Returns four arrays of length 2 + len(alphas);
+    every pool pair, ``sizes`` = N_c and ``order_key`` the cells' score order for merging
+    unlabelled cells. Returns four arrays of length 2 + len(alphas);
     NaN where undefined."""
     n_cells = len(sizes)
     c = cells[index]
@@ -104,7 +110,7 @@ def remainder_estimate(
     suu = np.bincount(c, weights=u * u, minlength=n_cells)
     suuy = np.bincount(c, weights=u * u * y, minlength=n_cells)
     labelled = d > 0
-    target = _merge_targets(labelled, n_cells)
+    target = _merge_targets(labelled, order_key)
     known = target >= 0
     # rate of the remainder per labelled cell (u = 0 only for pairs drawn with certainty)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -140,20 +146,88 @@ def remainder_estimate(
         var = float(np.sum(g**2 * var_cell))
         relevant = (h == 1) if alpha == 1 else np.ones(n_cells, dtype=bool)
         remaining = float(np.sum(rest[relevant]))
-        if remaining == 0:
-            out[:, j] = f, 0.0, f, f
+        if 0 < f < 1 and var > 0:
+            n_eff = f * (1 - f) / var
+        elif remaining > 0:
+            wb = w_pair * (alpha * h_pair + (1 - alpha) * y)
+            n_eff = _kish(wb, float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])))
+        out[:, j] = _finish(f, var, remaining, n_eff if remaining > 0 else math.inf, z)
+    return out[0], out[1], out[2], out[3]
+
+
+def _kish(wb: np.ndarray, labelled_share: float) -> float:
+    """Kish effective size (sum wb)^2 / sum wb^2 of the pairs in a metric's denominator,
+    scaled by 1 / (1 - labelled share) (finite-population correction)."""
+    if not np.any(wb > 0):
+        return 0.0
+    return float(np.sum(wb) ** 2 / np.sum(wb**2)) / max(1.0 - labelled_share, 1e-12)
+
+
+def _finish(f: float, var: float, remaining: float, n_eff: float, z: float):
+    """(value, SE, low, high): zero width when nothing the metric depends on is unlabelled,
+    else Wilson on ``n_eff``; at the boundary the SE is the Wilson half-width over z."""
+    if remaining == 0:
+        return f, 0.0, f, f
+    low, high = wilson(f, n_eff, z)
+    return f, math.sqrt(var) if var > 0 else (high - low) / (2 * z), low, high
+
+
+def hybrid_estimate(
+    cells: np.ndarray,
+    sizes: np.ndarray,
+    draws: np.ndarray,
+    label: np.ndarray,
+    weight: np.ndarray,
+    alphas: list[float],
+    z: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For adaptive importance runs (OASIS, pooled runs): fully labelled cells exactly, the
+    others by adaptive importance sampling, which stays unbiased however the proposal
+    adapted (paper 002, Theorem 1). With T draws z_t of weight w_t = p/q_t (p = 1/N) and
+    x_t = N w_t [cell of z_t not fully labelled]:
+
+        TP = sum_{full c, h_c = 1} m_c + (1/T) sum_t x_t l_t lhat_t,
+        AP = sum_{full c} m_c + (1/T) sum_t x_t l_t,    PP known exactly,
+
+    F_alpha = TP / (alpha PP + (1 - alpha) AP), Var(F) = s^2(x_t (l_t lhat_t - (1 - alpha)
+    F l_t)) / T / B^2 (delta method, martingale sample variance). Intervals as in
+    :func:`remainder_estimate`. ``draws`` are pool rows of every draw (repeats included)."""
+    n_cells = len(sizes)
+    pool_size = float(sizes.sum())
+    rows, first = np.unique(draws, return_index=True)
+    c_rows = cells[rows]
+    d = np.bincount(c_rows, minlength=n_cells).astype(np.float64)
+    m = np.bincount(c_rows, weights=label[first].astype(np.float64), minlength=n_cells)
+    full = (d == sizes) & (sizes > 0)
+    h = (np.arange(n_cells) % 2).astype(np.float64)
+    c_t = cells[draws]
+    y = label.astype(np.float64)
+    h_t = h[c_t]
+    x = pool_size * weight.astype(np.float64) * ~full[c_t]
+    t = len(draws)
+    tp = float(np.sum(m * full * h) + np.sum(x * y * h_t) / t)
+    ap = float(np.sum(m * full) + np.sum(x * y) / t)
+    pp = float(np.sum(sizes * h))
+    rest = sizes - d
+    coefs = [1.0, 0.0, *alphas]
+    out = np.full((4, len(coefs)), math.nan)
+    for j, alpha in enumerate(coefs):
+        den = pp if alpha == 1 else alpha * pp + (1 - alpha) * ap
+        if not den > 0:
             continue
+        f = tp / den
+        g = x * (y * h_t - (1 - alpha) * f * y) / den
+        var = float(np.var(g, ddof=1) / t) if t > 1 else 0.0
+        relevant = (h == 1) if alpha == 1 else np.ones(n_cells, dtype=bool)
+        remaining = float(np.sum(rest[relevant]))
         if 0 < f < 1 and var > 0:
             n_eff = f * (1 - f) / var
         else:
-            b = alpha * h_pair + (1 - alpha) * y
-            wb = w_pair * b
-            n_eff = float(np.sum(wb) ** 2 / np.sum(wb**2)) if np.any(wb > 0) else 0.0
-            labelled_share = float(np.sum(d[relevant])) / float(np.sum(sizes[relevant]))
-            n_eff = n_eff / (1 - labelled_share)
-        low, high = wilson(f, n_eff, z)
-        se = math.sqrt(var) if var > 0 else (high - low) / (2 * z)
-        out[:, j] = f, se, low, high
+            n_eff = _kish(
+                x * (alpha * h_t + (1 - alpha) * y),
+                float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])),
+            )
+        out[:, j] = _finish(f, var, remaining, n_eff, z)
     return out[0], out[1], out[2], out[3]
 
 

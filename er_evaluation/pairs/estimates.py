@@ -42,9 +42,14 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
-from er_evaluation.vocabulary import fscore_name
-from er_evaluation.pairs._remainder import cell_codes, remainder_estimate, wilson
+from er_evaluation.pairs._remainder import (
+    cell_codes,
+    hybrid_estimate,
+    remainder_estimate,
+    wilson,
+)
 from er_evaluation.pairs._stratify import Strata
+from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
     "LabelRun",
@@ -72,7 +77,8 @@ class LabelRun:
     sampler that draws uniformly within each stratum (stratified, OASIS), on which the
     unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
     proposal q = p / weight (static importance sampling), so inclusion probabilities
-    are known.
+    are known; ``adaptive``: the proposal adapted to the labels (OASIS), so strata are used
+    only to take fully labelled ones exactly (the rest by importance weights).
     """
 
     design: str
@@ -87,6 +93,7 @@ class LabelRun:
     method: str = ""
     strata: Strata | None = None
     static_proposal: bool = False
+    adaptive: bool = False
 
     @property
     def n_draws(self) -> int:
@@ -247,11 +254,18 @@ def _remainder_shares(run: LabelRun, first: np.ndarray) -> np.ndarray:
     return (1.0 - included) / included
 
 
-def _cells(run: LabelRun, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cells(run: LabelRun, predicted: np.ndarray):
+    """Cell of every pool pair, cell sizes N_c and the cells' score order."""
     if run.design == "stratified" and run.strata is None:
         raise ValueError("a stratified run needs its strata (run.strata) to be estimated")
-    codes, n_cells = cell_codes(predicted, None if run.strata is None else run.strata.codes)
-    return codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
+    strata = run.strata
+    if strata is None:
+        codes, n_cells = cell_codes(predicted, None)
+        key = np.zeros(n_cells)
+    else:
+        codes, n_cells = cell_codes(predicted, strata.codes, strata.n_strata)
+        key = np.repeat(strata.mean_score, 2)
+    return codes, np.bincount(codes, minlength=n_cells).astype(np.float64), key
 
 
 def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
@@ -297,11 +311,14 @@ def _ais_interval(run, predicted, alphas, z, variance):
 
 
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
+    if run.adaptive and run.strata is not None:
+        codes, sizes, _ = cells if cells is not None else _cells(run, predicted)
+        return hybrid_estimate(codes, sizes, run.index, run.label, run.weight, alphas, z)
     if uses_remainder(run):
-        codes, sizes = cells if cells is not None else _cells(run, predicted)
+        codes, sizes, key = cells if cells is not None else _cells(run, predicted)
         rows, first = _distinct(run)
         return remainder_estimate(
-            codes, sizes, rows, run.label[first], _remainder_shares(run, first), alphas, z
+            codes, sizes, key, rows, run.label[first], _remainder_shares(run, first), alphas, z
         )
     return _ais_interval(run, predicted, alphas, z, variance)
 

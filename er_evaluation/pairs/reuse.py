@@ -1,15 +1,24 @@
-"""Reusing pair labels across predictions (Marchant & Rubinstein 2021 §3.3.1; Chaganty et al. 2017).
+"""Reusing pair labels across predictions (paper 002 §3.3.1; Chaganty et al. 2017).
 
-A label with its sampling weight p/q is a draw from the pool, whatever prediction the
-sampler was tuned for. So labels collected while evaluating prediction A estimate
-prediction B on the same pool without bias (for importance designs: the martingale
-argument of Marchant & Rubinstein 2021, Theorem 1, only needs q > 0 wherever B's metrics have mass, which
-the epsilon-greedy mixture guarantees). Evaluating B then costs only the labels that the
-reused sample cannot cover: :func:`continue_sampling` warm-starts an OASIS sampler for B
-with A's labels (its label cache and Beta model), draws new pairs from B's proposal, and
-pools the old and new draws in one importance-weighted estimate (a sequence of adapted
-proposals is still an AIS sample). :func:`labels_needed` says how many more labels a
-target standard error needs.
+A labelled pair keeps its label whatever prediction is evaluated, so labels collected
+while evaluating prediction A also estimate prediction B on the same pool.
+
+- :func:`reuse_estimate`: B from A's labels alone, no new label. For samplers that draw
+  uniformly within strata (OASIS, stratified, passive) the labelled-part-known estimator
+  runs on the cells A-stratum x B-prediction; for static importance sampling on the
+  inclusion probabilities of A's proposal; both hold for any B.
+- :func:`continue_sampling`: a sampler tuned to B (OASIS, warm-started with A's labels
+  and label cache) adds labels, and the two samples are combined. Chaganty et al. 2017
+  combine samples from several proposals by importance sampling over their mixture; here
+  both samplers draw uniformly within their strata, so every draw of either is uniform
+  within each cell of the common refinement of A's and B's strata (A-stratum x
+  B-stratum), and the labelled-part-known estimator on those cells combines them with no
+  weights at all (exact at census). A static-importance A run has no strata: its draws
+  and B's are then pooled with each draw's own weight p/q_t (paper 002 Theorem 1: a
+  sequence of proposals is still an AIS sample).
+
+Bias and coverage of both are measured in benchmarks/README.md (``bench_pairs_reuse.py``);
+:func:`labels_needed` says how many more labels a target standard error needs.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ def reuse_estimate(
     run: LabelRun, predicted_b, *, alpha: float | Sequence[float] = 0.5, level: float = 0.95
 ) -> PairEstimates:
     """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool pair)
-    from the labels of ``run``, reweighted by their own sampling weights. Costs no label."""
+    from the labels of ``run`` (see the module docstring for how). Costs no label."""
     return estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
 
 
@@ -64,6 +73,8 @@ def as_importance_run(run: LabelRun) -> LabelRun:
         run.stratum,
         run.new_label,
         method=run.method,
+        strata=run.strata,
+        adaptive=run.adaptive,
     )
 
 
@@ -84,9 +95,10 @@ def continue_sampling(
     of its B-stratum (OASIS's Beta posterior, or the Dirichlet tree with the pair's
     label known), the F estimate starts from the reused estimate, and the
     label cache holds A's labels so a pair A already labelled costs nothing. It then draws
-    until ``new_labels`` new pairs are labelled. Returns the pooled run: A's draws (weights
-    made p/q by :func:`as_importance_run`) followed by B's draws (``new_label`` marks the
-    labels B paid for).
+    until ``new_labels`` new pairs are labelled. Returns the pooled run: A's draws followed
+    by B's (``new_label`` marks the labels B paid for), with the common refinement of A's
+    and B's strata as its strata when A drew uniformly within strata (see the module
+    docstring), else with each draw's own importance weight.
     """
     if previous.pool_size != pool_b.n_pairs:
         raise ValueError(
@@ -109,6 +121,7 @@ def continue_sampling(
         np.concatenate([np.full(old.n_draws, -1), new.stratum]),
         np.concatenate([old.new_label, new.new_label]),
         method=f"{method}+reuse",
+        adaptive=True,
     )
 
 

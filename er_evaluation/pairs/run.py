@@ -98,6 +98,7 @@ def run_of_sampler(
         method=sampler.name,
         strata=strata if getattr(sampler, "uniform_within_strata", False) else None,
         static_proposal=bool(getattr(sampler, "static_proposal", False)),
+        adaptive=bool(getattr(sampler, "adaptive", False)),
     )
 
 

@@ -100,6 +100,8 @@ class _Base:
     uniform_within_strata = False
     # True when every draw comes from one fixed proposal q = p / weight
     static_proposal = False
+    # True when the proposal adapts to the labels seen (weights p/q_t differ per draw)
+    adaptive = False
 
     def __init__(self, pool: PairPool, seed: int | None) -> None:
         self.n_pairs = pool.n_pairs
@@ -271,6 +273,7 @@ class OASISSampler(_Base):
 
     name = "oasis"
     uniform_within_strata = True
+    adaptive = True
 
     def __init__(
         self,
