@@ -530,7 +530,7 @@ def test_reused_labels_estimate_another_prediction_without_bias():
             f_values.append(reuse_estimate(run, predicted_b).f[0].value)
     totals = np.array(totals)
     assert abs(totals.mean() - tp_b) <= 4 * totals.std(ddof=1) / np.sqrt(len(totals))
-    f_true = pool.with_prediction(predicted_b).truth()["f"]
+    f_true = pool.with_prediction(predicted_b).truth()["pairwise_f1"]
     assert abs(np.nanmean(f_values) - f_true) < 0.05
 
 

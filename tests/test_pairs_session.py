@@ -56,7 +56,7 @@ def test_session_resumes_bit_identically(tmp_path, method):
     with LabellingSession(pool, tmp_path / "full.jsonl", method, seed=7) as full:
         full.run(oracle, 80)
         expected = snapshot(full)
-        expected_estimate = full.estimate_from_labels().to_frame()
+        expected_estimate = full.estimate().to_frame()
     with LabellingSession(pool, tmp_path / "split.jsonl", method, seed=7) as first:
         first.run(oracle, 30)
     with LabellingSession(pool, tmp_path / "split.jsonl") as second:
@@ -65,7 +65,7 @@ def test_session_resumes_bit_identically(tmp_path, method):
     with LabellingSession(pool, tmp_path / "split.jsonl") as third:
         third.run(oracle, 80)
         assert snapshot(third) == expected
-        pd.testing.assert_frame_equal(third.estimate_from_labels().to_frame(), expected_estimate)
+        pd.testing.assert_frame_equal(third.estimate().to_frame(), expected_estimate)
 
 
 def test_person_answers_unsure_and_pending_pair_survive_restart(tmp_path):
