@@ -138,7 +138,7 @@ def test_one_level_tree_equals_oasis_model():
     idx = np.random.default_rng(1).choice(pool.n_pairs, 25, replace=False)
     oasis.warm_start(idx, pool.labels[idx], np.ones(len(idx)))
     ais.warm_start(idx, pool.labels[idx])
-    pi_oasis = oasis.gamma1 / (oasis.gamma1 + oasis.gamma0)
+    pi_oasis = oasis.posterior_mean()
     pi_ais = ais.model.predict()[ais._leaf_of_stratum]
     np.testing.assert_allclose(pi_ais, pi_oasis, rtol=1e-12)
 
