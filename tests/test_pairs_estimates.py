@@ -201,7 +201,7 @@ def test_no_labelled_predicted_match_leaves_metrics_undefined():
     assert math.isnan(result.precision.value) and math.isnan(result.f[0].value)
 
 
-def test_static_importance_remainder_shares_are_inclusion_odds():
+def test_static_importance_remainder_is_horvitz_thompson():
     # pool of 4 predicted non-matches + 1 predicted match; q known per draw from the weight
     predicted = np.array([0, 0, 0, 0, 1])
     q = np.array([0.4, 0.1])  # of pairs 0 and 1, the two labelled non-match-cell pairs
@@ -228,11 +228,11 @@ def test_static_importance_remainder_shares_are_inclusion_odds():
         np.array([True, True, False, True]),
         static_proposal=True,
     )
-    # pi_i = 1 - (1 - q_i)^T over T = 4 draws; the 2 unlabelled non-match-cell pairs have
-    # the remainder mean sum u l / sum u with u = (1 - pi) / pi
+    # pi_i = 1 - (1 - q_i)^T over T = 4 draws; the 2 unlabelled non-match-cell pairs are
+    # estimated by Horvitz-Thompson from the labelled ones: sum u l, u = (1 - pi) / pi
     pi = 1 - (1 - q) ** 4
     u = (1 - pi) / pi
-    fn = 1 + 2 * u[0] / u.sum()
+    fn = 1 + u[0] * 1 + u[1] * 0
     assert estimate_from_labels(run2, predicted).recall.value == pytest.approx(1 / (1 + fn))
 
 

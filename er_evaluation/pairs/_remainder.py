@@ -7,18 +7,17 @@ designs) or the whole pool; every cell is split further by the prediction, which
 for every pair (so the predicted-positive count PP is exact). With d_c distinct labelled
 pairs, m_c of them matches, out of N_c pairs, the number of matches is
 
-    M_c = m_c + (N_c - d_c) pbar_c,      pbar_c = sum_i u_i l_i / sum_i u_i  (i labelled in c)
+    M_c = m_c + (N_c - d_c) pbar_c,      pbar_c = m_c / d_c
 
-where u_i is the share of the unlabelled remainder that labelled pair i stands for:
-u_i = 1 when pairs of a cell are drawn uniformly (passive, stratified, OASIS: within a
-stratum every pair is equally likely, whatever the adaptive stratum choice), and
-u_i = (1 - pi_i) / pi_i for static importance sampling, pi_i = 1 - (1 - q_i)^T the
-probability that T draws from q include pair i (the Horvitz-Thompson estimate of the
-remainder, sum_i l_i (1 - pi_i) / pi_i, made a ratio so that the remainder's known size
-N_c - d_c is used). Then TP = sum over predicted-match cells of M_c, actual positives
-AP = sum_c M_c, and F_alpha = TP / (alpha PP + (1 - alpha) AP). Once every pair of a cell
-is labelled its remainder is empty and M_c = m_c exactly; at census the estimate is the
-truth with zero width (issue 10, item 4).
+the mean of the labelled pairs of the cell: pairs of a cell are drawn uniformly (passive,
+stratified; OASIS draws uniformly within a stratum whatever its adaptive stratum choice,
+but see :func:`hybrid_estimate` for why its runs are not estimated this way). Then
+TP = sum over predicted-match cells of M_c, actual positives AP = sum_c M_c, and
+F_alpha = TP / (alpha PP + (1 - alpha) AP). Once every pair of a cell is labelled its
+remainder is empty and M_c = m_c exactly; at census the estimate is the truth with zero
+width (issue 10, item 4). Static importance sampling and adaptive runs estimate the
+remainder differently (:func:`horvitz_thompson_estimate`, :func:`hybrid_estimate`) but are
+exact at census in the same way.
 
 Cells with no labelled pair are merged into the nearest labelled cell of the same
 prediction in order of the strata's mean score (collapsed strata): they are assumed to have its match rate. If
@@ -27,9 +26,8 @@ no pair of a prediction group is labelled, the metrics that need that group are 
 Variance (delta method on the cell remainders, which are independent given the cell
 sizes): Var(F) = sum_c g_c^2 V_c with g_c = (h_c - (1 - alpha) F) / B (h_c = the cell's
 prediction, B = alpha PP + (1 - alpha) AP) and
-V_c = (N_c - d_c)^2 k_c sum_i u_i^2 (l_i - pbar_c)^2 / (sum_i u_i)^2 + (N_c - d_c) s_c^2,
-k_c = d_c / (d_c - 1), s_c^2 = k_c pbar_c (1 - pbar_c): the error of the estimated
-remainder mean plus the remainder's own sampling variation. For equal u this is the
+V_c = N_c (N_c - d_c) s_c^2 / d_c, s_c^2 = pbar_c (1 - pbar_c) d_c / (d_c - 1): the error of
+the estimated remainder mean plus the remainder's own sampling variation, i.e. the
 unbiased stratified-sampling variance N_c^2 (1 - d_c / N_c) s_c^2 / d_c.
 
 Interval: Wilson's score interval on an effective sample size (in the spirit of Korn &
@@ -172,6 +170,77 @@ def _finish(f: float, var: float, remaining: float, n_eff: float, z: float):
     return f, math.sqrt(var) if var > 0 else (high - low) / (2 * z), low, high
 
 
+def _group_known(d: np.ndarray, sizes: np.ndarray) -> tuple[bool, bool]:
+    """Whether each prediction group (0, 1) is empty or has at least one labelled pair."""
+    return tuple(
+        bool(sizes[h::2].sum() == 0 or d[h::2].sum() > 0)  # type: ignore[misc]
+        for h in (0, 1)
+    )
+
+
+def _metrics(tp, fn, pp, grad_var, kish, remaining, alphas, z):
+    """Precision, recall and F_alpha from TP, FN (NaN if unknown) and the exact PP.
+    ``grad_var(d_tp, d_fn)`` is Var(d_tp TP + d_fn FN); ``kish(alpha)`` the boundary
+    effective size; ``remaining(alpha)`` the unlabelled pairs the metric depends on."""
+    coefs = [1.0, 0.0, *alphas]
+    out = np.full((4, len(coefs)), math.nan)
+    for j, alpha in enumerate(coefs):
+        den = pp if alpha == 1 else alpha * pp + (1 - alpha) * (tp + fn)
+        if math.isnan(tp) or not den > 0:
+            continue
+        f = tp / den
+        # F = TP / (alpha PP + (1 - alpha)(TP + FN)): dF/dTP = (1 - (1 - alpha) F) / den,
+        # dF/dFN = -(1 - alpha) F / den
+        var = grad_var((1 - (1 - alpha) * f) / den, -(1 - alpha) * f / den)
+        n_eff = f * (1 - f) / var if 0 < f < 1 and var > 0 else kish(alpha)
+        out[:, j] = _finish(f, var, remaining(alpha), n_eff, z)
+    return out[0], out[1], out[2], out[3]
+
+
+def horvitz_thompson_estimate(
+    cells: np.ndarray,
+    sizes: np.ndarray,
+    index: np.ndarray,
+    label: np.ndarray,
+    share: np.ndarray,
+    alphas: list[float],
+    z: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For one static proposal (static importance sampling): the labelled pairs exactly,
+    the unlabelled remainder of each cell by Horvitz-Thompson, sum_i u_i l_i over its
+    labelled pairs with u_i = (1 - pi_i) / pi_i (unbiased: E[I_i u_i] = 1 - pi_i), and 0
+    for a fully labelled cell (exact at census). The error is sum_i l_i (I_i / pi_i - 1),
+    whose variance is estimated by sum_i u_i (1 + u_i) l_i (Poisson-sampling form)."""
+    n_cells = len(sizes)
+    c = cells[index]
+    y = label.astype(np.float64)
+    u = share.astype(np.float64)
+    d = np.bincount(c, minlength=n_cells).astype(np.float64)
+    m = np.bincount(c, weights=y, minlength=n_cells)
+    open_cell = d < sizes
+    rest = np.bincount(c, weights=u * y, minlength=n_cells) * open_cell
+    var_cell = np.bincount(c, weights=u * (1 + u) * y, minlength=n_cells) * open_cell
+    h = (np.arange(n_cells) % 2).astype(bool)
+    known0, known1 = _group_known(d, sizes)
+    tp = float(np.sum((m + rest)[h])) if known1 else math.nan
+    fn = float(np.sum((m + rest)[~h])) if known0 else math.nan
+    pp = float(np.sum(sizes[h]))
+    v_tp, v_fn = float(np.sum(var_cell[h])), float(np.sum(var_cell[~h]))
+    h_pair, w_pair = h[c], 1.0 + u * open_cell[c]
+
+    def kish(alpha):
+        relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
+        b = alpha * h_pair + (1 - alpha) * y
+        return _kish(w_pair * b, float(d[relevant].sum() / sizes[relevant].sum()))
+
+    def remaining(alpha):
+        return float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
+
+    return _metrics(
+        tp, fn, pp, lambda a, b: a * a * v_tp + b * b * v_fn, kish, remaining, alphas, z
+    )
+
+
 def hybrid_estimate(
     cells: np.ndarray,
     sizes: np.ndarray,
@@ -182,53 +251,68 @@ def hybrid_estimate(
     z: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For adaptive importance runs (OASIS, pooled runs): fully labelled cells exactly, the
-    others by adaptive importance sampling, which stays unbiased however the proposal
-    adapted (paper 002, Theorem 1). With T draws z_t of weight w_t = p/q_t (p = 1/N) and
-    x_t = N w_t [cell of z_t not fully labelled]:
+    rest by adaptive importance sampling, which stays consistent however the proposal
+    adapted (paper 000 §5; paper 002, Theorem 1). Per prediction group g, with R_g the
+    pairs of its not fully labelled cells (|R_g| known) and the draws z_t that fell in R_g
+    (weights w_t = p/q_t):
 
-        TP = sum_{full c, h_c = 1} m_c + (1/T) sum_t x_t l_t lhat_t,
-        AP = sum_{full c} m_c + (1/T) sum_t x_t l_t,    PP known exactly,
+        matches in R_g = |R_g| sum_t w_t l_t / sum_t w_t,
+        Var = |R_g|^2 sum_t w_t^2 (l_t - r_g)^2 / (sum_t w_t)^2
 
-    F_alpha = TP / (alpha PP + (1 - alpha) AP), Var(F) = s^2(x_t (l_t lhat_t - (1 - alpha)
-    F l_t)) / T / B^2 (delta method, martingale sample variance). Intervals as in
+    (the self-normalised ratio of paper 000 Algorithm 3 line 11, calibrated to the known
+    group size; with no fully labelled cell, precision is exactly that ratio). TP and FN
+    add the fully labelled cells' matches; PP is known. Not the stratum means: OASIS
+    starves a stratum whose first labels are non-matches, so its labelled pairs
+    under-represent its matches (post-stratified OASIS covered recall in 60% of 40
+    abt-buy runs, benchmarks/README.md). Intervals as in
     :func:`remainder_estimate`. ``draws`` are pool rows of every draw (repeats included)."""
     n_cells = len(sizes)
-    pool_size = float(sizes.sum())
     rows, first = np.unique(draws, return_index=True)
     c_rows = cells[rows]
     d = np.bincount(c_rows, minlength=n_cells).astype(np.float64)
     m = np.bincount(c_rows, weights=label[first].astype(np.float64), minlength=n_cells)
     full = (d == sizes) & (sizes > 0)
-    h = (np.arange(n_cells) % 2).astype(np.float64)
+    h = (np.arange(n_cells) % 2).astype(bool)
     c_t = cells[draws]
     y = label.astype(np.float64)
-    h_t = h[c_t]
-    x = pool_size * weight.astype(np.float64) * ~full[c_t]
-    t = len(draws)
-    tp = float(np.sum(m * full * h) + np.sum(x * y * h_t) / t)
-    ap = float(np.sum(m * full) + np.sum(x * y) / t)
-    pp = float(np.sum(sizes * h))
-    rest = sizes - d
-    coefs = [1.0, 0.0, *alphas]
-    out = np.full((4, len(coefs)), math.nan)
-    for j, alpha in enumerate(coefs):
-        den = pp if alpha == 1 else alpha * pp + (1 - alpha) * ap
-        if not den > 0:
-            continue
-        f = tp / den
-        g = x * (y * h_t - (1 - alpha) * f * y) / den
-        var = float(np.var(g, ddof=1) / t) if t > 1 else 0.0
-        relevant = (h == 1) if alpha == 1 else np.ones(n_cells, dtype=bool)
-        remaining = float(np.sum(rest[relevant]))
-        if 0 < f < 1 and var > 0:
-            n_eff = f * (1 - f) / var
+    w = weight.astype(np.float64)
+    h_t, open_t = h[c_t], ~full[c_t]
+    exact = np.where(full, m, 0.0)
+    group = {}
+    for g in (0, 1):
+        size = float(np.sum(sizes[(h == g) & ~full]))
+        pick = open_t & (h_t == g)
+        sw = float(np.sum(w[pick]))
+        if size == 0:
+            group[g] = (0.0, 0.0)
+        elif sw == 0:
+            group[g] = (math.nan, math.nan)
         else:
-            n_eff = _kish(
-                x * (alpha * h_t + (1 - alpha) * y),
-                float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])),
-            )
-        out[:, j] = _finish(f, var, remaining, n_eff, z)
-    return out[0], out[1], out[2], out[3]
+            r = float(np.sum(w[pick] * y[pick]) / sw)
+            var = float(np.sum(w[pick] ** 2 * (y[pick] - r) ** 2) / sw**2)
+            group[g] = (size * r, size * size * var)
+    tp = float(np.sum(exact[h])) + group[1][0]
+    fn = float(np.sum(exact[~h])) + group[0][0]
+    pp = float(np.sum(sizes[h]))
+
+    def kish(alpha):
+        relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
+        wb = w * open_t * (alpha * h_t + (1 - alpha) * y)
+        return _kish(wb, float(d[relevant].sum() / sizes[relevant].sum()))
+
+    def remaining(alpha):
+        return float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
+
+    return _metrics(
+        tp,
+        fn,
+        pp,
+        lambda a, b: a * a * group[1][1] + b * b * group[0][1],
+        kish,
+        remaining,
+        alphas,
+        z,
+    )
 
 
 def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:

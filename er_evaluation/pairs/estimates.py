@@ -44,6 +44,7 @@ from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs._remainder import (
     cell_codes,
+    horvitz_thompson_estimate,
     hybrid_estimate,
     remainder_estimate,
     wilson,
@@ -317,8 +318,13 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
         rows, first = _distinct(run)
+        if run.static_proposal and run.strata is None:
+            shares = _remainder_shares(run, first)
+            return horvitz_thompson_estimate(
+                codes, sizes, rows, run.label[first], shares, alphas, z
+            )
         return remainder_estimate(
-            codes, sizes, key, rows, run.label[first], _remainder_shares(run, first), alphas, z
+            codes, sizes, key, rows, run.label[first], np.ones(len(rows)), alphas, z
         )
     return _ais_interval(run, predicted, alphas, z, variance)
 
