@@ -13,6 +13,7 @@ import pytest
 
 from er_evaluation.datasets import load_pool
 from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators import Estimate
 from er_evaluation.pairs import (
     METHODS,
     LabelOracle,
@@ -100,6 +101,9 @@ def test_census_is_exact_with_zero_width_for_every_method(method):
         assert est.value == pytest.approx(exact, abs=1e-12)
         assert est.std_error == 0.0
         assert est.ci_low == est.ci_high == est.value
+        # one result type with the cluster estimators (issue 10, item 6)
+        assert isinstance(est, Estimate) and est.ci_method == "census"
+        assert est.n_units == pool.n_pairs and est.estimator == method
 
 
 def test_labelled_part_known_hand_computed():
@@ -159,6 +163,7 @@ def test_boundary_estimate_gets_a_wilson_interval_not_zero_width():
     # each labelled pair stands for itself and 2/4 of the remainder: equal weights
     assert est.ci_low == pytest.approx(wilson(1.0, 4 / (1 - 4 / 6), Z)[0])
     assert 0 < est.ci_low < 1 and est.std_error > 0
+    assert est.ci_method == "wilson" and est.n_units == 6 and est.n_draws == 6
 
 
 def test_restaurant_oasis_300_labels_is_never_a_false_point_interval():

@@ -8,7 +8,6 @@ from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
 from er_evaluation.pairs.ais import AISSampler
 from er_evaluation.pairs.estimates import (
     LabelRun,
-    PairEstimate,
     PairEstimates,
     estimate_from_labels,
     f_alpha_name,
@@ -76,7 +75,6 @@ __all__ = [
     "LabellingSession",
     "METHODS",
     "OASISSampler",
-    "PairEstimate",
     "PairEstimates",
     "PairPool",
     "PassiveSampler",

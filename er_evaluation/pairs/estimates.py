@@ -42,6 +42,7 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import (
     cell_codes,
     horvitz_thompson_estimate,
@@ -54,7 +55,6 @@ from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
     "LabelRun",
-    "PairEstimate",
     "PairEstimates",
     "estimate_from_labels",
     "f_alpha_name",
@@ -108,35 +108,16 @@ class LabelRun:
 
 
 @dataclass(frozen=True)
-class PairEstimate:
-    """One metric estimated from a pair sample: value, standard error, normal CI at
-    ``level`` (clipped to [0, 1]), distinct labelled pairs ``n_labels`` and draws ``n_draws``."""
-
-    metric: str
-    value: float
-    std_error: float
-    ci_low: float
-    ci_high: float
-    level: float
-    n_labels: int
-    n_draws: int
-    design: str
-
-    def __repr__(self) -> str:
-        return (
-            f"<PairEstimate {self.metric} = {self.value:.4f} (SE {self.std_error:.4f}, "
-            f"{self.level:.0%} CI [{self.ci_low:.4f}, {self.ci_high:.4f}]); "
-            f"{self.n_labels} labels, {self.n_draws} draws, {self.design}>"
-        )
-
-
-@dataclass(frozen=True)
 class PairEstimates:
-    """Precision, recall and F_alpha for each requested alpha, all from the same run."""
+    """Precision, recall and F_alpha for each requested alpha, all from the same run, as
+    :class:`~er_evaluation.estimators.Estimate` objects (the result type of the cluster
+    estimators): ``n_units`` = distinct labelled pairs, ``n_draws`` = draws with repeats,
+    ``estimator`` = the sampler, ``ci_method`` = "wilson" (Wilson score interval on an
+    effective sample size) or "census" (every pair the metric depends on is labelled)."""
 
-    precision: PairEstimate
-    recall: PairEstimate
-    f: tuple[PairEstimate, ...]
+    precision: Estimate
+    recall: Estimate
+    f: tuple[Estimate, ...]
 
     def to_frame(self) -> pd.DataFrame:
         """One row per metric: value, std_error, ci_low, ci_high, level, n_labels, n_draws."""
@@ -149,7 +130,7 @@ class PairEstimates:
                     "ci_low": e.ci_low,
                     "ci_high": e.ci_high,
                     "level": e.level,
-                    "n_labels": e.n_labels,
+                    "n_labels": e.n_units,
                     "n_draws": e.n_draws,
                 }
                 for e in rows
@@ -419,17 +400,22 @@ def estimate_from_labels(
                 UndefinedMetricWarning,
                 stacklevel=2,
             )
+        lo, hi = float(low[m]), float(high[m])
         out.append(
-            PairEstimate(
-                name,
-                v,
-                float(se[m]),
-                float(low[m]),
-                float(high[m]),
-                level,
-                run.n_labels,
-                run.n_draws,
-                run.design,
+            Estimate(
+                metric=name,
+                estimator=run.method or run.design,
+                design=run.design,
+                value=v,
+                std_error=float(se[m]),
+                ci_low=lo,
+                ci_high=hi,
+                level=level,
+                ci_method="census" if lo == hi == v else "wilson",
+                n_units=run.n_labels,
+                n_draws=run.n_draws,
+                n_records=run.n_labels,
+                plugin=v,
             )
         )
     return PairEstimates(out[0], out[1], tuple(out[2:]))

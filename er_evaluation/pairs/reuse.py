@@ -28,9 +28,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs.estimates import (
     LabelRun,
-    PairEstimate,
     PairEstimates,
     estimate_from_labels,
 )
@@ -125,10 +125,11 @@ def continue_sampling(
     )
 
 
-def labels_needed(estimate_: PairEstimate, target_std_error: float) -> int:
+def labels_needed(estimate_: Estimate, target_std_error: float) -> int:
     """Additional labels for ``estimate_`` to reach ``target_std_error``, assuming the
     variance falls as 1/n in the number of draws and the current ratio of new labels to
-    draws persists: ceil(n_labels ((SE / target)^2 - 1)). 0 if already reached; an error
+    draws persists: ceil(n_units ((SE / target)^2 - 1)) with n_units the distinct labels
+    behind the estimate. 0 if already reached; an error
     if the standard error is not available."""
     if not target_std_error > 0:
         raise ValueError(f"target_std_error must be > 0, got {target_std_error}")
@@ -137,4 +138,4 @@ def labels_needed(estimate_: PairEstimate, target_std_error: float) -> int:
         raise ValueError(f"{estimate_.metric} has no standard error yet: label more pairs first")
     if se <= target_std_error:
         return 0
-    return int(math.ceil(estimate_.n_labels * ((se / target_std_error) ** 2 - 1)))
+    return int(math.ceil(estimate_.n_units * ((se / target_std_error) ** 2 - 1)))
