@@ -206,11 +206,14 @@ def horvitz_thompson_estimate(
     alphas: list[float],
     z: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For one static proposal (static importance sampling): the labelled pairs exactly,
-    the unlabelled remainder of each cell by Horvitz-Thompson, sum_i u_i l_i over its
-    labelled pairs with u_i = (1 - pi_i) / pi_i (unbiased: E[I_i u_i] = 1 - pi_i), and 0
-    for a fully labelled cell (exact at census). The error is sum_i l_i (I_i / pi_i - 1),
-    whose variance is estimated by sum_i u_i (1 + u_i) l_i (Poisson-sampling form)."""
+    """For one static proposal (static importance sampling): the labelled pairs exactly;
+    the unlabelled predicted non-matches by Horvitz-Thompson, sum_i u_i l_i over the
+    labelled ones with u_i = (1 - pi_i) / pi_i (unbiased: E[I_i u_i] = 1 - pi_i; its error
+    sum_i l_i (I_i / pi_i - 1) has variance estimate sum_i u_i (1 + u_i) l_i, Poisson
+    sampling); the unlabelled predicted matches by the u-weighted (Hajek) mean of the
+    labelled ones times their known number, as the paper's ratio does for precision
+    (the same calibration on the non-matches blew up when no low-proposal pair was drawn:
+    FEBRL recall 0.04). Fully labelled groups are exact (census)."""
     n_cells = len(sizes)
     c = cells[index]
     y = label.astype(np.float64)
@@ -222,10 +225,23 @@ def horvitz_thompson_estimate(
     var_cell = np.bincount(c, weights=u * (1 + u) * y, minlength=n_cells) * open_cell
     h = (np.arange(n_cells) % 2).astype(bool)
     known0, known1 = _group_known(d, sizes)
-    tp = float(np.sum((m + rest)[h])) if known1 else math.nan
     fn = float(np.sum((m + rest)[~h])) if known0 else math.nan
+    v_fn = float(np.sum(var_cell[~h]))
+    # predicted matches: Hajek mean of the labelled ones, calibrated to the known number
+    # of unlabelled predicted matches (as the paper's ratio is for precision)
+    pick = h[c] & open_cell[c]
+    unlabelled = float(np.sum((sizes - d)[h]))
+    su = float(np.sum(u[pick]))
+    if not known1:
+        tp, v_tp = math.nan, 0.0
+    elif unlabelled == 0 or su == 0:
+        tp, v_tp = float(np.sum(m[h])) + float(np.sum(rest[h])), float(np.sum(var_cell[h]))
+    else:
+        r = float(np.sum(u[pick] * y[pick]) / su)
+        k = pick.sum() / max(pick.sum() - 1, 1)
+        tp = float(np.sum(m[h])) + unlabelled * r
+        v_tp = unlabelled**2 * k * float(np.sum(u[pick] ** 2 * (y[pick] - r) ** 2)) / su**2
     pp = float(np.sum(sizes[h]))
-    v_tp, v_fn = float(np.sum(var_cell[h])), float(np.sum(var_cell[~h]))
     h_pair, w_pair = h[c], 1.0 + u * open_cell[c]
 
     def kish(alpha):
@@ -252,20 +268,26 @@ def hybrid_estimate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For adaptive importance runs (OASIS, pooled runs): fully labelled cells exactly, the
     rest by adaptive importance sampling, which stays consistent however the proposal
-    adapted (paper 000 §5; paper 002, Theorem 1). Per prediction group g, with R_g the
-    pairs of its not fully labelled cells (|R_g| known) and the draws z_t that fell in R_g
-    (weights w_t = p/q_t):
+    adapted (paper 000 §5; paper 002, Theorem 1). With R_1 / R_0 the pairs of the not
+    fully labelled cells of predicted matches / non-matches and draws z_t (weights
+    w_t = p/q_t, p = 1/N, T draws):
 
-        matches in R_g = |R_g| sum_t w_t l_t / sum_t w_t,
-        Var = |R_g|^2 sum_t w_t^2 (l_t - r_g)^2 / (sum_t w_t)^2
+        matches in R_1 = |R_1| sum_{z_t in R_1} w_t l_t / sum_{z_t in R_1} w_t
+        matches in R_0 = (N / T) sum_{z_t in R_0} w_t l_t
 
-    (the self-normalised ratio of paper 000 Algorithm 3 line 11, calibrated to the known
-    group size; with no fully labelled cell, precision is exactly that ratio). TP and FN
-    add the fully labelled cells' matches; PP is known. Not the stratum means: OASIS
+    The predicted matches are few and all well covered by the proposal: calibrating to
+    their known count makes precision the self-normalised ratio of paper 000 (Algorithm 3,
+    line 11) whenever no cell is fully labelled. The predicted non-matches are many and
+    mostly never drawn: calibrating them to their count would multiply the match rate
+    seen among the few (high-score) drawn ones by millions of unseen pairs, so they keep
+    the plain importance-sampling total. Variances: |R_1|^2 sum w^2 (l - r)^2 /
+    (sum w)^2 and the sample variance of N w_t l_t [z_t in R_0] over T. TP and FN add the
+    fully labelled cells' matches; PP is known; if no draw fell in the open predicted-match
+    cells, their rate is that of all predicted-match draws. Not the stratum means: OASIS
     starves a stratum whose first labels are non-matches, so its labelled pairs
     under-represent its matches (post-stratified OASIS covered recall in 60% of 40
-    abt-buy runs, benchmarks/README.md). Intervals as in
-    :func:`remainder_estimate`. ``draws`` are pool rows of every draw (repeats included)."""
+    abt-buy runs, benchmarks/README.md). Intervals as in :func:`remainder_estimate`.
+    ``draws`` are pool rows of every draw (repeats included)."""
     n_cells = len(sizes)
     rows, first = np.unique(draws, return_index=True)
     c_rows = cells[rows]
@@ -279,18 +301,25 @@ def hybrid_estimate(
     h_t, open_t = h[c_t], ~full[c_t]
     exact = np.where(full, m, 0.0)
     group = {}
-    for g in (0, 1):
-        size = float(np.sum(sizes[(h == g) & ~full]))
-        pick = open_t & (h_t == g)
-        sw = float(np.sum(w[pick]))
-        if size == 0:
-            group[g] = (0.0, 0.0)
-        elif sw == 0:
-            group[g] = (math.nan, math.nan)
-        else:
-            r = float(np.sum(w[pick] * y[pick]) / sw)
-            var = float(np.sum(w[pick] ** 2 * (y[pick] - r) ** 2) / sw**2)
-            group[g] = (size * r, size * size * var)
+    size = float(np.sum(sizes[h & ~full]))
+    pick = open_t & h_t
+    if not pick.any():
+        pick = h_t  # no draw in the open cells: the group's rate over all its draws
+    sw = float(np.sum(w[pick]))
+    if size == 0:
+        group[1] = (0.0, 0.0)
+    elif sw == 0:
+        group[1] = (math.nan, math.nan)
+    else:
+        r = float(np.sum(w[pick] * y[pick]) / sw)
+        var = float(np.sum(w[pick] ** 2 * (y[pick] - r) ** 2) / sw**2)
+        group[1] = (size * r, size * size * var)
+    x = float(sizes.sum()) * w * y * (open_t & ~h_t)
+    t = len(draws)
+    if not (~h_t).any() and np.sum(sizes[~h]) > 0:
+        group[0] = (math.nan, math.nan)
+    else:
+        group[0] = (float(x.mean()), float(np.var(x, ddof=1) / t) if t > 1 else 0.0)
     tp = float(np.sum(exact[h])) + group[1][0]
     fn = float(np.sum(exact[~h])) + group[0][0]
     pp = float(np.sum(sizes[h]))
