@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -206,39 +207,39 @@ def test_no_labelled_predicted_match_leaves_metrics_undefined():
     assert math.isnan(result.precision.value) and math.isnan(result.f[0].value)
 
 
-def test_static_importance_remainder_is_horvitz_thompson():
-    # pool of 4 predicted non-matches + 1 predicted match; q known per draw from the weight
+def test_importance_runs_hand_computed_with_a_fully_labelled_group():
+    # pool of 5: pairs 0-3 predicted non-matches, pair 4 the only predicted match
     predicted = np.array([0, 0, 0, 0, 1])
-    q = np.array([0.4, 0.1])  # of pairs 0 and 1, the two labelled non-match-cell pairs
+    q = np.array([0.4, 0.1, 0.4, 0.5])  # proposal of each draw: pairs 0, 1, 0, 4
     run = LabelRun(
-        design="importance",
-        pool_size=5,
-        index=np.array([0, 1, 0]),
-        label=np.array([1, 0, 1], dtype=np.int8),
-        weight=1 / (5 * q[[0, 1, 0]]),
-        stratum=np.full(3, -1),
-        new_label=np.array([True, True, False]),
-        static_proposal=True,
-    )
-    with pytest.warns(UndefinedMetricWarning):  # no labelled predicted match
-        result = estimate_from_labels(run, predicted)
-    assert math.isnan(result.recall.value)
-    run2 = LabelRun(
         "importance",
         5,
         np.array([0, 1, 0, 4]),
         np.array([1, 0, 1, 1], dtype=np.int8),
-        1 / (5 * np.array([0.4, 0.1, 0.4, 0.5])),
+        1 / (5 * q),
         np.full(4, -1),
         np.array([True, True, False, True]),
         static_proposal=True,
     )
-    # pi_i = 1 - (1 - q_i)^T over T = 4 draws; the 2 unlabelled non-match-cell pairs are
-    # estimated by Horvitz-Thompson from the labelled ones: sum u l, u = (1 - pi) / pi
-    pi = 1 - (1 - q) ** 4
-    u = (1 - pi) / pi
-    fn = 1 + u[0] * 1 + u[1] * 0
-    assert estimate_from_labels(run2, predicted).recall.value == pytest.approx(1 / (1 + fn))
+    result = estimate_from_labels(run, predicted)
+    # the predicted-match group is fully labelled: TP = 1 exactly (precision census);
+    # FN = PP sum_{open, h=0} w l / sum_{h=1} w = 1 * (0.5 + 0.5) / 0.4 = 2.5
+    assert result.precision.value == 1.0 and result.precision.ci_method == "census"
+    assert result.recall.value == pytest.approx(1 / (1 + 2.5))
+    assert result.recall.ci_low < result.recall.value < result.recall.ci_high
+
+
+def test_importance_estimate_is_the_papers_ratio_while_no_cell_is_fully_labelled():
+    pool = noisy_pool(n=3000, seed=5)
+    for method in ("oasis", "importance"):
+        run = sample_labels(pool, make_sampler(method, pool, 2), LabelOracle(pool.labels), 40)
+        paper = replace(run, strata=None, static_proposal=False, adaptive=False)
+        ours, theirs = (
+            estimate_from_labels(run, pool.predicted),
+            estimate_from_labels(paper, pool.predicted),
+        )
+        for a, b in ((ours.precision, theirs.precision), (ours.recall, theirs.recall)):
+            assert a.value == pytest.approx(b.value, rel=1e-12)
 
 
 def test_stratified_sampler_seeds_every_stratum_first():

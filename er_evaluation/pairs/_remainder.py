@@ -170,93 +170,6 @@ def _finish(f: float, var: float, remaining: float, n_eff: float, z: float):
     return f, math.sqrt(var) if var > 0 else (high - low) / (2 * z), low, high
 
 
-def _group_known(d: np.ndarray, sizes: np.ndarray) -> tuple[bool, bool]:
-    """Whether each prediction group (0, 1) is empty or has at least one labelled pair."""
-    return tuple(
-        bool(sizes[h::2].sum() == 0 or d[h::2].sum() > 0)  # type: ignore[misc]
-        for h in (0, 1)
-    )
-
-
-def _metrics(tp, fn, pp, grad_var, kish, remaining, alphas, z):
-    """Precision, recall and F_alpha from TP, FN (NaN if unknown) and the exact PP.
-    ``grad_var(d_tp, d_fn)`` is Var(d_tp TP + d_fn FN); ``kish(alpha)`` the boundary
-    effective size; ``remaining(alpha)`` the unlabelled pairs the metric depends on."""
-    coefs = [1.0, 0.0, *alphas]
-    out = np.full((4, len(coefs)), math.nan)
-    for j, alpha in enumerate(coefs):
-        den = pp if alpha == 1 else alpha * pp + (1 - alpha) * (tp + fn)
-        if math.isnan(tp) or not den > 0:
-            continue
-        f = tp / den
-        # F = TP / (alpha PP + (1 - alpha)(TP + FN)): dF/dTP = (1 - (1 - alpha) F) / den,
-        # dF/dFN = -(1 - alpha) F / den
-        var = grad_var((1 - (1 - alpha) * f) / den, -(1 - alpha) * f / den)
-        n_eff = f * (1 - f) / var if 0 < f < 1 and var > 0 else kish(alpha)
-        out[:, j] = _finish(f, var, remaining(alpha), n_eff, z)
-    return out[0], out[1], out[2], out[3]
-
-
-def horvitz_thompson_estimate(
-    cells: np.ndarray,
-    sizes: np.ndarray,
-    index: np.ndarray,
-    label: np.ndarray,
-    share: np.ndarray,
-    alphas: list[float],
-    z: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For one static proposal (static importance sampling): the labelled pairs exactly;
-    the unlabelled predicted non-matches by Horvitz-Thompson, sum_i u_i l_i over the
-    labelled ones with u_i = (1 - pi_i) / pi_i (unbiased: E[I_i u_i] = 1 - pi_i; its error
-    sum_i l_i (I_i / pi_i - 1) has variance estimate sum_i u_i (1 + u_i) l_i, Poisson
-    sampling); the unlabelled predicted matches by the u-weighted (Hajek) mean of the
-    labelled ones times their known number, as the paper's ratio does for precision
-    (the same calibration on the non-matches blew up when no low-proposal pair was drawn:
-    FEBRL recall 0.04). Fully labelled groups are exact (census)."""
-    n_cells = len(sizes)
-    c = cells[index]
-    y = label.astype(np.float64)
-    u = share.astype(np.float64)
-    d = np.bincount(c, minlength=n_cells).astype(np.float64)
-    m = np.bincount(c, weights=y, minlength=n_cells)
-    open_cell = d < sizes
-    rest = np.bincount(c, weights=u * y, minlength=n_cells) * open_cell
-    var_cell = np.bincount(c, weights=u * (1 + u) * y, minlength=n_cells) * open_cell
-    h = (np.arange(n_cells) % 2).astype(bool)
-    known0, known1 = _group_known(d, sizes)
-    fn = float(np.sum((m + rest)[~h])) if known0 else math.nan
-    v_fn = float(np.sum(var_cell[~h]))
-    # predicted matches: Hajek mean of the labelled ones, calibrated to the known number
-    # of unlabelled predicted matches (as the paper's ratio is for precision)
-    pick = h[c] & open_cell[c]
-    unlabelled = float(np.sum((sizes - d)[h]))
-    su = float(np.sum(u[pick]))
-    if not known1:
-        tp, v_tp = math.nan, 0.0
-    elif unlabelled == 0 or su == 0:
-        tp, v_tp = float(np.sum(m[h])) + float(np.sum(rest[h])), float(np.sum(var_cell[h]))
-    else:
-        r = float(np.sum(u[pick] * y[pick]) / su)
-        k = pick.sum() / max(pick.sum() - 1, 1)
-        tp = float(np.sum(m[h])) + unlabelled * r
-        v_tp = unlabelled**2 * k * float(np.sum(u[pick] ** 2 * (y[pick] - r) ** 2)) / su**2
-    pp = float(np.sum(sizes[h]))
-    h_pair, w_pair = h[c], 1.0 + u * open_cell[c]
-
-    def kish(alpha):
-        relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
-        b = alpha * h_pair + (1 - alpha) * y
-        return _kish(w_pair * b, float(d[relevant].sum() / sizes[relevant].sum()))
-
-    def remaining(alpha):
-        return float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
-
-    return _metrics(
-        tp, fn, pp, lambda a, b: a * a * v_tp + b * b * v_fn, kish, remaining, alphas, z
-    )
-
-
 def hybrid_estimate(
     cells: np.ndarray,
     sizes: np.ndarray,
@@ -266,28 +179,26 @@ def hybrid_estimate(
     alphas: list[float],
     z: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For adaptive importance runs (OASIS, pooled runs): fully labelled cells exactly, the
-    rest by adaptive importance sampling, which stays consistent however the proposal
-    adapted (paper 000 §5; paper 002, Theorem 1). With R_1 / R_0 the pairs of the not
-    fully labelled cells of predicted matches / non-matches and draws z_t (weights
-    w_t = p/q_t, p = 1/N, T draws):
+    """For importance runs (static IS, OASIS, pooled runs): fully labelled cells exactly,
+    the other ("open") cells by the self-normalised importance-sampling ratio of paper 000
+    (Algorithm 3, line 11), which stays consistent however the proposal adapted (paper 000
+    §5; paper 002, Theorem 1). With draws z_t of weight w_t = p/q_t, h_t their prediction,
+    E_1 / E_0 the matches of the fully labelled predicted-match / non-match cells and
+    D = sum_t w_t h_t (all predicted-match draws) normalised to the known PP:
 
-        matches in R_1 = |R_1| sum_{z_t in R_1} w_t l_t / sum_{z_t in R_1} w_t
-        matches in R_0 = (N / T) sum_{z_t in R_0} w_t l_t
+        TP = E_1 + PP sum_{z_t open, h_t = 1} w_t l_t / D
+        FN = E_0 + PP sum_{z_t open, h_t = 0} w_t l_t / D
 
-    The predicted matches are few and all well covered by the proposal: calibrating to
-    their known count makes precision the self-normalised ratio of paper 000 (Algorithm 3,
-    line 11) whenever no cell is fully labelled. The predicted non-matches are many and
-    mostly never drawn: calibrating them to their count would multiply the match rate
-    seen among the few (high-score) drawn ones by millions of unseen pairs, so they keep
-    the plain importance-sampling total. Variances: |R_1|^2 sum w^2 (l - r)^2 /
-    (sum w)^2 and the sample variance of N w_t l_t [z_t in R_0] over T. TP and FN add the
-    fully labelled cells' matches; PP is known; if no draw fell in the open predicted-match
-    cells, their rate is that of all predicted-match draws. Not the stratum means: OASIS
-    starves a stratum whose first labels are non-matches, so its labelled pairs
-    under-represent its matches (post-stratified OASIS covered recall in 60% of 40
-    abt-buy runs, benchmarks/README.md). Intervals as in :func:`remainder_estimate`.
-    ``draws`` are pool rows of every draw (repeats included)."""
+    and F_alpha = TP / (alpha PP + (1 - alpha)(TP + FN)). With no fully labelled cell this
+    is exactly the paper's estimate; at census it is the truth. Variance: delta method on
+    the three weighted sums A, C, D above, each draw's influence
+    w_t (l_t [open, h_t = 1] dF/dA + l_t [open, h_t = 0] dF/dC + h_t dF/dD) summed as a
+    martingale (T times the sample variance of the influences; paper 002 §3.3.2 with each
+    draw's own proposal). Not the stratum means of OASIS runs: OASIS starves a stratum
+    whose first labels are non-matches, so its labelled pairs under-represent its matches
+    (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).
+    Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
+    (repeats included)."""
     n_cells = len(sizes)
     rows, first = np.unique(draws, return_index=True)
     c_rows = cells[rows]
@@ -299,49 +210,44 @@ def hybrid_estimate(
     y = label.astype(np.float64)
     w = weight.astype(np.float64)
     h_t, open_t = h[c_t], ~full[c_t]
-    exact = np.where(full, m, 0.0)
-    group = {}
-    size = float(np.sum(sizes[h & ~full]))
-    pick = open_t & h_t
-    if not pick.any():
-        pick = h_t  # no draw in the open cells: the group's rate over all its draws
-    sw = float(np.sum(w[pick]))
-    if size == 0:
-        group[1] = (0.0, 0.0)
-    elif sw == 0:
-        group[1] = (math.nan, math.nan)
-    else:
-        r = float(np.sum(w[pick] * y[pick]) / sw)
-        var = float(np.sum(w[pick] ** 2 * (y[pick] - r) ** 2) / sw**2)
-        group[1] = (size * r, size * size * var)
-    x = float(sizes.sum()) * w * y * (open_t & ~h_t)
-    t = len(draws)
-    if not (~h_t).any() and np.sum(sizes[~h]) > 0:
-        group[0] = (math.nan, math.nan)
-    else:
-        group[0] = (float(x.mean()), float(np.var(x, ddof=1) / t) if t > 1 else 0.0)
-    tp = float(np.sum(exact[h])) + group[1][0]
-    fn = float(np.sum(exact[~h])) + group[0][0]
+    in_a = (open_t & h_t).astype(np.float64)  # open predicted-match draws
+    in_c = (open_t & ~h_t).astype(np.float64)  # open predicted-non-match draws
+    e1, e0 = float(np.sum(m[full & h])), float(np.sum(m[full & ~h]))
     pp = float(np.sum(sizes[h]))
+    a, c, dd = float(np.sum(w * y * in_a)), float(np.sum(w * y * in_c)), float(np.sum(w * h_t))
+    t = len(draws)
+    if dd > 0:
+        tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
+    else:
+        tp, fn = math.nan, math.nan  # no predicted match drawn: TP unknown
 
-    def kish(alpha):
+    def grad_var(alpha: float, f: float, den: float) -> float:
+        if t < 2:
+            return 0.0
+        q = pp / dd
+        d_a = (q - f * (1 - alpha) * q) / den
+        d_c = -f * (1 - alpha) * q / den
+        d_d = (-q * a / dd + f * (1 - alpha) * q * (a + c) / dd) / den
+        influence = w * (y * in_a * d_a + y * in_c * d_c + h_t * d_d)
+        return float(t * np.var(influence, ddof=1))
+
+    def kish(alpha: float) -> float:
         relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
         wb = w * open_t * (alpha * h_t + (1 - alpha) * y)
         return _kish(wb, float(d[relevant].sum() / sizes[relevant].sum()))
 
-    def remaining(alpha):
-        return float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
-
-    return _metrics(
-        tp,
-        fn,
-        pp,
-        lambda a, b: a * a * group[1][1] + b * b * group[0][1],
-        kish,
-        remaining,
-        alphas,
-        z,
-    )
+    coefs = [1.0, 0.0, *alphas]
+    out = np.full((4, len(coefs)), math.nan)
+    for j, alpha in enumerate(coefs):
+        den = pp if alpha == 1 else alpha * pp + (1 - alpha) * (tp + fn)
+        if math.isnan(tp) or not den > 0:
+            continue
+        f = tp / den
+        var = grad_var(alpha, f, den)
+        n_eff = f * (1 - f) / var if 0 < f < 1 and var > 0 else kish(alpha)
+        remaining = float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
+        out[:, j] = _finish(f, var, remaining, n_eff, z)
+    return out[0], out[1], out[2], out[3]
 
 
 def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:

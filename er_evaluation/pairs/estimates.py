@@ -45,7 +45,6 @@ from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import (
     cell_codes,
-    horvitz_thompson_estimate,
     hybrid_estimate,
     remainder_estimate,
     wilson,
@@ -225,17 +224,6 @@ def uses_remainder(run: LabelRun) -> bool:
     return run.design == "passive" or run.strata is not None or run.static_proposal
 
 
-def _remainder_shares(run: LabelRun, first: np.ndarray) -> np.ndarray:
-    """u_i of :mod:`er_evaluation.pairs._remainder`: 1 for draws uniform within cells,
-    (1 - pi_i) / pi_i for a static proposal, pi_i = 1 - (1 - q_i)^T, q_i = p / weight."""
-    if not run.static_proposal:
-        return np.ones(len(first))
-    q = np.minimum(1.0 / (run.pool_size * run.weight[first]), 1.0)
-    with np.errstate(divide="ignore"):
-        included = -np.expm1(run.n_draws * np.log1p(-q))
-    return (1.0 - included) / included
-
-
 def _cells(run: LabelRun, predicted: np.ndarray):
     """Cell of every pool pair, cell sizes N_c and the cells' score order."""
     if run.design == "stratified" and run.strata is None:
@@ -293,17 +281,12 @@ def _ais_interval(run, predicted, alphas, z, variance):
 
 
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
-    if run.adaptive and run.strata is not None:
+    if run.design == "importance" and (run.adaptive or run.static_proposal):
         codes, sizes, _ = cells if cells is not None else _cells(run, predicted)
         return hybrid_estimate(codes, sizes, run.index, run.label, run.weight, alphas, z)
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
         rows, first = _distinct(run)
-        if run.static_proposal and run.strata is None:
-            shares = _remainder_shares(run, first)
-            return horvitz_thompson_estimate(
-                codes, sizes, rows, run.label[first], shares, alphas, z
-            )
         return remainder_estimate(
             codes, sizes, key, rows, run.label[first], np.ones(len(rows)), alphas, z
         )
