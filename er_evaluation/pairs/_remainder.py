@@ -179,8 +179,9 @@ def hybrid_estimate(
     alphas: list[float],
     z: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For importance runs (static IS, OASIS, pooled runs): fully labelled cells exactly,
-    the other ("open") cells by the self-normalised importance-sampling ratio of paper 000
+    """For importance runs (static IS, OASIS, pooled runs; cells = the two prediction
+    groups): fully labelled cells exactly, the other ("open") cells by the
+    self-normalised importance-sampling ratio of paper 000
     (Algorithm 3, line 11), which stays consistent however the proposal adapted (paper 000
     §5; paper 002, Theorem 1). With draws z_t of weight w_t = p/q_t, h_t their prediction,
     E_1 / E_0 the matches of the fully labelled predicted-match / non-match cells and

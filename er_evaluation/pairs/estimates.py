@@ -282,7 +282,10 @@ def _ais_interval(run, predicted, alphas, z, variance):
 
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
     if run.design == "importance" and (run.adaptive or run.static_proposal):
-        codes, sizes, _ = cells if cells is not None else _cells(run, predicted)
+        # cells = the two prediction groups: a group is taken exactly once all its pairs
+        # are labelled; finer cells (OASIS strata) covered worse (benchmarks/README.md)
+        codes, n_cells = cell_codes(predicted, None)
+        sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
         return hybrid_estimate(codes, sizes, run.index, run.label, run.weight, alphas, z)
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
