@@ -9,7 +9,7 @@ the truth (the library's Wilson interval, and value +- 1.96 SE for comparison), 
 interval width, the share of undefined estimates, draws per label and time per draw.
 
 Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K),
-``oasis:ais`` (the same runs estimated with the weighted ratio of paper 000 instead of the
+``oasis:ais`` (the same runs estimated with the weighted ratio of Marchant & Rubinstein 2017 instead of the
 library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata).
 
 Speed: stratifying a synthetic pool of 10 million pairs, and sampler overhead per draw
@@ -72,7 +72,7 @@ def pools(names):
 
 def parse_variant(spec: str) -> tuple[str, dict, bool]:
     """``method[:key=value,...][:ais|:poststrat]`` -> (method, sampler parameters, estimator
-    override: the weighted ratio of paper 000 everywhere, or post-stratification within
+    override: the weighted ratio of Marchant & Rubinstein 2017 everywhere, or post-stratification within
     the strata of an adaptive run)."""
     method, *rest = spec.split(":")
     params, ais = {}, ""

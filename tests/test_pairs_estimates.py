@@ -255,7 +255,7 @@ def test_stratified_sampler_seeds_every_stratum_first():
 
 
 def test_oasis_prior_decays_as_remark_4():
-    """Paper 000 Remark 4: the prior column of stratum k is scaled by 1 / n_k."""
+    """Marchant & Rubinstein 2017 Remark 4: the prior column of stratum k is scaled by 1 / n_k."""
     pool = noisy_pool(n=200, seed=1)
     sampler = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=True)
     pi0 = sampler.prior1 / 4.0

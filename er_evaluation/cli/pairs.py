@@ -2,23 +2,36 @@
 
     er-eval pairs sample POOL --labels LABELS.jsonl [--method oasis] [--budget N]
                               [--oracle reference:FILE | --oracle column:NAME]
+                              [--records FILE[:ID_COL]]
     er-eval pairs estimate POOL --labels LABELS.jsonl [--alpha 0.5 ...]
 
-POOL is a CSV or Parquet pair table (``id_left``, ``id_right``, a score column and a 0/1
-prediction column, or ``--prediction FILE`` with a clustering). LABELS is the session's
-append-only label log: ``sample`` resumes it when it exists. With an oracle, ``sample``
-labels automatically up to the budget; without, it asks on stdin (m = match, n =
-non-match, u = unsure, q = quit and keep everything for later).
+POOL is a CSV, TSV or Parquet table with one row per candidate record pair:
+
+    id_left,id_right,score,predicted
+    r17,r42,0.93,1
+    r17,r55,0.41,0
+
+id_left and id_right are record ids (--id-cols to name other columns), score is the
+matcher's similarity (any real number, higher = more alike; --score-col) and predicted
+is the system's 0/1 decision (--predicted-col), or --prediction FILE gives a clustering
+instead (a pair is predicted a match iff both records share a cluster). Each unordered
+pair appears once. LABELS is the session's append-only label log: sample resumes it
+when it exists. With an oracle, sample labels automatically up to the budget; without,
+it asks on stdin (m = match, n = non-match, u = unsure, q = quit and keep everything for
+later), showing both records' fields side by side when --records names the records
+table.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit
+from er_evaluation.cli._common import add_output_options, emit, plain
+from er_evaluation.errors import examples
 from er_evaluation.io import read_membership, read_table
 from er_evaluation.pairs.estimates import estimate_from_labels
 from er_evaluation.pairs.oracles import LabelOracle, oracle_from_reference, parse_answer
@@ -26,14 +39,24 @@ from er_evaluation.pairs.pool import PairPool, PoolError, _check_binary
 from er_evaluation.pairs.samplers import METHODS
 from er_evaluation.pairs.session import LabellingSession
 
+_ALPHA_HELP = (
+    "F_alpha weights strictly between 0 and 1, several allowed (default 0.5); F_alpha is "
+    "reported as pairwise_f<beta> with beta = sqrt((1 - alpha)/alpha): 0.5 = pairwise_f1, "
+    "0.2 = pairwise_f2, 0.8 = pairwise_f0.5"
+)
+
 
 def register(subparsers) -> None:
+    described = {
+        "description": plain(__doc__),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
     parser = subparsers.add_parser(
-        "pairs", help="sample record pairs to label (OASIS etc.) and estimate P/R/F"
+        "pairs", help="sample record pairs to label (OASIS etc.) and estimate P/R/F", **described
     )
     sub = parser.add_subparsers(dest="pairs_command", metavar="ACTION")
     sample = sub.add_parser(
-        "sample", help="draw pairs and label them (oracle or interactive), resumable"
+        "sample", help="draw pairs and label them (oracle or interactive), resumable", **described
     )
     _pool_options(sample)
     sample.add_argument(
@@ -61,19 +84,25 @@ def register(subparsers) -> None:
         help="reference:FILE (a clustering; pairs in one cluster are matches) or column:NAME "
         "(a 0/1 column of POOL); without it, answers are read from stdin",
     )
+    sample.add_argument("--alpha", type=float, nargs="+", default=[0.5], help=_ALPHA_HELP)
     sample.add_argument(
-        "--alpha", type=float, nargs="+", default=[0.5], help="F_alpha weights to report"
+        "--records",
+        metavar="FILE[:ID_COL]",
+        help="records table (CSV, TSV or Parquet; id column: ID_COL or the first) whose "
+        "fields are shown side by side for each pair when labelling interactively",
     )
     add_output_options(sample)
     sample.set_defaults(func=_sample)
-    est = sub.add_parser("estimate", help="precision, recall and F with SE and CI from a label log")
+    est = sub.add_parser(
+        "estimate", help="precision, recall and F with SE and CI from a label log", **described
+    )
     _pool_options(est)
     est.add_argument(
         "--alpha",
         type=float,
         nargs="+",
         default=[0.5],
-        help="F_alpha weights (0.5 = F1; several allowed)",
+        help=_ALPHA_HELP,
     )
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     add_output_options(est)
@@ -82,7 +111,9 @@ def register(subparsers) -> None:
 
 
 def _pool_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pool", metavar="POOL", help="pair table (CSV or Parquet)")
+    parser.add_argument(
+        "pool", metavar="POOL", help="pair table (CSV, TSV or Parquet; format above)"
+    )
     parser.add_argument(
         "--labels", required=True, help="label log (JSON lines), created or resumed"
     )
@@ -147,7 +178,8 @@ def _sample(args) -> int:
         if oracle is not None:
             session.run(oracle, args.budget)
         else:
-            _interactive(session, args.budget)
+            records = _read_records(args.records) if args.records else None
+            _interactive(session, args.budget, records)
     finally:
         session.close()
     print(
@@ -160,7 +192,44 @@ def _sample(args) -> int:
     return 0
 
 
-def _interactive(session: LabellingSession, budget: int) -> None:
+def _read_records(spec: str) -> pd.DataFrame:
+    """The records table of ``--records FILE[:ID_COL]``, indexed by record id (as text,
+    so ids from a CSV pool and a Parquet records table meet)."""
+    path, _, id_col = spec.partition(":") if not Path(spec).exists() else (spec, "", "")
+    table = read_table(path)
+    id_col = id_col or str(table.columns[0])
+    if id_col not in table.columns:
+        raise PoolError(f"{path}: no id column {id_col!r}; its columns are {list(table.columns)}")
+    ids = table[id_col].astype(str)
+    if ids.duplicated().any():
+        raise PoolError(
+            f"{path}: record id(s) repeated in column {id_col!r}: {examples(ids[ids.duplicated()])}"
+        )
+    return table.drop(columns=[id_col]).set_axis(pd.Index(ids, name=id_col))
+
+
+def _side_by_side(records: pd.DataFrame, left, right) -> str:
+    """Both records' fields in two columns; '=' marks fields that agree."""
+    rows = []
+    for rid in (left, right):
+        key = str(rid)
+        rows.append(records.loc[key] if key in records.index else None)
+    missing = [str(r) for r, row in zip((left, right), rows, strict=True) if row is None]
+    if missing:
+        return f"  (not in --records: {', '.join(missing)})"
+    a, b = (row.astype(str).where(row.notna(), "") for row in rows)
+    width = max(len(str(c)) for c in records.columns)
+    left_width = min(max(a.str.len().max(), len(str(left))), 40)
+    lines = [f"  {'':<{width}}   {str(left):<{left_width}}   {right}"]
+    for col in records.columns:
+        mark = "=" if a[col] == b[col] and a[col] != "" else " "
+        lines.append(f"  {str(col):<{width}} {mark} {a[col][:40]:<{left_width}}   {b[col][:40]}")
+    return "\n".join(lines)
+
+
+def _interactive(
+    session: LabellingSession, budget: int, records: pd.DataFrame | None = None
+) -> None:
     out = sys.stderr
     while session.n_labels < budget:
         pending = session.next_pair()
@@ -172,6 +241,8 @@ def _interactive(session: LabellingSession, budget: int) -> None:
             f"(score {pending.score:.4g}, predicted {'match' if pending.predicted else 'non-match'})",
             file=out,
         )
+        if records is not None:
+            print(_side_by_side(records, pending.id_left, pending.id_right), file=out)
         while True:
             print(
                 "match [m] / non-match [n] / unsure [u] / quit [q]: ", end="", file=out, flush=True

@@ -181,9 +181,9 @@ def hybrid_estimate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For importance runs (static IS, OASIS, pooled runs; cells = the two prediction
     groups): fully labelled cells exactly, the other ("open") cells by the
-    self-normalised importance-sampling ratio of paper 000
-    (Algorithm 3, line 11), which stays consistent however the proposal adapted (paper 000
-    §5; paper 002, Theorem 1). With draws z_t of weight w_t = p/q_t, h_t their prediction,
+    self-normalised importance-sampling ratio of Marchant & Rubinstein 2017
+    (Algorithm 3, line 11), which stays consistent however the proposal adapted (Marchant & Rubinstein 2017
+    §5; Marchant & Rubinstein 2021, Theorem 1). With draws z_t of weight w_t = p/q_t, h_t their prediction,
     E_1 / E_0 the matches of the fully labelled predicted-match / non-match cells and
     D = sum_t w_t h_t (all predicted-match draws) normalised to the known PP:
 
@@ -194,7 +194,7 @@ def hybrid_estimate(
     is exactly the paper's estimate; at census it is the truth. Variance: delta method on
     the three weighted sums A, C, D above, each draw's influence
     w_t (l_t [open, h_t = 1] dF/dA + l_t [open, h_t = 0] dF/dC + h_t dF/dD) summed as a
-    martingale (T times the sample variance of the influences; paper 002 §3.3.2 with each
+    martingale (T times the sample variance of the influences; Marchant & Rubinstein 2021 §3.3.2 with each
     draw's own proposal). Not the stratum means of OASIS runs: OASIS starves a stratum
     whose first labels are non-matches, so its labelled pairs under-represent its matches
     (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).

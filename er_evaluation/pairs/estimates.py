@@ -12,17 +12,17 @@ Two estimators:
   at census, with the predicted-positive count PP known exactly.
 - Weighted ratio, for other adaptive runs (e.g. pooled runs of :mod:`reuse`):
 
-      F_alpha = sum_j w_j a_j / sum_j w_j b_j            (paper 000, Algorithm 3, line 11)
+      F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
 
-  with the delta-method variance of paper 002 §3.3.2 (g(R) = R_1 / (alpha R_2 +
+  with the delta-method variance of Marchant & Rubinstein 2021 §3.3.2 (g(R) = R_1 / (alpha R_2 +
   (1 - alpha) R_3); the term D_g(R) R vanishes at the ratio estimate):
 
       Var(F) ~= sum_j w_j u_j (a_j - F b_j)^2 / (sum_j w_j b_j)^2,
 
-  where u_j is p/q of draw j under the proposal paper 002 plugs in:
+  where u_j is p/q of draw j under the proposal Marchant & Rubinstein 2021 plugs in:
   ``variance="martingale"`` (default) each draw's own proposal, u_j = w_j (the average
-  conditional variance of the martingale CLT, paper 002 Theorem 2);
-  ``variance="final"`` the latest proposal q_N (paper 002 §3.3.2; needs ``run.final_weight``).
+  conditional variance of the martingale CLT, Marchant & Rubinstein 2021 Theorem 2);
+  ``variance="final"`` the latest proposal q_N (Marchant & Rubinstein 2021 §3.3.2; needs ``run.final_weight``).
 
 Intervals are Wilson score intervals on an effective sample size (see
 :mod:`er_evaluation.pairs._remainder`), never of zero width unless every pair the metric
@@ -178,7 +178,7 @@ def _predicted_of(run: LabelRun, predicted) -> np.ndarray:
 
 def _history_arrays(run: LabelRun, predicted, alphas: list[float], variance: str):
     """Weighted-ratio value[T, M] and delta-method std_error[T, M] after each draw of an
-    importance run, for M = 2 + len(alphas) metrics (paper 000 Algorithm 3 line 11; paper
+    importance run, for M = 2 + len(alphas) metrics (Marchant & Rubinstein 2017 Algorithm 3 line 11; paper
     002 §3.3.2)."""
     if run.design != "importance":
         raise ValueError(f"the weighted-ratio estimate is for importance runs, not {run.design!r}")
@@ -256,7 +256,7 @@ def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
 
 
 def _ais_interval(run, predicted, alphas, z, variance):
-    """The weighted-ratio estimate of paper 000 (Algorithm 3, line 11) with its delta-method
+    """The weighted-ratio estimate of Marchant & Rubinstein 2017 (Algorithm 3, line 11) with its delta-method
     variance, for adaptive runs without uniform-within-strata draws; Wilson interval on
     n* = F (1 - F) / Var, or at F in {0, 1} on the Kish size (sum w b)^2 / sum (w b)^2."""
     value, se = _history_arrays(run, predicted, alphas, variance)
@@ -366,8 +366,8 @@ def estimate_from_labels(
     Passive, stratified, OASIS and static importance runs use the labelled-part-known
     estimator of :mod:`er_evaluation.pairs._remainder` (labels of labelled pairs used as
     they are, only the unlabelled remainder estimated; exact at census). Other adaptive
-    runs use the weighted ratio of paper 000 (Algorithm 3, line 11) with the delta-method
-    variance of paper 002 §3.3.2 (``variance``: see the module docstring). Intervals are
+    runs use the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3, line 11) with the delta-method
+    variance of Marchant & Rubinstein 2021 §3.3.2 (``variance``: see the module docstring). Intervals are
     Wilson score intervals on an effective sample size: never of zero width unless every
     pair the metric depends on is labelled.
     """

@@ -1,4 +1,4 @@
-"""Reusing pair labels across predictions (paper 002 §3.3.1; Chaganty et al. 2017).
+"""Reusing pair labels across predictions (Marchant & Rubinstein 2021 §3.3.1; Chaganty et al. 2017).
 
 A labelled pair keeps its label whatever prediction is evaluated, so labels collected
 while evaluating prediction A also estimate prediction B on the same pool.
@@ -14,7 +14,7 @@ while evaluating prediction A also estimate prediction B on the same pool.
   within each cell of the common refinement of A's and B's strata (A-stratum x
   B-stratum), and the labelled-part-known estimator on those cells combines them with no
   weights at all (exact at census). A static-importance A run has no strata: its draws
-  and B's are then pooled with each draw's own weight p/q_t (paper 002 Theorem 1: a
+  and B's are then pooled with each draw's own weight p/q_t (Marchant & Rubinstein 2021 Theorem 1: a
   sequence of proposals is still an AIS sample).
 
 Bias and coverage of both are measured in benchmarks/README.md (``bench_pairs_reuse.py``);

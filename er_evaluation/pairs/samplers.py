@@ -259,7 +259,7 @@ class OASISSampler(_Base):
 
     Per stratum a Beta model of pi_k = P(match) with prior eta * [pi0_k, 1 - pi0_k],
     pi0_k = mean score probability in the stratum (Algorithm 2); ``eta`` defaults to 2K
-    (K strata), the setting of the paper's experiments (§6). With ``decay`` (paper 000
+    (K strata), the setting of the paper's experiments (§6). With ``decay`` (Marchant & Rubinstein 2017
     Remark 4) the prior column of stratum k is multiplied by 1 / n_k once n_k labels were
     drawn from it: the posterior mean is (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). The
     default is no decay: on abt-buy (benchmarks/README.md) decay with eta = 2 gave an F1
@@ -332,7 +332,7 @@ class OASISSampler(_Base):
         self._v = self._proposal()
 
     def posterior_mean(self) -> np.ndarray:
-        """pi-hat_k: posterior mean of each stratum's match rate (paper 000 eq. 11, with the
+        """pi-hat_k: posterior mean of each stratum's match rate (Marchant & Rubinstein 2017 eq. 11, with the
         Remark 4 decay of the prior when ``decay``)."""
         n = self.n1 + self.n0
         scale = 1.0 / np.maximum(n, 1.0) if self.decay else 1.0
