@@ -46,6 +46,8 @@ import math
 
 import numpy as np
 
+from er_evaluation.estimators.intervals import wilson_bounds
+
 __all__: list[str] = []  # private: used by er_evaluation.pairs.estimates
 
 
@@ -144,12 +146,11 @@ def remainder_estimate(
         var = float(np.sum(g**2 * var_cell))
         relevant = (h == 1) if alpha == 1 else np.ones(n_cells, dtype=bool)
         remaining = float(np.sum(rest[relevant]))
-        if 0 < f < 1 and var > 0:
-            n_eff = f * (1 - f) / var
-        elif remaining > 0:
+        n_fallback = math.inf
+        if remaining > 0:
             wb = w_pair * (alpha * h_pair + (1 - alpha) * y)
-            n_eff = _kish(wb, float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])))
-        out[:, j] = _finish(f, var, remaining, n_eff if remaining > 0 else math.inf, z)
+            n_fallback = _kish(wb, float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])))
+        out[:, j] = _finish(f, var, remaining, n_fallback, z)
     return out[0], out[1], out[2], out[3]
 
 
@@ -161,13 +162,18 @@ def _kish(wb: np.ndarray, labelled_share: float) -> float:
     return float(np.sum(wb) ** 2 / np.sum(wb**2)) / max(1.0 - labelled_share, 1e-12)
 
 
-def _finish(f: float, var: float, remaining: float, n_eff: float, z: float):
+def _finish(f: float, var: float, remaining: float, n_fallback: float, z: float):
     """(value, SE, low, high): zero width when nothing the metric depends on is unlabelled,
-    else Wilson on ``n_eff``; at the boundary the SE is the Wilson half-width over z."""
+    else Wilson's score interval on the effective sample size F (1 - F) / Var, or on
+    ``n_fallback`` at the boundary (:func:`er_evaluation.estimators.intervals.wilson_bounds`,
+    the cluster estimators' interval); there the SE is the Wilson half-width over z."""
     if remaining == 0:
         return f, 0.0, f, f
-    low, high = wilson(f, n_eff, z)
-    return f, math.sqrt(var) if var > 0 else (high - low) / (2 * z), low, high
+    se = math.sqrt(var) if var > 0 else 0.0
+    low, high = (float(b) for b in wilson_bounds(f, se, n_fallback, z))
+    if math.isnan(low):  # no effective unit at all: nothing bounds the metric
+        low, high = 0.0, 1.0
+    return f, se if se > 0 else (high - low) / (2 * z), low, high
 
 
 def hybrid_estimate(
@@ -245,7 +251,7 @@ def hybrid_estimate(
             continue
         f = tp / den
         var = grad_var(alpha, f, den)
-        n_eff = f * (1 - f) / var if 0 < f < 1 and var > 0 else kish(alpha)
+        n_eff = kish(alpha)
         remaining = float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
         out[:, j] = _finish(f, var, remaining, n_eff, z)
     return out[0], out[1], out[2], out[3]
@@ -256,19 +262,3 @@ def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> fl
     pick = which & (sizes > 0)
     values = matches[pick]
     return math.nan if np.isnan(values).any() else float(values.sum())
-
-
-def wilson(p: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson's score interval for a proportion p observed on n (effective) trials:
-    (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n) (Wilson 1927). n = inf gives
-    [p, p]; n = 0 gives [0, 1]."""
-    if math.isnan(p) or math.isnan(n):
-        return math.nan, math.nan
-    if math.isinf(n):
-        return p, p
-    if n <= 0:
-        return 0.0, 1.0
-    k = z * z / n
-    centre = (p + k / 2) / (1 + k)
-    half = z / (1 + k) * math.sqrt(max(p * (1 - p), 0.0) / n + k / (4 * n))
-    return max(0.0, centre - half), min(1.0, centre + half)

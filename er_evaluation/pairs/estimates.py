@@ -44,10 +44,10 @@ from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import (
+    _finish,
     cell_codes,
     hybrid_estimate,
     remainder_estimate,
-    wilson,
 )
 from er_evaluation.pairs._stratify import Strata
 from er_evaluation.vocabulary import fscore_name
@@ -269,14 +269,9 @@ def _ais_interval(run, predicted, alphas, z, variance):
         f, s = float(value[m]), float(se[m])
         if math.isnan(f):
             continue
-        if 0 < f < 1 and s > 0:
-            n_eff = f * (1 - f) / s**2
-        else:
-            wb = w * (alpha * lh + (1 - alpha) * lab)
-            n_eff = float(np.sum(wb) ** 2 / np.sum(wb**2))
-        low[m], high[m] = wilson(f, n_eff, z)
-        if not s > 0:
-            se[m] = (high[m] - low[m]) / (2 * z)
+        wb = w * (alpha * lh + (1 - alpha) * lab)
+        kish = float(np.sum(wb) ** 2 / np.sum(wb**2)) if np.any(wb > 0) else 0.0
+        _, se[m], low[m], high[m] = _finish(f, s**2 if s > 0 else 0.0, 1.0, kish, z)
     return value, se, low, high
 
 
