@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Strata", "common_refinement", "csf_edges", "stratify"]
+__all__ = ["Strata", "csf_edges", "stratify"]
 
 
 @dataclass(frozen=True)
@@ -114,30 +114,4 @@ def stratify(
         sizes=sizes.astype(np.int64),
         predicted=np.asarray(group_of_code)[kept].astype(np.int8),
         mean_score=score_sums / sizes,
-    )
-
-
-def common_refinement(a: Strata, b: Strata, scores: np.ndarray) -> Strata:
-    """The strata of pairs sharing both an ``a`` stratum and a ``b`` stratum (the common
-    refinement of the two partitions), numbered in order of mean score. A sampler that
-    draws uniformly within the strata of ``a`` (or of ``b``) also draws uniformly within
-    these, which is what pooling the draws of two such samplers needs. ``predicted`` is
-    taken from ``b``."""
-    scores = np.asarray(scores, dtype=np.float64)
-    key = a.codes.astype(np.int64) * b.n_strata + b.codes.astype(np.int64)
-    cells, inverse = np.unique(key, return_inverse=True)
-    sizes = np.bincount(inverse)
-    mean = np.bincount(inverse, weights=scores) / sizes
-    rank = np.argsort(mean, kind="stable")
-    remap = np.empty_like(rank)
-    remap[rank] = np.arange(len(rank))
-    dtype = np.int16 if len(cells) < 2**15 else np.int32
-    codes = remap[inverse].astype(dtype)
-    return Strata(
-        codes=codes,
-        order=np.argsort(codes, kind="stable"),
-        offsets=np.concatenate([[0], np.cumsum(sizes[rank])]),
-        sizes=sizes[rank].astype(np.int64),
-        predicted=b.predicted[cells[rank] % b.n_strata],
-        mean_score=mean[rank],
     )

@@ -3,19 +3,18 @@
 A labelled pair keeps its label whatever prediction is evaluated, so labels collected
 while evaluating prediction A also estimate prediction B on the same pool.
 
-- :func:`reuse_estimate`: B from A's labels alone, no new label. For samplers that draw
-  uniformly within strata (OASIS, stratified, passive) the labelled-part-known estimator
-  runs on the cells A-stratum x B-prediction; for static importance sampling on the
-  inclusion probabilities of A's proposal; both hold for any B.
-- :func:`continue_sampling`: a sampler tuned to B (OASIS, warm-started with A's labels
-  and label cache) adds labels, and the two samples are combined. Chaganty et al. 2017
-  combine samples from several proposals by importance sampling over their mixture; here
-  both samplers draw uniformly within their strata, so every draw of either is uniform
-  within each cell of the common refinement of A's and B's strata (A-stratum x
-  B-stratum), and the labelled-part-known estimator on those cells combines them with no
-  weights at all (exact at census). A static-importance A run has no strata: its draws
-  and B's are then pooled with each draw's own weight p/q_t (Marchant & Rubinstein 2021 Theorem 1: a
-  sequence of proposals is still an AIS sample).
+- :func:`reuse_estimate`: B from A's labels alone, no new label. Stratified and passive
+  runs are estimated within the cells A-stratum x B-prediction; importance runs (static
+  IS, OASIS) by A's importance weights within B's two prediction groups; both hold for
+  any B.
+- :func:`continue_sampling`: an adaptive sampler tuned to B (OASIS, or the sampler of
+  Marchant & Rubinstein 2021), warm-started with A's labels and label cache, adds labels;
+  A's draws (weights p/q made explicit by :func:`as_importance_run`) and B's are pooled
+  into one importance run, each draw keeping the weight p/q_t of the proposal it was
+  drawn from, which keeps the pooled estimate consistent (Marchant & Rubinstein 2021,
+  Theorem 1: a sequence of proposals is still an AIS sample). Chaganty et al. 2017 weigh
+  every draw by the mixture of all proposals used (balance heuristic) instead; that needs
+  every proposal at every labelled pair and is not implemented here.
 
 Bias and coverage of both are measured in benchmarks/README.md (``bench_pairs_reuse.py``);
 :func:`labels_needed` says how many more labels a target standard error needs.
