@@ -84,6 +84,7 @@ class AISSampler(_Base):
     """
 
     name = "ais"
+    adaptive = True  # per-draw weights p/q_t: estimated as an adaptive importance run
 
     def __init__(
         self,
