@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pandas as pd
 import streamlit as st
@@ -109,9 +110,16 @@ def plain_errors(what: str) -> Iterator[None]:
 
 
 def local_time(created_at: str) -> str:
-    """A stored UTC timestamp as local time of the server, to the second, with its zone."""
-    moment = datetime.fromisoformat(created_at).astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M:%S %Z")
+    """A stored UTC timestamp in the reviewer's time zone (the browser's, else the
+    server's), to the second, with the zone's name."""
+    moment = datetime.fromisoformat(created_at)
+    zone = None
+    try:
+        if st.context.timezone:
+            zone = ZoneInfo(st.context.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = None  # an unknown zone name: the server's local time
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
 # ---------------------------------------------------------------- loading (cached per process)

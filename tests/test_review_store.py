@@ -106,8 +106,7 @@ def test_a_folder_is_not_a_store(tmp_path):
         ReviewStore(tmp_path)
 
 
-def test_version_1_store_is_migrated_keeping_its_events(tmp_path):
-    path = tmp_path / "v1.sqlite"
+def _write_v1_store(path):
     conn = sqlite3.connect(path, isolation_level=None)
     conn.executescript(
         """
@@ -123,10 +122,37 @@ def test_version_1_store_is_migrated_keeping_its_events(tmp_path):
         """
     )
     conn.close()
+
+
+def test_version_1_store_is_migrated_keeping_its_events(tmp_path):
+    path = tmp_path / "v1.sqlite"
+    _write_v1_store(path)
     store = ReviewStore(path)
     event = store.decision("a1")
     assert event.removed == ("a4",) and event.role == "review" and event.based_on is None
     assert review(store, "b1").event_id == 2
+
+
+def test_a_store_opened_by_several_threads_at_once_is_migrated_once(tmp_path):
+    import threading
+
+    path = tmp_path / "v1.sqlite"
+    _write_v1_store(path)
+    errors = []
+
+    def open_and_write(name):
+        try:
+            review(ReviewStore(path), "b1", reviewer=name)
+        except Exception as err:  # surfaced below
+            errors.append(err)
+
+    threads = [threading.Thread(target=open_and_write, args=(f"t{k}",)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(ReviewStore(path).events()) == 7
 
 
 # -- exports follow the umask -------------------------------------------------------------------

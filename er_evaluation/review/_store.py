@@ -37,36 +37,36 @@ from er_evaluation.review._model import (
 )
 
 _SCHEMA_VERSION = 2
-_TABLE = """
-CREATE TABLE events (
-    event_id INTEGER PRIMARY KEY AUTOINCREMENT,
-    created_at TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('reviewed', 'correct', 'skipped', 'undo')),
-    sampled_record TEXT NOT NULL,
-    predicted_cluster TEXT,
-    version TEXT,
-    shown_records TEXT NOT NULL,
-    added TEXT NOT NULL,
-    removed TEXT NOT NULL,
-    notes TEXT NOT NULL,
-    undoes INTEGER REFERENCES events (event_id)
-);
-"""
-_INDEX_AND_TRIGGERS = """
-CREATE INDEX IF NOT EXISTS events_by_record ON events (sampled_record, event_id);
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'review events are append-only: UPDATE is not allowed'); END;
-CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
-BEGIN SELECT RAISE(ABORT, 'review events are append-only: DELETE is not allowed'); END;
-"""
+# Each statement runs on its own inside one write transaction (DDL is transactional in
+# SQLite), so two processes creating or migrating one file at once cannot interleave.
+_CREATE = (
+    """CREATE TABLE events (
+        event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at TEXT NOT NULL,
+        reviewer TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('reviewed', 'correct', 'skipped', 'undo')),
+        sampled_record TEXT NOT NULL,
+        predicted_cluster TEXT,
+        version TEXT,
+        shown_records TEXT NOT NULL,
+        added TEXT NOT NULL,
+        removed TEXT NOT NULL,
+        notes TEXT NOT NULL,
+        undoes INTEGER REFERENCES events (event_id)
+    )""",
+    "CREATE INDEX events_by_record ON events (sampled_record, event_id)",
+    """CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+    BEGIN SELECT RAISE(ABORT, 'review events are append-only: UPDATE is not allowed'); END""",
+    """CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+    BEGIN SELECT RAISE(ABORT, 'review events are append-only: DELETE is not allowed'); END""",
+)
 # Version 2 adds what a save was based on and adjudications; ADD COLUMN leaves the
 # version-1 events as they are (based_on NULL, role 'review').
-_V2 = """
-ALTER TABLE events ADD COLUMN based_on INTEGER REFERENCES events (event_id);
-ALTER TABLE events ADD COLUMN role TEXT NOT NULL DEFAULT 'review'
-    CHECK (role IN ('review', 'adjudication'));
-"""
+_V2 = (
+    "ALTER TABLE events ADD COLUMN based_on INTEGER REFERENCES events (event_id)",
+    "ALTER TABLE events ADD COLUMN role TEXT NOT NULL DEFAULT 'review' "
+    "CHECK (role IN ('review', 'adjudication'))",
+)
 COLUMNS = (
     "event_id",
     "created_at",
@@ -117,11 +117,11 @@ class ReviewStore:
                 )
             if version == _SCHEMA_VERSION:
                 return
-            # executescript commits any open transaction, so the scripts carry their own;
-            # the checks run again under the write lock (another process may have migrated).
+            # Checked again under the write lock: another process may have just done it.
             conn.execute("BEGIN IMMEDIATE")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == _SCHEMA_VERSION:
+                conn.execute("COMMIT")
                 return
             tables = [
                 r[0]
@@ -135,11 +135,10 @@ class ReviewStore:
                     f"{self.path}: is an SQLite database with tables of its own {tables} but "
                     "not a review store; choose another file (nothing was changed)"
                 )
+            for statement in (_CREATE if version == 0 else ()) + _V2:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
             conn.execute("COMMIT")
-            script = (_TABLE + _INDEX_AND_TRIGGERS if version == 0 else "") + _V2
-            conn.executescript(
-                f"BEGIN IMMEDIATE;{script}PRAGMA user_version = {_SCHEMA_VERSION};COMMIT;"
-            )
 
     def __repr__(self) -> str:
         return f"ReviewStore({str(self.path)!r})"
