@@ -90,10 +90,15 @@ def item_heading(page, number: int) -> str:
 
 def settle(page) -> None:
     """Wait until the script run is over: the heading of a new item shows before its
-    buttons (and their keyboard shortcuts) exist."""
+    buttons (and their keyboard shortcuts) exist, and elements of the previous run stay on
+    the page, marked stale, until the run ends."""
     page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=stStatusWidget]')")
-    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')"
+        " && !document.querySelector('[data-stale=true]')"
+        " && [...document.querySelectorAll('p')].some(p => p.innerText.startsWith('Keys:'))"
+    )
+    page.wait_for_timeout(500)
 
 
 def on_item(page, number: int) -> str:
