@@ -2,22 +2,21 @@
 
 Every labelled pair's label is known, so a total over the pool is the known sum over the
 labelled pairs plus an estimate for the unlabelled remainder only. The pool is cut into
-cells c on which the remainder is estimated: the sampler's strata (stratified and OASIS
-designs) or the whole pool; every cell is split further by the prediction, which is known
+cells c on which the remainder is estimated: the sampler's strata (stratified design) or
+the whole pool (passive); every cell is split further by the prediction, which is known
 for every pair (so the predicted-positive count PP is exact). With d_c distinct labelled
 pairs, m_c of them matches, out of N_c pairs, the number of matches is
 
     M_c = m_c + (N_c - d_c) pbar_c,      pbar_c = m_c / d_c
 
 the mean of the labelled pairs of the cell: pairs of a cell are drawn uniformly (passive,
-stratified; OASIS draws uniformly within a stratum whatever its adaptive stratum choice,
-but see :func:`hybrid_estimate` for why its runs are not estimated this way). Then
+stratified; OASIS also draws uniformly within a stratum, but see :func:`hybrid_estimate`
+for why its runs are not estimated this way). Then
 TP = sum over predicted-match cells of M_c, actual positives AP = sum_c M_c, and
 F_alpha = TP / (alpha PP + (1 - alpha) AP). Once every pair of a cell is labelled its
 remainder is empty and M_c = m_c exactly; at census the estimate is the truth with zero
-width (issue 10, item 4). Static importance sampling and adaptive runs estimate the
-remainder differently (:func:`horvitz_thompson_estimate`, :func:`hybrid_estimate`) but are
-exact at census in the same way.
+width (issue 10, item 4). Importance runs (static IS, OASIS) are estimated by
+:func:`hybrid_estimate`, exact at census in the same way.
 
 Cells with no labelled pair are merged into the nearest labelled cell of the same
 prediction in order of the strata's mean score (collapsed strata): they are assumed to have its match rate. If

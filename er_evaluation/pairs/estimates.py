@@ -4,13 +4,16 @@ With a_j = l_j lhat_j (true positive) and b_j = alpha lhat_j + (1 - alpha) l_j
 (alpha = 1: precision, alpha = 0: recall, alpha = 1/2: F1; F_beta has alpha = 1/(1 + beta^2)),
 F_alpha = TP / (alpha PP + (1 - alpha) AP).
 
-Two estimators:
+Three estimators (:mod:`er_evaluation.pairs._remainder`):
 
-- Labelled part known (:mod:`er_evaluation.pairs._remainder`), for passive, stratified,
-  OASIS and static importance runs: the labels of the labelled pairs are used as they are
-  and only the unlabelled remainder of each cell (stratum x prediction) is estimated. Exact
-  at census, with the predicted-positive count PP known exactly.
-- Weighted ratio, for other adaptive runs (e.g. pooled runs of :mod:`reuse`):
+- Passive and stratified runs (draws uniform within each cell = stratum x prediction):
+  the labels of the labelled pairs are used as they are and only the unlabelled remainder
+  of each cell is estimated, by the cell's labelled mean (``remainder_estimate``).
+- Importance runs (static importance sampling, OASIS, pooled reuse runs; each draw with
+  its own weight p/q_t): a prediction group whose pairs are all labelled enters exactly,
+  the rest by the weighted ratio below normalised to the known PP (``hybrid_estimate``);
+  it equals the weighted ratio until a group is complete.
+- Weighted ratio, for importance runs built by hand (no sampler flags):
 
       F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
 
@@ -358,13 +361,15 @@ def estimate_from_labels(
     (label reuse: :mod:`er_evaluation.pairs.reuse`). Undefined ratios (nothing sampled in
     a denominator) give NaN with an :class:`UndefinedMetricWarning`.
 
-    Passive, stratified, OASIS and static importance runs use the labelled-part-known
-    estimator of :mod:`er_evaluation.pairs._remainder` (labels of labelled pairs used as
-    they are, only the unlabelled remainder estimated; exact at census). Other adaptive
-    runs use the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3, line 11) with the delta-method
-    variance of Marchant & Rubinstein 2021 §3.3.2 (``variance``: see the module docstring). Intervals are
-    Wilson score intervals on an effective sample size: never of zero width unless every
-    pair the metric depends on is labelled.
+    Passive and stratified runs: labelled pairs as they are, the unlabelled remainder of
+    each stratum x prediction cell from the cell's labelled mean. Importance runs (static
+    IS, OASIS, pooled reuse runs): a prediction group whose pairs are all labelled enters
+    exactly, the rest by the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3,
+    line 11) normalised to the known PP, with its martingale delta-method variance
+    (Marchant & Rubinstein 2021 §3.3.2). Exact at census. Intervals are Wilson score
+    intervals on an effective sample size (``ci_method="wilson"``), never of zero width
+    unless every pair the metric depends on is labelled (then ``"census"``). Coverage
+    and MSE by pool and budget: benchmarks/README.md.
     """
     alphas = _alphas(alpha)
     z = float(ndtri(0.5 + check_level(level) / 2))
