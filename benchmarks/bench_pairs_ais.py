@@ -8,7 +8,7 @@ MSE), coverage of the 95% intervals of
 :func:`er_evaluation.pairs.measures.estimate_measure` (Wilson on the effective sample
 size), draws per label and CPU time per draw. Methods: ``ais`` (binary Dirichlet tree
 over 2 x 64 CSF strata, AIS plug-in), ``ais1`` (the same with a one-level tree: a Beta model per
-stratum), ``oasis``, ``importance`` (static IS), ``passive``.
+stratum), ``ais1-p50`` (one level, prior_strength 50), ``oasis``, ``importance`` (static IS), ``passive``.
 
 ``--mode pr``: the PR curve (precision and recall at ``--thresholds`` evenly spaced score
 thresholds) estimated from runs of ``ais-pr`` (AIS targeting the curve), ``ais``
@@ -56,6 +56,8 @@ def _sampler(method, pool, seed, strata30, strata64, template):
         return AISSampler(pool, seed, strata=strata64)
     if method == "ais1":
         return AISSampler(pool, seed, strata=strata64, branching=None)
+    if method == "ais1-p50":  # one level (a Beta model per stratum), strong prior
+        return AISSampler(pool, seed, strata=strata64, branching=None, prior_strength=50.0)
     if method == "ais-pr":
         return AISSampler(pool, seed, strata=strata64, target="pr_curve", n_thresholds=100)
     if method == "oasis":

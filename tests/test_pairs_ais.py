@@ -155,6 +155,14 @@ def test_deeper_tree_shares_strength_between_neighbours():
     np.testing.assert_allclose(after[4:], before[4:])  # other half of the tree: no change
 
 
+def test_a_zero_prior_concentration_is_refused():
+    parent, leaf = balanced_tree(3, None)
+    with pytest.raises(ValueError, match="zero prior concentration"):
+        DirichletTree(
+            np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 1.0]]), parent, leaf, depth_concentration=0
+        )
+
+
 def test_balanced_tree_shapes():
     parent, leaf = balanced_tree(5, 2)
     assert parent[0] == -1 and len(set(leaf)) == 5

@@ -109,6 +109,13 @@ class DirichletTree:
             nodes = path[path < n_nodes]
             beta[:, nodes] += leaf_prior[:, k : k + 1]
         beta[:, 1:n_nodes] += depth_concentration * depth[1:].astype(np.float64) ** 2
+        empty = np.flatnonzero((beta[:, 1:n_nodes] <= 0).any(axis=0)) + 1
+        if len(empty):
+            raise ValueError(
+                f"nodes {empty[:5].tolist()} get a zero prior concentration for a label "
+                "(leaf prior 0 and depth_concentration 0): use a positive depth_concentration "
+                "or leaf prior, or the predictive probability would be exactly 0 or 1"
+            )
         beta[:, 0] = 1.0  # the root has no branch probability; kept finite for log()
         beta[:, n_nodes] = 1.0
         # parent of every node; the root and the dummy point at the dummy, whose child
