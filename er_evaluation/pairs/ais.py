@@ -81,6 +81,11 @@ class AISSampler(_Base):
 
     ``draw()`` returns a :class:`~er_evaluation.pairs.samplers.Draw` with q(x) and
     w = (1/N) / q(x); ``observe(index, label)`` feeds the label back.
+
+    Measured (benchmarks/README.md, 100 runs, 2,000 labels): F1 MSE below OASIS's on
+    abt-buy, dblp-acm, restaurant and PatentsView; on FEBRL (similarity scores that are
+    not probabilities, few distinct values) it is about 9 times worse than OASIS, with
+    heavy-tailed errors. Draw + observe: ~47 µs CPU at 10M pairs.
     """
 
     name = "ais"
