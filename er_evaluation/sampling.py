@@ -34,6 +34,7 @@ import pandas as pd
 from er_evaluation._parameters import check_count, check_multiplicity
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import CoverageError, PopulationWarning, examples
+from er_evaluation.strata import Strata
 
 __all__ = [
     "Sample",
@@ -54,7 +55,9 @@ class Sample:
 
     ``probability[k]`` is the per-draw selection probability of ``units[k]`` up to a
     constant (not an inverse weight). ``blocks`` maps every sampled record to its block id
-    for block designs (``None`` otherwise). ``sample_of`` is ``"reference"`` when the
+    for block designs (``None`` otherwise). ``strata`` describes a stratified design
+    (:class:`~er_evaluation.strata.Strata`: per-stratum frame sizes, draws and the draw
+    groups; ``None`` for unstratified designs). ``sample_of`` is ``"reference"`` when the
     sampled units are true clusters / blocks of true clusters, ``"predicted"`` when they are
     predicted clusters whose records were reviewed (precision/recall duality).
     """
@@ -69,6 +72,7 @@ class Sample:
     population_size: int | None = None
     blocks: pd.Series | None = None
     sample_of: str = "reference"
+    strata: Strata | None = None
 
     def __post_init__(self) -> None:
         if len(self.units) == 0:
@@ -103,6 +107,8 @@ class Sample:
                 raise ValueError(
                     f"{len(empty)} sampled unit(s) have no reviewed record: {examples(empty)}"
                 )
+        if self.strata is not None:
+            _check_strata(self)
         if (
             not self.replace
             and self.population_size is not None
@@ -153,7 +159,9 @@ class Sample:
     @property
     def is_census(self) -> bool:
         """True when the sample is the whole frame: every unit (or record) drawn once,
-        without replacement."""
+        without replacement; for a stratified sample, every stratum taken entirely)."""
+        if self.strata is not None:
+            return bool(self.strata.take_all.all())
         if self.replace or self.population_size is None:
             return False
         drawn = self.n_draws if self.design == "records" else self.n_units
@@ -200,10 +208,23 @@ class Sample:
 
     def __repr__(self) -> str:
         t = "" if self.population_size is None else f" of {self.population_size}"
+        if self.strata is not None:
+            t += f" in {len(self.strata.names)} strata"
         return (
             f"Sample(design={self.design!r}, weights={self.weights!r}, replace={self.replace}, "
             f"{self.n_draws} draws{t}, {self.n_units} distinct units, {self.n_records} records)"
         )
+
+
+def _check_strata(sample: Sample) -> None:
+    st = sample.strata
+    if ((st.row_unit < 0) | (st.row_unit >= len(sample.units))).any():
+        raise ValueError("strata draw groups refer to units outside the sample")
+    per_unit = np.bincount(st.row_unit, weights=st.row_count, minlength=len(sample.units))
+    if not np.array_equal(per_unit.astype(np.int64), np.asarray(sample.multiplicity)):
+        raise ValueError("each unit's multiplicity must equal its draws over the strata")
+    if st.replace != sample.replace:
+        raise ValueError("the strata and the sample disagree on sampling with replacement")
 
 
 def _check_positive(p: pd.Series, what: str) -> None:

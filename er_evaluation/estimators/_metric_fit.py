@@ -23,6 +23,7 @@ from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
 from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
 from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.estimators.stratified import StratifiedFit, stratified_fit, stratified_interval
 from er_evaluation.estimators.units import UnitTable
 from er_evaluation.vocabulary import ESTIMABLE, check_metric_names, fscore_name
 
@@ -62,7 +63,11 @@ def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: flo
 
 def fit(ut: UnitTable, phi: Smooth, cols: dict, naive: bool) -> SmoothFit:
     """The smooth-function estimate of ``phi`` under the sample's design (or, ``naive``,
-    the plug-in value on the reviewed records taken as the population)."""
+    the plug-in value on the reviewed records taken as the population). Stratified
+    samples use the stratified expansion estimator
+    (:func:`~er_evaluation.estimators.stratified.stratified_fit`)."""
+    if ut.sample.strata is not None and not naive:
+        return stratified_fit(phi, cols, ut.sample, ut.n_records_population)
     if naive:  # the reviewed records taken as the population: plug-in value, no variance
         return smooth_estimate(
             phi,
@@ -107,7 +112,8 @@ def to_estimate(
         diagnostics = Diagnostics(n_eff, share, False, NAIVE_REASON)
     else:
         value, se = fit.value, fit.std_error
-        lo, hi = confidence_interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
+        interval = stratified_interval if isinstance(fit, StratifiedFit) else confidence_interval
+        lo, hi = interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
         diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
     if not np.isfinite(value):
         warnings.warn(

@@ -101,6 +101,7 @@ def _dual_units(
         weights=sample.weights,
         replace=sample.replace,
         population_size=sample.population_size,
+        strata=sample.strata,
     )
     ut = unit_table(ref, swapped, on_missing="error", validate=validate, check_population=False)
     return replace(ut, dropped_ids=dropped, naive=replace(ut.naive, dropped_ids=dropped))

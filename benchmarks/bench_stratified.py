@@ -1,0 +1,383 @@
+"""Stratified designs, the change-focused comparison and the planner, by simulation
+(issue "Stratified sampling designs, a sample-size planner, and change-focused
+comparison"; design §7-8).
+
+Three experiments, each writing one CSV of replicates to ``benchmarks/data/`` and a
+summary to stdout (copied into ``benchmarks/README.md``):
+
+``zipf``
+    Heavy-tailed truth: 200,000 records in clusters of Zipf(2) sizes capped at 5,000;
+    predictions with 5% and 10% misattribution (:func:`~er_evaluation.simulation.misattribute`).
+    The uniform record design (``n`` records drawn with replacement, their true clusters
+    reviewed) against a take-all + size-stratified design with the same expected number
+    of reviewed records (records of the reviewed true clusters). The stratified design is
+    built from the prediction alone: predicted-size bands, the largest predicted clusters
+    taken entirely (the largest take-all set within 80% of the budget), the rest
+    allocated n_h ∝ F_h S_h/sqrt(c_h) (S_h from an assumed 5% misattribution rate, c_h the
+    mean predicted cluster size: records read per draw) to fill the budget.
+    Precision (cluster-block), recall, F1: bias, RMSE, coverage of the 95% interval of
+    each design's default method.
+``change``
+    PatentsView: the bundled 2022-06-30 disambiguation as truth; version A = 5%
+    misattribution of it, version B = A with a further 1% misattributed. Paired F1
+    difference B - A: uniform record design (``compare``) vs the change-focused design
+    (``sample_changed`` + ``compare_changed``, with a fresh 400-record benchmark of the
+    whole population per replicate standing for an existing benchmark; its reviews are
+    not counted as cost).
+``planner``
+    The planner (:func:`~er_evaluation.planning.plan_sample_size`) on the Zipf truth:
+    for each rate, target half-width and source of S_h (a 200-draw uniform pilot drawn
+    anew per plan, or the assumed true misattribution rate), plan a Neyman
+    size-stratified design, draw it ``reps`` times and compare the achieved half-width
+    (1.96 x the standard deviation of the estimates over replicates, and the mean
+    reported half-width) with the target.
+
+    nice -n 10 python benchmarks/bench_stratified.py zipf --reps 400
+    nice -n 10 python benchmarks/bench_stratified.py change --reps 400
+    nice -n 10 python benchmarks/bench_stratified.py planner --reps 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation import metrics
+from er_evaluation.datasets import load_patentsview_predictions
+from er_evaluation.designs import (
+    TAKE_ALL,
+    allocate,
+    sample_changed,
+    sample_stratified,
+    sample_stratified_clusters,
+    size_strata,
+)
+from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.estimators.change import compare_changed
+from er_evaluation.planning import plan_sample_size, stratum_sd_from_rates
+from er_evaluation.sampling import sample_records
+from er_evaluation.simulation import misattribute
+
+DATA = Path(__file__).parent / "data"
+P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
+BANDS = (2, 5, 20, 100, 500, 2000)
+EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_fscore}
+
+
+def zipf_truth(n_records: int = 200_000, seed: int = 0) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.zipf(2.0, size=n_records), 5000)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_records) + 1]
+    labels = np.repeat(np.arange(len(sizes)), sizes)[:n_records]
+    return pd.Series(labels, index=pd.RangeIndex(n_records, name="record"), name="truth")
+
+
+def _rows(table: pd.DataFrame, exact: dict, **keys) -> list[dict]:
+    out = []
+    for row in table.itertuples():
+        truth = exact[row.metric]
+        out.append(
+            {
+                **keys,
+                "metric": row.metric,
+                "value": row.value,
+                "std_error": row.std_error,
+                "ci_low": row.ci_low,
+                "ci_high": row.ci_high,
+                "ci_method": row.ci_method,
+                "truth": truth,
+                "covered": row.ci_low <= truth <= row.ci_high,
+            }
+        )
+    return out
+
+
+def _true_cost(truth_codes: np.ndarray, truth_size: np.ndarray, mask: np.ndarray) -> int:
+    """Records of the true clusters touching the records in ``mask``."""
+    return int(truth_size[np.unique(truth_codes[mask])].sum())
+
+
+def record_budget_design(pred: pd.Series, truth: pd.Series, budget: float, assumed_rate: float = 0.05):
+    """Take-all + size-stratified RECORD design reading about ``budget`` records.
+
+    Strata and allocation use the prediction only (size bands; n_h ∝ F_h S_h / sqrt(c_h),
+    S_h from an assumed 5% misattribution rate, c_h the mean predicted size); the truth is
+    used only to match the budget (records of the true clusters the take-all stratum
+    reveals, and the mean true-cluster size per draw elsewhere)."""
+    codes, _ = pd.factorize(pred.to_numpy())
+    rec_size = np.bincount(codes)[codes]
+    tcodes, _ = pd.factorize(truth.to_numpy())
+    tsize = np.bincount(tcodes)
+    threshold = None
+    for t in (20, 100, 500, 2000, 5000):
+        if _true_cost(tcodes, tsize, rec_size >= t) <= 0.8 * budget:
+            threshold = t
+            break
+    strata = size_strata(pred, BANDS, take_all_size=threshold)
+    ta = (strata == TAKE_ALL).to_numpy()
+    revealed = np.zeros(len(tsize), dtype=bool)
+    revealed[np.unique(tcodes[ta])] = True
+    F = strata.value_counts(sort=False)
+    sd = stratum_sd_from_rates(pred, strata, assumed_rate)
+    cost = pd.Series(rec_size, index=pred.index).groupby(strata.to_numpy()).mean().reindex(F.index)
+    # records read per draw outside the take-all stratum (clusters already revealed are free)
+    per_draw = pd.Series(np.where(revealed[tcodes], 0, tsize[tcodes]), index=pred.index)
+    per_draw = per_draw.groupby(strata.to_numpy()).mean().reindex(F.index)
+    return _fill(F, sd, cost, per_draw, budget - (_true_cost(tcodes, tsize, ta) if ta.any() else 0)) + (
+        strata,
+        threshold,
+    )
+
+
+def _fill(F, sd, cost, per_draw, budget):
+    """Neyman allocation with cost (n_h ∝ F_h S_h / sqrt(c_h)) spending ``budget`` records
+    (``per_draw``: records read per draw) outside the take-all stratum."""
+    rest = F.index != TAKE_ALL
+    score = (F * sd / np.sqrt(cost))[rest]
+    k = max(budget, 0) / float((score * per_draw[rest]).sum())
+    n_rest = max(int(round(float((k * score).sum()))), 2 * int(rest.sum()))
+    take_all = [TAKE_ALL] if TAKE_ALL in F.index else []
+    n = int(F[take_all].sum()) + n_rest
+    return (allocate(F, n, method="neyman", sd=sd, cost=cost, take_all=take_all),)
+
+
+def _rescale(alloc: pd.Series, strata: pd.Series, factor: float) -> pd.Series:
+    """The allocation with the sampled strata's draws scaled by ``factor``."""
+    F = strata.value_counts(sort=False).reindex(alloc.index)
+    scaled = np.where(alloc < F, np.clip(np.round(alloc * factor), 2, F), F)
+    return pd.Series(scaled.astype(np.int64), index=alloc.index)
+
+
+def cluster_budget_design(pred: pd.Series, budget: float, assumed_rate: float = 0.05):
+    """Take-all + size-stratified design of PREDICTED clusters reading about ``budget``
+    records (a reviewed predicted cluster costs its records): the largest predicted
+    clusters within 80% of the budget taken entirely, the rest n_h ∝ F_h S_h / sqrt(c_h)
+    with S_h² ∝ E_h[s (s-1)²] ε(1-ε) (a cluster of s records with Binomial(s, ε) foreign
+    records) and c_h the mean size."""
+    sizes = pred.value_counts(sort=False)
+    s = sizes.to_numpy()
+    order = np.sort(s)[::-1]
+    within = np.cumsum(order) <= 0.8 * budget
+    threshold = int(order[within][-1]) if within.any() else int(order[0]) + 1
+    edges = np.array([1, *BANDS])
+    names = np.array(
+        [f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:], strict=True)] + [f"{edges[-1]}+"],
+        dtype=object,
+    )
+    labels = np.where(s >= threshold, TAKE_ALL, names[np.searchsorted(edges, s, side="right") - 1])
+    strata = pd.Series(labels, index=sizes.index)
+    F = strata.value_counts(sort=False)
+    g = pd.DataFrame({"h": labels, "s": s.astype(float)})
+    eps = assumed_rate
+    sd = (g["s"] * (g["s"] - 1) ** 2 * eps * (1 - eps)).groupby(g["h"]).mean() ** 0.5
+    cost = g.groupby("h")["s"].mean().reindex(F.index)
+    spent = int(s[s >= threshold].sum())
+    return _fill(F, sd.reindex(F.index), cost, cost, budget - spent) + (strata, threshold)
+
+
+def run_zipf(reps: int, seed: int) -> pd.DataFrame:
+    truth = zipf_truth(seed=seed)
+    rows = []
+    for rate in (0.05, 0.10):
+        pred = misattribute(truth, rate, seed=seed + 1)
+        exact = {m: f(pred, truth) for m, f in EXACT.items()}
+        for n in (100, 400):
+            t0 = time.perf_counter()
+            costs = []
+            for r in range(reps):
+                s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
+                costs.append(s.n_records)
+                table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
+                rows += _rows(table, exact, rate=rate, n=n, design="uniform", rep=r, cost=s.n_records)
+            budget = float(np.mean(costs))
+            alloc, strata, threshold = record_budget_design(pred, truth, budget)
+            for step in range(2):  # duplicates make draws cheaper than planned: rescale twice
+                spent = np.mean(
+                    [sample_stratified(truth, strata, alloc, seed=(seed, 99, step, j)).n_records for j in range(5)]
+                )
+                alloc = _rescale(alloc, strata, budget / spent)
+            for r in range(reps):
+                s = sample_stratified(truth, strata, alloc, seed=(seed, int(rate * 100), n, r, 1))
+                table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
+                rows += _rows(
+                    table,
+                    exact,
+                    rate=rate,
+                    n=n,
+                    design=f"records: take-all>={threshold} + size strata",
+                    rep=r,
+                    cost=s.n_records,
+                    draws=s.n_draws,
+                )
+            alloc, strata, threshold = cluster_budget_design(pred, budget)
+            for r in range(reps):
+                s = sample_stratified_clusters(pred, strata, alloc, seed=(seed, int(rate * 100), n, r, 2))
+                s = s.reviewed_predicted(truth)
+                table = estimate_table({"p": pred}, s, (P,), validate=False)
+                rows += _rows(
+                    table,
+                    exact,
+                    rate=rate,
+                    n=n,
+                    design=f"predicted clusters: take-all>={threshold} + size strata",
+                    rep=r,
+                    cost=s.n_records,
+                    draws=s.n_draws,
+                )
+            print(f"zipf rate={rate} n={n}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return pd.DataFrame(rows)
+
+
+def summarize(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    g = df.assign(err=df["value"] - df["truth"]).groupby(keys, sort=False)
+    out = g.agg(
+        truth=("truth", "first"),
+        bias=("err", "mean"),
+        rmse=("err", lambda e: float(np.sqrt(np.mean(e**2)))),
+        sd=("value", "std"),
+        mean_se=("std_error", "mean"),
+        coverage=("covered", "mean"),
+        mean_cost=("cost", "mean"),
+        reps=("value", "size"),
+    )
+    out["coverage_mc_se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["reps"])
+    return out
+
+
+def run_change(reps: int, seed: int) -> pd.DataFrame:
+    truth = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+    a = misattribute(truth, 0.05, seed=seed + 1).rename("A")
+    b = misattribute(a, 0.01, seed=seed + 2).rename("B")
+    exact = EXACT[F1](b, truth) - EXACT[F1](a, truth)
+    from er_evaluation.designs import changed_records
+
+    changed = changed_records(a, b)
+    print(f"change: {int(changed.sum()):,} of {len(a):,} records changed", file=sys.stderr)
+    rows = []
+    for n in (200, 400, 800):
+        for r in range(reps):
+            s = sample_records(truth, n, seed=(seed, n, r))
+            e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False)
+            rows.append(_diff_row(e, exact, "uniform", n, r, s.n_records))
+    for n in (25, 50, 100, 200):
+        for r in range(reps):
+            s = sample_changed(truth, a, b, n, seed=(seed, n, r, 1))
+            bench = sample_records(truth, 400, seed=(seed, n, r, 2))
+            e = compare_changed(a, b, s, bench, F1)
+            rows.append(_diff_row(e, exact, "change-focused", n, r, s.n_records))
+    df = pd.DataFrame(rows)
+    df.attrs["changed"] = int(changed.sum())
+    return df
+
+
+def _diff_row(e, exact, design, n, r, cost) -> dict:
+    return {
+        "design": design,
+        "n": n,
+        "rep": r,
+        "metric": e.metric,
+        "value": e.value,
+        "std_error": e.std_error,
+        "ci_low": e.ci_low,
+        "ci_high": e.ci_high,
+        "truth": exact,
+        "covered": e.ci_low <= exact <= e.ci_high,
+        "cost": cost,
+    }
+
+
+def run_planner(reps: int, seed: int) -> pd.DataFrame:
+    truth = zipf_truth(seed=seed)
+    rows = []
+    for rate in (0.05, 0.10):
+        pred = misattribute(truth, rate, seed=seed + 1)
+        exact = EXACT[P](pred, truth)
+        strata = size_strata(pred, BANDS)
+        for target in (0.01, 0.02):
+            for source in ("pilot", "assumed rate"):
+                t0 = time.perf_counter()
+                if source == "pilot":
+                    pilot = sample_records(truth, 200, seed=(seed, int(rate * 100), 7))
+                    plan = plan_sample_size(pred, strata, target, pilot=pilot)
+                else:
+                    plan = plan_sample_size(pred, strata, target, error_rate=rate)
+                for r in range(reps):
+                    s = sample_stratified(truth, strata, plan.draws, seed=(seed, int(target * 1000), r, 3))
+                    table = estimate_table({"p": pred}, s, (P,), validate=False)
+                    for row in _rows(table, {P: exact}, rate=rate, target=target, source=source, rep=r, cost=s.n_records):
+                        row.update(planned_draws=plan.n_draws, planned_half_width=plan.half_width)
+                        rows.append(row)
+                print(f"planner rate={rate} target={target} {source}: {plan.n_draws} draws, "
+                      f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    return pd.DataFrame(rows)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("experiment", choices=["zipf", "change", "planner"])
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore", UndefinedMetricWarning)
+    t0 = time.perf_counter()
+    print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+          f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell")
+    DATA.mkdir(exist_ok=True)
+    if args.experiment == "zipf":
+        df = run_zipf(args.reps, args.seed)
+        df.to_csv(DATA / "bench_stratified_zipf.csv", index=False)
+        s = summarize(df, ["rate", "n", "metric", "design"])
+        print(s.to_string(float_format=lambda v: f"{v:.4f}"))
+        p = s.xs(P, level="metric").reset_index()
+        for (rate, n), g in p.groupby(["rate", "n"]):
+            u = g[g["design"] == "uniform"].iloc[0]
+            for _, st in g[g["design"] != "uniform"].iterrows():
+                print(f"rate {rate} n {n} {st['design']}: precision RMSE ratio to uniform "
+                      f"{st['rmse'] / u['rmse']:.3f}; cost ratio {st['mean_cost'] / u['mean_cost']:.3f}; "
+                      f"coverage {st['coverage']:.3f}")
+    elif args.experiment == "change":
+        df = run_change(args.reps, args.seed)
+        df.to_csv(DATA / "bench_stratified_change.csv", index=False)
+        s = summarize(df, ["design", "n"])
+        print(s.to_string(float_format=lambda v: f"{v:.5f}"))
+        u = s.loc["uniform"]
+        c = s.loc["change-focused"]
+        # cost at which the change design reaches each uniform SD (log-log interpolation)
+        for n, row in u.iterrows():
+            need = np.exp(np.interp(np.log(row["sd"]), np.log(c["sd"][::-1]), np.log(c["mean_cost"][::-1])))
+            print(f"uniform n={n}: SD {row['sd']:.5f} with {row['mean_cost']:,.0f} reviewed records; "
+                  f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)")
+    else:
+        df = run_planner(args.reps, args.seed)
+        df.to_csv(DATA / "bench_stratified_planner.csv", index=False)
+        g = df.groupby(["rate", "target", "source"], sort=False)
+        s = g.agg(
+            planned_draws=("planned_draws", "first"),
+            planned_half_width=("planned_half_width", "first"),
+            sd=("value", "std"),
+            mean_se=("std_error", "mean"),
+            coverage=("covered", "mean"),
+            mean_cost=("cost", "mean"),
+        )
+        s["achieved_half_width"] = 1.96 * s["sd"]
+        s["reported_half_width"] = 1.96 * s["mean_se"]
+        targets = s.index.get_level_values("target").to_numpy()
+        s["achieved/target"] = s["achieved_half_width"] / targets
+        s["reported/target"] = s["reported_half_width"] / targets
+        print(s.to_string(float_format=lambda v: f"{v:.4f}"))
+        print(f"mean achieved/target {s['achieved/target'].mean():.3f}; "
+              f"mean reported/target {s['reported/target'].mean():.3f}")
+    print(f"# total {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""``er-eval plan``: how many records to review, per stratum, for a target interval.
+
+    er-eval plan PREDICTION --half-width 0.02 (--pilot REF | --error-rate 0.05)
+                 [--metric pairwise_precision] [--level 0.95] [--bands 2 5 20 100]
+                 [--take-all-size N] [--allocation neyman|proportional]
+                 [--strata FILE --strata-col COL]
+    er-eval plan --demo --half-width 0.02   # PatentsView 2022-06-30, Binette 2022 benchmark as pilot
+
+Strata are bands of predicted cluster size (``--bands``; records of predicted clusters of
+at least ``--take-all-size`` records reviewed entirely), or a record-level column of a
+table (``--strata FILE --strata-col COL``, record id in the first column). The standard
+deviation of each stratum comes from a reviewed pilot sample or existing benchmark
+(``--pilot``: true clusters of records drawn uniformly, ``--pilot-weights cluster_size``;
+or of clusters drawn uniformly, ``uniform``) or from an assumed misattribution rate
+(``--error-rate``). The answer (:func:`er_evaluation.planning.plan_sample_size`) is printed
+with every assumption it used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
+from er_evaluation.designs import TAKE_ALL, record_strata, size_strata
+from er_evaluation.io import read_table
+from er_evaluation.planning import PLAN_METRICS, plan_sample_size
+from er_evaluation.sampling import benchmark_sample
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="plan a (stratified) sample: records to review for a target interval half-width",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("prediction", nargs="?", metavar="PREDICTION", help="clustering file of the prediction")
+    parser.add_argument("--demo", action="store_true", help="PatentsView 2022-06-30 with the Binette 2022 benchmark as pilot")
+    parser.add_argument("--half-width", type=float, required=True, help="target interval half-width (e.g. 0.02)")
+    parser.add_argument("--metric", choices=PLAN_METRICS, default="pairwise_precision")
+    parser.add_argument("--level", type=float, default=0.95, help="confidence level (0.95)")
+    parser.add_argument("--pilot", help="reviewed true clusters of a pilot sample or existing benchmark")
+    parser.add_argument(
+        "--pilot-weights",
+        choices=["cluster_size", "uniform"],
+        default="cluster_size",
+        help="how the pilot's clusters were selected (selection probabilities): cluster_size = "
+        "records drawn uniformly (default), uniform = clusters drawn uniformly",
+    )
+    parser.add_argument("--error-rate", type=float, help="assumed misattribution rate instead of a pilot")
+    parser.add_argument(
+        "--bands", type=int, nargs="+", default=[2, 5, 20, 100, 500],
+        help="lower bounds of the predicted-size bands above 1 (default: 2 5 20 100 500)",
+    )
+    parser.add_argument("--take-all-size", type=int, help="review predicted clusters of at least this size entirely")
+    parser.add_argument("--allocation", choices=["neyman", "proportional"], default="neyman")
+    parser.add_argument("--strata", help="table with a stratum column for every record (instead of --bands)")
+    parser.add_argument("--strata-col", help="the stratum column of --strata")
+    add_clustering_options(parser)
+    parser.add_argument("-o", "--output", help="write the per-stratum table to this file")
+    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    parser.set_defaults(func=run)
+
+
+def _inputs(args: argparse.Namespace):
+    if args.demo:
+        if args.prediction or args.pilot:
+            raise ValueError("--demo uses the bundled data: give no PREDICTION or --pilot")
+        from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
+
+        prediction = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+        pilot = None if args.error_rate is not None else benchmark_sample(load_patentsview_benchmark())
+        return prediction, pilot
+    if not args.prediction:
+        raise ValueError("give a PREDICTION file (or --demo)")
+    prediction = read_clustering(args.prediction, args, "prediction")
+    pilot = None
+    if args.pilot:
+        pilot = benchmark_sample(read_clustering(args.pilot, args, "pilot"), weights=args.pilot_weights)
+    return prediction, pilot
+
+
+def run(args: argparse.Namespace) -> int:
+    prediction, pilot = _inputs(args)
+    if (pilot is None) == (args.error_rate is None):
+        raise ValueError("give exactly one of --pilot (a reviewed sample) or --error-rate")
+    if args.strata:
+        if not args.strata_col:
+            raise ValueError("--strata needs --strata-col (the stratum column)")
+        table = read_table(args.strata)
+        if args.strata_col not in table.columns:
+            raise ValueError(f"--strata-col {args.strata_col!r} is not a column of {args.strata}")
+        column = table.set_index(table.columns[0])[args.strata_col]
+        strata = record_strata(prediction, column, level="record")
+        take_all = []
+    else:
+        strata = size_strata(prediction, args.bands, take_all_size=args.take_all_size)
+        take_all = [TAKE_ALL] if args.take_all_size is not None and (strata == TAKE_ALL).any() else []
+    plan = plan_sample_size(
+        prediction,
+        strata,
+        args.half_width,
+        metric=args.metric,
+        level=args.level,
+        pilot=pilot,
+        error_rate=args.error_rate,
+        method=args.allocation,
+        take_all=take_all,
+    )
+    if args.format == "table" and not args.output:
+        sys.stdout.write(plan.summary() + "\n")
+        return 0
+    emit(plan.table.set_index("stratum"), args)
+    print(plan.summary(), file=sys.stderr)
+    return 0

@@ -1,0 +1,475 @@
+"""Stratified sampling designs (design §7) and the change-focused design (design §8).
+
+A design is built in three steps, each a plain function:
+
+1. **strata**: a label for every record of the population (:func:`record_strata` from any
+   record- or cluster-level column or function; :func:`size_strata` for bands of predicted
+   cluster size with a *take-all* stratum for the largest predicted clusters;
+   :func:`change_strata` for "changed between versions A and B"), or for every cluster
+   (:func:`cluster_strata`) when whole clusters are drawn;
+2. **allocation** of the draws to strata (:func:`allocate`: proportional, Neyman from
+   per-stratum standard deviations — from a pilot sample, an existing benchmark or
+   assumed error rates, see :mod:`er_evaluation.planning` — or fixed per stratum);
+3. **draws** within each stratum by simple random sampling without replacement
+   (:func:`draw_stratified`), then, once the drawn records' true clusters are reviewed,
+   the :class:`~er_evaluation.sampling.Sample` (:func:`stratified_sample`), which carries
+   its :class:`~er_evaluation.strata.Strata` so that
+   ``estimate(prediction, sample, metric)`` needs no other design argument.
+
+:func:`sample_stratified` and :func:`sample_stratified_clusters` do steps 2-3 at once
+against a known truth (simulations). Strata, frames and draws are validated: a record
+without a stratum, a drawn record whose true cluster was not reviewed, or a stratum
+without draws is an error naming the offending ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.clustering import validate_membership
+from er_evaluation.errors import examples
+from er_evaluation.sampling import Sample
+from er_evaluation.strata import Strata
+
+__all__ = [
+    "TAKE_ALL",
+    "record_strata",
+    "cluster_strata",
+    "size_strata",
+    "changed_records",
+    "change_strata",
+    "allocate",
+    "draw_stratified",
+    "stratified_sample",
+    "sample_stratified",
+    "sample_stratified_clusters",
+    "sample_changed",
+]
+
+TAKE_ALL = "take-all"
+"""Label of the take-all stratum made by :func:`size_strata`."""
+
+Allocation = Literal["proportional", "neyman"]
+
+
+def record_strata(
+    prediction: pd.Series,
+    by: pd.Series | Callable[[pd.Series], pd.Series],
+    *,
+    level: Literal["record", "cluster"] | None = None,
+) -> pd.Series:
+    """Stratum label of every record of ``prediction`` (the population).
+
+    ``by`` is a Series indexed by record id (record level: data source, block, ...) or by
+    predicted cluster id (cluster level: mapped to each record through its predicted
+    cluster), or a function of the prediction returning such a Series. ``level`` says
+    which when the ids are ambiguous (default: record level if ``by`` covers every record,
+    else cluster level). Every record must get a non-missing label; otherwise a ValueError
+    names the records or clusters without one.
+    """
+    prediction = validate_membership(prediction, name="prediction")
+    if callable(by):
+        by = by(prediction)
+    if not isinstance(by, pd.Series):
+        raise TypeError("by must be a pandas Series or a function returning one")
+    if by.index.has_duplicates:
+        raise ValueError(f"duplicated ids in the strata column: {examples(by.index[by.index.duplicated()])}")
+    if level is None:
+        level = "record" if prediction.index.isin(by.index).all() else "cluster"
+    if level == "record":
+        labels = by.reindex(prediction.index)
+        what, ids = "record", prediction.index
+    elif level == "cluster":
+        labels = pd.Series(by.reindex(prediction.to_numpy()).to_numpy(), index=prediction.index)
+        what, ids = "predicted cluster", pd.Index(prediction.to_numpy())
+    else:
+        raise ValueError(f"level must be 'record', 'cluster' or None, got {level!r}")
+    missing = labels.isna().to_numpy()
+    if missing.any():
+        bad = pd.unique(ids[missing])
+        raise ValueError(f"{len(bad)} {what}(s) have no stratum: {examples(bad)}")
+    return labels.rename("stratum")
+
+
+def cluster_strata(clustering: pd.Series, by: pd.Series | Callable[[pd.Series], pd.Series]) -> pd.Series:
+    """Stratum label of every cluster of ``clustering`` (index: cluster id), for designs
+    drawing whole clusters. ``by``: a Series indexed by cluster id, or a function of the
+    clustering returning one. Clusters without a label are an error naming them."""
+    clustering = validate_membership(clustering)
+    if callable(by):
+        by = by(clustering)
+    clusters = pd.Index(pd.unique(clustering.to_numpy()))
+    labels = by.reindex(clusters)
+    missing = labels.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{int(missing.sum())} cluster(s) have no stratum: {examples(clusters[missing])}")
+    return labels.rename("stratum")
+
+
+def _band_labels(sizes: np.ndarray, bands: Iterable[int]) -> np.ndarray:
+    edges = np.unique(np.asarray([1, *bands], dtype=np.int64))
+    if edges[0] < 1:
+        raise ValueError(f"size bands must be positive cluster sizes, got {list(bands)}")
+    hi = np.append(edges[1:] - 1, -1)
+    names = np.array(
+        [f"{a}+" if b < 0 else (f"{a}" if a == b else f"{a}-{b}") for a, b in zip(edges, hi, strict=True)],
+        dtype=object,
+    )
+    return names[np.searchsorted(edges, sizes, side="right") - 1]
+
+
+def size_strata(
+    prediction: pd.Series,
+    bands: Iterable[int] = (2, 5, 20, 100),
+    *,
+    take_all_size: int | None = None,
+) -> pd.Series:
+    """Stratum of every record by the size of its predicted cluster.
+
+    ``bands`` are the lower bounds of the size bands above 1 (default: 1, 2-4, 5-19,
+    20-99, 100+). Records of predicted clusters with at least ``take_all_size`` records form
+    the :data:`TAKE_ALL` stratum, meant to be reviewed entirely (pass
+    ``take_all=[TAKE_ALL]`` to :func:`allocate`): with heavy-tailed cluster sizes these few
+    clusters carry most predicted links and most errors.
+    """
+    prediction = validate_membership(prediction, name="prediction")
+    codes, _ = pd.factorize(prediction.to_numpy())
+    size = np.bincount(codes)[codes]
+    labels = _band_labels(size, bands)
+    if take_all_size is not None:
+        if take_all_size < 1:
+            raise ValueError(f"take_all_size must be >= 1, got {take_all_size}")
+        labels = np.where(size >= take_all_size, TAKE_ALL, labels)
+    return pd.Series(labels, index=prediction.index, name="stratum")
+
+
+def changed_records(a: pd.Series, b: pd.Series) -> pd.Series:
+    """Whether each record's predicted cluster differs, as a set of records, between
+    versions ``a`` and ``b`` (design §8). Both must cover the same records (a ValueError
+    names records in one only). Vectorised: a record is unchanged iff its cell of the
+    a-by-b contingency holds its whole a-cluster and its whole b-cluster."""
+    a = validate_membership(a, name="version A")
+    b = validate_membership(b, name="version B")
+    only_a, only_b = a.index.difference(b.index), b.index.difference(a.index)
+    if len(only_a) or len(only_b):
+        raise ValueError(
+            f"versions A and B must cover the same records; {len(only_a)} only in A "
+            f"({examples(only_a)}), {len(only_b)} only in B ({examples(only_b)})"
+        )
+    b = b.reindex(a.index)
+    ca, _ = pd.factorize(a.to_numpy())
+    cb, _ = pd.factorize(b.to_numpy())
+    size_a, size_b = np.bincount(ca), np.bincount(cb)
+    cell, _ = pd.factorize(ca.astype(np.int64) * (cb.max() + 1) + cb)
+    n_cell = np.bincount(cell)[cell]
+    unchanged = (n_cell == size_a[ca]) & (n_cell == size_b[cb])
+    return pd.Series(~unchanged, index=a.index, name="changed")
+
+
+def change_strata(a: pd.Series, b: pd.Series) -> pd.Series:
+    """Stratum "changed" or "unchanged" of every record (see :func:`changed_records`)."""
+    changed = changed_records(a, b)
+    return pd.Series(np.where(changed, "changed", "unchanged"), index=changed.index, name="stratum")
+
+
+def _round_to(total: int, target: np.ndarray) -> np.ndarray:
+    """Integers summing to ``total`` closest to ``target`` (largest remainders)."""
+    base = np.floor(target).astype(np.int64)
+    rest = total - int(base.sum())
+    if rest > 0:
+        order = np.argsort(-(target - base), kind="stable")
+        base[order[:rest]] += 1
+    return base
+
+
+def allocate(
+    frame_sizes: pd.Series,
+    n: int | pd.Series,
+    *,
+    method: Allocation = "proportional",
+    sd: pd.Series | None = None,
+    cost: pd.Series | None = None,
+    take_all: Iterable = (),
+    minimum: int = 2,
+) -> pd.Series:
+    """Number of draws per stratum for a total of ``n`` draws (take-all strata included).
+
+    ``frame_sizes``: F_h per stratum (e.g. ``strata.value_counts()``). ``take_all``
+    strata get n_h = F_h. The rest is shared ``method="proportional"`` (n_h ∝ F_h) or
+    ``"neyman"`` (n_h ∝ F_h S_h with ``sd`` = S_h, the standard deviation of the
+    estimator's per-draw linearised value in stratum h: Neyman 1934); with ``cost`` (c_h:
+    e.g. records read per draw) n_h ∝ F_h S_h / sqrt(c_h), the allocation of least variance
+    for a fixed total cost (Cochran 1977, §5.5); then rounded to integers summing to ``n``; a stratum whose share exceeds F_h becomes
+    take-all and the rest is reallocated; every stratum gets at least
+    ``min(minimum, F_h)`` draws (two are needed for a variance). ``n`` may instead be a
+    Series of fixed draws per stratum (checked against F_h).
+    """
+    F = frame_sizes.astype(np.int64)
+    if (F < 1).any():
+        raise ValueError(f"strata without frame units: {examples(F.index[F < 1])}")
+    take_all = pd.Index(list(take_all))
+    unknown = take_all.difference(F.index)
+    if len(unknown):
+        raise ValueError(f"take-all strata {examples(unknown)} are not strata of the frame")
+    if isinstance(n, pd.Series):
+        out = n.reindex(F.index)
+        if out.isna().any():
+            raise ValueError(f"fixed allocation is missing strata: {examples(F.index[out.isna().to_numpy()])}")
+        out = out.astype(np.int64)
+        out[take_all] = F[take_all]
+        over = out > F
+        if over.any():
+            raise ValueError(f"more draws than frame units in stratum/strata {examples(F.index[over.to_numpy()])}")
+        return out.rename("draws")
+    if method not in ("proportional", "neyman"):
+        raise ValueError(f"method must be 'proportional' or 'neyman', got {method!r}")
+    if method == "neyman":
+        if sd is None:
+            raise ValueError("Neyman allocation needs per-stratum standard deviations (sd=)")
+        s = sd.reindex(F.index)
+        if s.isna().any() or (s < 0).any():
+            raise ValueError(f"sd is missing or negative for strata {examples(F.index[(s.isna() | (s < 0)).to_numpy()])}")
+        score = (F * s).to_numpy(dtype=float)
+    else:
+        score = F.to_numpy(dtype=float)
+    if cost is not None:
+        c = cost.reindex(F.index)
+        if c.isna().any() or (c <= 0).any():
+            raise ValueError(f"cost must be > 0 for every stratum; not for {examples(F.index[(c.isna() | (c <= 0)).to_numpy()])}")
+        score = score / np.sqrt(c.to_numpy(dtype=float))
+    Fv = F.to_numpy()
+    full = F.index.isin(take_all)
+    floor = np.minimum(minimum, Fv)
+    counts = np.zeros(len(Fv), dtype=np.int64)
+    while True:
+        free = ~full
+        budget = int(n) - int(Fv[full].sum())
+        if budget < int(floor[free].sum()):
+            raise ValueError(
+                f"n={n} draws cannot cover the take-all strata ({int(Fv[full].sum())} units) "
+                f"and at least {minimum} draws in each of the other {int(free.sum())} strata"
+            )
+        if not free.any():
+            break
+        w = np.where(free, score, 0.0)
+        if w.sum() <= 0:  # no spread anywhere: proportional
+            w = np.where(free, Fv, 0.0).astype(float)
+        target = w / w.sum() * budget
+        over = free & (target >= Fv)
+        if over.any():  # Neyman's n_h > F_h: review the stratum entirely, reallocate
+            full = full | over
+            continue
+        target = np.where(free, np.maximum(target, floor), 0.0)
+        above = target - np.where(free, floor, 0)
+        room = budget - int(floor[free].sum())
+        if above.sum() > room:  # the floors took draws: shrink what is above them
+            target = np.where(free, floor + above * room / above.sum(), 0.0)
+        counts = _round_to(budget, target)
+        if (counts > Fv).any():
+            full = full | (counts >= Fv)
+            continue
+        break
+    out = np.where(full, Fv, counts)
+    return pd.Series(out.astype(np.int64), index=F.index, name="draws")
+
+
+def draw_stratified(
+    strata: pd.Series, allocation: pd.Series, *, replace: bool = False, seed=None
+) -> pd.Series:
+    """Draw ``allocation[h]`` frame units (index entries of ``strata``: record or cluster
+    ids) uniformly in every stratum h, without replacement by default. Returns the drawn
+    ids (index; repeated when drawn with replacement) with their stratum (values)."""
+    rng = np.random.default_rng(seed)
+    codes, names = pd.factorize(strata.to_numpy())
+    alloc = allocation.reindex(names)
+    if alloc.isna().any():
+        raise ValueError(f"no allocation for strata {examples(names[alloc.isna().to_numpy()])}")
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(len(names)))
+    sizes = np.bincount(codes, minlength=len(names))
+    picks = []
+    for h in range(len(names)):  # one vectorised draw per stratum (few strata)
+        k = int(alloc.iloc[h])
+        if not replace and k > sizes[h]:
+            raise ValueError(f"cannot draw {k} of {sizes[h]} units of stratum {names[h]!r} without replacement")
+        if k == sizes[h] and not replace:
+            pos = np.arange(sizes[h])
+        else:
+            pos = rng.choice(sizes[h], size=k, replace=replace)
+        picks.append(order[starts[h] + pos])
+    rows = np.concatenate(picks) if picks else np.array([], dtype=np.int64)
+    return pd.Series(strata.to_numpy()[rows], index=strata.index[rows], name="stratum")
+
+
+def stratified_sample(
+    reference: pd.Series,
+    drawn: pd.Series,
+    frame_sizes: pd.Series,
+    *,
+    replace: bool = False,
+    frame: Literal["records", "clusters"] = "records",
+) -> Sample:
+    """The :class:`~er_evaluation.sampling.Sample` of a stratified design, once reviewed.
+
+    ``drawn``: the drawn frame units (index: record ids for ``frame="records"``, cluster
+    ids for ``frame="clusters"``; repeated when drawn with replacement) with their stratum
+    (values), as returned by :func:`draw_stratified`. ``frame_sizes``: F_h for every
+    stratum of the frame (including strata where nothing was drawn, which is an error: their
+    part of the population could not be estimated). ``reference``: the reviewed true
+    cluster of every record of the reached clusters (records frame: the whole true cluster
+    of every drawn record; clusters frame: every record of the drawn clusters, labelled by
+    the drawn cluster id — call :meth:`Sample.reviewed_predicted` with the reviewed truth
+    when the drawn clusters are predicted clusters).
+
+    Records frame: a draw of record i in stratum h reveals its true cluster c(i), whose
+    totals are shared among its |c| records (Lavallée's weight share, design §7): the
+    sample's per-unit ``probability`` is |c| and the draws' expansion weight F_h / n_h.
+    """
+    reference = validate_membership(reference, name="reference")
+    names = pd.Index(frame_sizes.index)
+    code = names.get_indexer(drawn.to_numpy())
+    if (code < 0).any():
+        raise ValueError(f"drawn units in unknown strata: {examples(pd.unique(drawn.to_numpy()[code < 0]))}")
+    if frame == "records":
+        pos = reference.index.get_indexer(drawn.index)
+        if (pos < 0).any():
+            bad = drawn.index[pos < 0]
+            raise ValueError(f"{len(bad)} drawn record(s) have no reviewed true cluster: {examples(bad)}")
+        unit_of_draw = reference.to_numpy()[pos]
+    elif frame == "clusters":
+        unit_of_draw = drawn.index.to_numpy()
+    else:
+        raise ValueError(f"frame must be 'records' or 'clusters', got {frame!r}")
+    ucode, units = pd.factorize(unit_of_draw)
+    units = pd.Index(units)
+    key, groups = pd.factorize(ucode.astype(np.int64) * len(names) + code)
+    count = np.bincount(key)
+    groups = np.asarray(groups, dtype=np.int64)
+    row_unit, row_stratum = groups // len(names), groups % len(names)
+    n_h = np.bincount(row_stratum, weights=count, minlength=len(names)).astype(np.int64)
+    strata = Strata(
+        names=names,
+        frame_size=frame_sizes.to_numpy(dtype=np.int64),
+        n_draws=n_h,
+        replace=replace,
+        frame=frame,
+        row_unit=row_unit,
+        row_stratum=row_stratum,
+        row_count=count,
+    )
+    multiplicity = np.bincount(row_unit, weights=count, minlength=len(units)).astype(np.int64)
+    if frame == "records":
+        reference = reference[reference.isin(units)]
+        probability = reference.value_counts(sort=False).reindex(units).to_numpy(dtype=float)
+        weights = "cluster_size"
+    else:
+        missing = units.difference(pd.Index(pd.unique(reference.to_numpy())))
+        if len(missing):
+            raise ValueError(f"{len(missing)} drawn cluster(s) have no reviewed record: {examples(missing)}")
+        reference = reference[reference.isin(units)]
+        probability = np.ones(len(units))
+        weights = "uniform"
+    return Sample(
+        reference=reference,
+        units=units,
+        multiplicity=multiplicity,
+        probability=probability,
+        design=f"stratified {frame}",
+        weights=weights,
+        replace=replace,
+        population_size=int(strata.frame_size.sum()),
+        strata=strata,
+    )
+
+
+def sample_stratified(
+    truth: pd.Series,
+    strata: pd.Series,
+    n: int | pd.Series,
+    *,
+    method: Allocation = "proportional",
+    sd: pd.Series | None = None,
+    take_all: Iterable = (),
+    replace: bool = False,
+    seed=None,
+) -> Sample:
+    """Stratified record sample against a known ``truth`` (simulations): allocate ``n``
+    draws (:func:`allocate`), draw records within strata (:func:`draw_stratified`) and
+    review their true clusters (:func:`stratified_sample`). ``strata``: stratum of every
+    record of ``truth`` (e.g. :func:`size_strata` of the prediction)."""
+    truth = validate_membership(truth, name="truth")
+    missing = truth.index.difference(strata.index)
+    if len(missing):
+        raise ValueError(f"{len(missing)} record(s) have no stratum: {examples(missing)}")
+    strata = strata.reindex(truth.index)
+    F = strata.value_counts(sort=False)
+    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
+    drawn = draw_stratified(strata, alloc, replace=replace, seed=seed)
+    return stratified_sample(truth, drawn, F, replace=replace)
+
+
+def sample_stratified_clusters(
+    clustering: pd.Series,
+    strata: pd.Series,
+    n: int | pd.Series,
+    *,
+    method: Allocation = "proportional",
+    sd: pd.Series | None = None,
+    take_all: Iterable = (),
+    replace: bool = False,
+    seed=None,
+) -> Sample:
+    """Stratified sample of whole clusters of ``clustering`` (``strata``: stratum of every
+    cluster id, e.g. from :func:`cluster_strata`). Drawing predicted clusters this way and
+    reviewing them gives a sample of predicted clusters (call
+    :meth:`~er_evaluation.sampling.Sample.reviewed_predicted` with the reviewed truth),
+    which estimates precision-type metrics by duality."""
+    clustering = validate_membership(clustering)
+    clusters = pd.Index(pd.unique(clustering.to_numpy()))
+    missing = clusters.difference(strata.index)
+    if len(missing):
+        raise ValueError(f"{len(missing)} cluster(s) have no stratum: {examples(missing)}")
+    strata = strata.reindex(clusters)
+    F = strata.value_counts(sort=False)
+    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
+    drawn = draw_stratified(strata, alloc, replace=replace, seed=seed)
+    return stratified_sample(clustering, drawn, F, replace=replace, frame="clusters")
+
+
+def sample_changed(
+    truth: pd.Series,
+    a: pd.Series,
+    b: pd.Series,
+    n: int | pd.Series,
+    *,
+    strata: pd.Series | None = None,
+    method: Allocation = "proportional",
+    sd: pd.Series | None = None,
+    take_all: Iterable = (),
+    seed=None,
+) -> Sample:
+    """Change-focused design (design §8) against a known ``truth`` (simulations): draw
+    ``n`` of the records whose predicted cluster differs between versions ``a`` and ``b``
+    (:func:`changed_records`), without replacement, stratified by ``strata`` (labels of
+    the records, e.g. :func:`size_strata` of ``a``; default one stratum "changed"), and
+    review their true clusters. The frame is the changed records only: estimate the
+    paired difference with :func:`~er_evaluation.estimators.change.compare_changed`."""
+    changed = changed_records(a, b)
+    ids = changed.index[changed.to_numpy()]
+    if len(ids) == 0:
+        raise ValueError("versions A and B agree on every record: nothing changed to sample")
+    if strata is None:
+        labels = pd.Series("changed", index=ids, name="stratum")
+    else:
+        missing = ids.difference(strata.index)
+        if len(missing):
+            raise ValueError(f"{len(missing)} changed record(s) have no stratum: {examples(missing)}")
+        labels = strata.reindex(ids)
+    F = labels.value_counts(sort=False)
+    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
+    drawn = draw_stratified(labels, alloc, seed=seed)
+    return stratified_sample(validate_membership(truth, name="truth"), drawn, F)
