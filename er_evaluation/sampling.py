@@ -185,14 +185,19 @@ class Sample:
             "pass the prediction of the whole population (its number of records and "
             "predicted links), not the prediction cut down to the sample"
         )
+        # record frames count records: a prediction holding every record is the population
+        records_frame = self.design == "records" or (
+            self.strata is not None and self.strata.frame == "records"
+        )
         if self.population_size is not None and not self.is_census:
-            if same_frame and self.design == "records" and n_records < self.population_size:
+            if same_frame and records_frame and n_records < self.population_size:
                 raise CoverageError(
                     f"{name} covers {n_records:,} records but the sample was drawn from a "
                     f"population of {self.population_size:,} records; {cut} (for a "
                     "prediction of another population, restrict to the shared records)"
                 )
-            if n_records <= n_reviewed and self.population_size > self.n_units:
+            frame_units = n_records if records_frame else self.n_units
+            if n_records <= n_reviewed and self.population_size > frame_units:
                 raise CoverageError(
                     f"{name} holds only the {n_reviewed:,} reviewed records of the sample, "
                     f"which was drawn from {self.population_size:,} units; {cut}"

@@ -34,7 +34,12 @@ EXACT = {
 def _census(truth: pd.Series):
     sizes = truth.value_counts()
     return benchmark_sample(
-        truth, weights="cluster_size", multiplicity=sizes, replace=False, population_size=len(truth)
+        truth,
+        weights="cluster_size",
+        multiplicity=sizes,
+        replace=False,
+        population_size=len(truth),
+        design="records",
     )
 
 
