@@ -69,7 +69,7 @@ from er_evaluation.simulation import misattribute
 DATA = Path(__file__).parent / "data"
 P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
 BANDS = (2, 5, 20, 100, 500, 2000)
-EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_fscore}
+EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_f1}
 
 
 def zipf_truth(n_records: int = 200_000, seed: int = 0) -> pd.Series:
@@ -105,7 +105,9 @@ def _true_cost(truth_codes: np.ndarray, truth_size: np.ndarray, mask: np.ndarray
     return int(truth_size[np.unique(truth_codes[mask])].sum())
 
 
-def record_budget_design(pred: pd.Series, truth: pd.Series, budget: float, assumed_rate: float = 0.05):
+def record_budget_design(
+    pred: pd.Series, truth: pd.Series, budget: float, assumed_rate: float = 0.05
+):
     """Take-all + size-stratified RECORD design reading about ``budget`` records.
 
     Strata and allocation use the prediction only (size bands; n_h ∝ F_h S_h / sqrt(c_h),
@@ -131,7 +133,9 @@ def record_budget_design(pred: pd.Series, truth: pd.Series, budget: float, assum
     # records read per draw outside the take-all stratum (clusters already revealed are free)
     per_draw = pd.Series(np.where(revealed[tcodes], 0, tsize[tcodes]), index=pred.index)
     per_draw = per_draw.groupby(strata.to_numpy()).mean().reindex(F.index)
-    return _fill(F, sd, cost, per_draw, budget - (_true_cost(tcodes, tsize, ta) if ta.any() else 0)) + (
+    return _fill(
+        F, sd, cost, per_draw, budget - (_true_cost(tcodes, tsize, ta) if ta.any() else 0)
+    ) + (
         strata,
         threshold,
     )
@@ -196,12 +200,17 @@ def run_zipf(reps: int, seed: int) -> pd.DataFrame:
                 s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
                 costs.append(s.n_records)
                 table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
-                rows += _rows(table, exact, rate=rate, n=n, design="uniform", rep=r, cost=s.n_records)
+                rows += _rows(
+                    table, exact, rate=rate, n=n, design="uniform", rep=r, cost=s.n_records
+                )
             budget = float(np.mean(costs))
             alloc, strata, threshold = record_budget_design(pred, truth, budget)
             for step in range(2):  # duplicates make draws cheaper than planned: rescale twice
                 spent = np.mean(
-                    [sample_stratified(truth, strata, alloc, seed=(seed, 99, step, j)).n_records for j in range(5)]
+                    [
+                        sample_stratified(truth, strata, alloc, seed=(seed, 99, step, j)).n_records
+                        for j in range(5)
+                    ]
                 )
                 alloc = _rescale(alloc, strata, budget / spent)
             for r in range(reps):
@@ -219,7 +228,9 @@ def run_zipf(reps: int, seed: int) -> pd.DataFrame:
                 )
             alloc, strata, threshold = cluster_budget_design(pred, budget)
             for r in range(reps):
-                s = sample_stratified_clusters(pred, strata, alloc, seed=(seed, int(rate * 100), n, r, 2))
+                s = sample_stratified_clusters(
+                    pred, strata, alloc, seed=(seed, int(rate * 100), n, r, 2)
+                )
                 s = s.reviewed_predicted(truth)
                 table = estimate_table({"p": pred}, s, (P,), validate=False)
                 rows += _rows(
@@ -310,13 +321,26 @@ def run_planner(reps: int, seed: int) -> pd.DataFrame:
                 else:
                     plan = plan_sample_size(pred, strata, target, error_rate=rate)
                 for r in range(reps):
-                    s = sample_stratified(truth, strata, plan.draws, seed=(seed, int(target * 1000), r, 3))
+                    s = sample_stratified(
+                        truth, strata, plan.draws, seed=(seed, int(target * 1000), r, 3)
+                    )
                     table = estimate_table({"p": pred}, s, (P,), validate=False)
-                    for row in _rows(table, {P: exact}, rate=rate, target=target, source=source, rep=r, cost=s.n_records):
+                    for row in _rows(
+                        table,
+                        {P: exact},
+                        rate=rate,
+                        target=target,
+                        source=source,
+                        rep=r,
+                        cost=s.n_records,
+                    ):
                         row.update(planned_draws=plan.n_draws, planned_half_width=plan.half_width)
                         rows.append(row)
-                print(f"planner rate={rate} target={target} {source}: {plan.n_draws} draws, "
-                      f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
+                print(
+                    f"planner rate={rate} target={target} {source}: {plan.n_draws} draws, "
+                    f"{time.perf_counter() - t0:.0f} s",
+                    file=sys.stderr,
+                )
     return pd.DataFrame(rows)
 
 
@@ -328,8 +352,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", UndefinedMetricWarning)
     t0 = time.perf_counter()
-    print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
-          f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell")
+    print(
+        f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+        f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell"
+    )
     DATA.mkdir(exist_ok=True)
     if args.experiment == "zipf":
         df = run_zipf(args.reps, args.seed)
@@ -340,9 +366,11 @@ def main(argv=None) -> int:
         for (rate, n), g in p.groupby(["rate", "n"]):
             u = g[g["design"] == "uniform"].iloc[0]
             for _, st in g[g["design"] != "uniform"].iterrows():
-                print(f"rate {rate} n {n} {st['design']}: precision RMSE ratio to uniform "
-                      f"{st['rmse'] / u['rmse']:.3f}; cost ratio {st['mean_cost'] / u['mean_cost']:.3f}; "
-                      f"coverage {st['coverage']:.3f}")
+                print(
+                    f"rate {rate} n {n} {st['design']}: precision RMSE ratio to uniform "
+                    f"{st['rmse'] / u['rmse']:.3f}; cost ratio {st['mean_cost'] / u['mean_cost']:.3f}; "
+                    f"coverage {st['coverage']:.3f}"
+                )
     elif args.experiment == "change":
         df = run_change(args.reps, args.seed)
         df.to_csv(DATA / "bench_stratified_change.csv", index=False)
@@ -352,9 +380,13 @@ def main(argv=None) -> int:
         c = s.loc["change-focused"]
         # cost at which the change design reaches each uniform SD (log-log interpolation)
         for n, row in u.iterrows():
-            need = np.exp(np.interp(np.log(row["sd"]), np.log(c["sd"][::-1]), np.log(c["mean_cost"][::-1])))
-            print(f"uniform n={n}: SD {row['sd']:.5f} with {row['mean_cost']:,.0f} reviewed records; "
-                  f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)")
+            need = np.exp(
+                np.interp(np.log(row["sd"]), np.log(c["sd"][::-1]), np.log(c["mean_cost"][::-1]))
+            )
+            print(
+                f"uniform n={n}: SD {row['sd']:.5f} with {row['mean_cost']:,.0f} reviewed records; "
+                f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)"
+            )
     else:
         df = run_planner(args.reps, args.seed)
         df.to_csv(DATA / "bench_stratified_planner.csv", index=False)
@@ -373,8 +405,10 @@ def main(argv=None) -> int:
         s["achieved/target"] = s["achieved_half_width"] / targets
         s["reported/target"] = s["reported_half_width"] / targets
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
-        print(f"mean achieved/target {s['achieved/target'].mean():.3f}; "
-              f"mean reported/target {s['reported/target'].mean():.3f}")
+        print(
+            f"mean achieved/target {s['achieved/target'].mean():.3f}; "
+            f"mean reported/target {s['reported/target'].mean():.3f}"
+        )
     print(f"# total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -77,7 +77,9 @@ def record_strata(
     if not isinstance(by, pd.Series):
         raise TypeError("by must be a pandas Series or a function returning one")
     if by.index.has_duplicates:
-        raise ValueError(f"duplicated ids in the strata column: {examples(by.index[by.index.duplicated()])}")
+        raise ValueError(
+            f"duplicated ids in the strata column: {examples(by.index[by.index.duplicated()])}"
+        )
     if level is None:
         level = "record" if prediction.index.isin(by.index).all() else "cluster"
     if level == "record":
@@ -95,7 +97,9 @@ def record_strata(
     return labels.rename("stratum")
 
 
-def cluster_strata(clustering: pd.Series, by: pd.Series | Callable[[pd.Series], pd.Series]) -> pd.Series:
+def cluster_strata(
+    clustering: pd.Series, by: pd.Series | Callable[[pd.Series], pd.Series]
+) -> pd.Series:
     """Stratum label of every cluster of ``clustering`` (index: cluster id), for designs
     drawing whole clusters. ``by``: a Series indexed by cluster id, or a function of the
     clustering returning one. Clusters without a label are an error naming them."""
@@ -106,7 +110,9 @@ def cluster_strata(clustering: pd.Series, by: pd.Series | Callable[[pd.Series], 
     labels = by.reindex(clusters)
     missing = labels.isna().to_numpy()
     if missing.any():
-        raise ValueError(f"{int(missing.sum())} cluster(s) have no stratum: {examples(clusters[missing])}")
+        raise ValueError(
+            f"{int(missing.sum())} cluster(s) have no stratum: {examples(clusters[missing])}"
+        )
     return labels.rename("stratum")
 
 
@@ -116,7 +122,10 @@ def _band_labels(sizes: np.ndarray, bands: Iterable[int]) -> np.ndarray:
         raise ValueError(f"size bands must be positive cluster sizes, got {list(bands)}")
     hi = np.append(edges[1:] - 1, -1)
     names = np.array(
-        [f"{a}+" if b < 0 else (f"{a}" if a == b else f"{a}-{b}") for a, b in zip(edges, hi, strict=True)],
+        [
+            f"{a}+" if b < 0 else (f"{a}" if a == b else f"{a}-{b}")
+            for a, b in zip(edges, hi, strict=True)
+        ],
         dtype=object,
     )
     return names[np.searchsorted(edges, sizes, side="right") - 1]
@@ -218,12 +227,16 @@ def allocate(
     if isinstance(n, pd.Series):
         out = n.reindex(F.index)
         if out.isna().any():
-            raise ValueError(f"fixed allocation is missing strata: {examples(F.index[out.isna().to_numpy()])}")
+            raise ValueError(
+                f"fixed allocation is missing strata: {examples(F.index[out.isna().to_numpy()])}"
+            )
         out = out.astype(np.int64)
         out[take_all] = F[take_all]
         over = out > F
         if over.any():
-            raise ValueError(f"more draws than frame units in stratum/strata {examples(F.index[over.to_numpy()])}")
+            raise ValueError(
+                f"more draws than frame units in stratum/strata {examples(F.index[over.to_numpy()])}"
+            )
         return out.rename("draws")
     if method not in ("proportional", "neyman"):
         raise ValueError(f"method must be 'proportional' or 'neyman', got {method!r}")
@@ -232,14 +245,18 @@ def allocate(
             raise ValueError("Neyman allocation needs per-stratum standard deviations (sd=)")
         s = sd.reindex(F.index)
         if s.isna().any() or (s < 0).any():
-            raise ValueError(f"sd is missing or negative for strata {examples(F.index[(s.isna() | (s < 0)).to_numpy()])}")
+            raise ValueError(
+                f"sd is missing or negative for strata {examples(F.index[(s.isna() | (s < 0)).to_numpy()])}"
+            )
         score = (F * s).to_numpy(dtype=float)
     else:
         score = F.to_numpy(dtype=float)
     if cost is not None:
         c = cost.reindex(F.index)
         if c.isna().any() or (c <= 0).any():
-            raise ValueError(f"cost must be > 0 for every stratum; not for {examples(F.index[(c.isna() | (c <= 0)).to_numpy()])}")
+            raise ValueError(
+                f"cost must be > 0 for every stratum; not for {examples(F.index[(c.isna() | (c <= 0)).to_numpy()])}"
+            )
         score = score / np.sqrt(c.to_numpy(dtype=float))
     Fv = F.to_numpy()
     full = F.index.isin(take_all)
@@ -295,7 +312,9 @@ def draw_stratified(
     for h in range(len(names)):  # one vectorised draw per stratum (few strata)
         k = int(alloc.iloc[h])
         if not replace and k > sizes[h]:
-            raise ValueError(f"cannot draw {k} of {sizes[h]} units of stratum {names[h]!r} without replacement")
+            raise ValueError(
+                f"cannot draw {k} of {sizes[h]} units of stratum {names[h]!r} without replacement"
+            )
         if k == sizes[h] and not replace:
             pos = np.arange(sizes[h])
         else:
@@ -333,12 +352,16 @@ def stratified_sample(
     names = pd.Index(frame_sizes.index)
     code = names.get_indexer(drawn.to_numpy())
     if (code < 0).any():
-        raise ValueError(f"drawn units in unknown strata: {examples(pd.unique(drawn.to_numpy()[code < 0]))}")
+        raise ValueError(
+            f"drawn units in unknown strata: {examples(pd.unique(drawn.to_numpy()[code < 0]))}"
+        )
     if frame == "records":
         pos = reference.index.get_indexer(drawn.index)
         if (pos < 0).any():
             bad = drawn.index[pos < 0]
-            raise ValueError(f"{len(bad)} drawn record(s) have no reviewed true cluster: {examples(bad)}")
+            raise ValueError(
+                f"{len(bad)} drawn record(s) have no reviewed true cluster: {examples(bad)}"
+            )
         unit_of_draw = reference.to_numpy()[pos]
     elif frame == "clusters":
         unit_of_draw = drawn.index.to_numpy()
@@ -369,7 +392,9 @@ def stratified_sample(
     else:
         missing = units.difference(pd.Index(pd.unique(reference.to_numpy())))
         if len(missing):
-            raise ValueError(f"{len(missing)} drawn cluster(s) have no reviewed record: {examples(missing)}")
+            raise ValueError(
+                f"{len(missing)} drawn cluster(s) have no reviewed record: {examples(missing)}"
+            )
         reference = reference[reference.isin(units)]
         probability = np.ones(len(units))
         weights = "uniform"
@@ -467,7 +492,9 @@ def sample_changed(
     else:
         missing = ids.difference(strata.index)
         if len(missing):
-            raise ValueError(f"{len(missing)} changed record(s) have no stratum: {examples(missing)}")
+            raise ValueError(
+                f"{len(missing)} changed record(s) have no stratum: {examples(missing)}"
+            )
         labels = strata.reindex(ids)
     F = labels.value_counts(sort=False)
     alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)

@@ -118,7 +118,9 @@ def planned_variance(
 def _strata_of(strata: pd.Series, prediction: pd.Series) -> pd.Series:
     missing = prediction.index.difference(strata.index)
     if len(missing):
-        raise ValueError(f"{len(missing)} record(s) of the prediction have no stratum: {examples(missing)}")
+        raise ValueError(
+            f"{len(missing)} record(s) of the prediction have no stratum: {examples(missing)}"
+        )
     return strata.reindex(prediction.index)
 
 
@@ -154,13 +156,18 @@ def stratum_sd_from_sample(
     X = np.column_stack([np.asarray(cols[c], dtype=float) for c in names])
     if sample.strata is not None:
         st = sample.strata
-        w = np.bincount(
-            st.row_unit,
-            weights=st.row_count * (st.frame_size / st.n_draws)[st.row_stratum],
-            minlength=len(sample.units),
-        ) / size
+        w = (
+            np.bincount(
+                st.row_unit,
+                weights=st.row_count * (st.frame_size / st.n_draws)[st.row_stratum],
+                minlength=len(sample.units),
+            )
+            / size
+        )
     else:
-        w = np.asarray(sample.multiplicity, dtype=float) / np.asarray(sample.probability, dtype=float)
+        w = np.asarray(sample.multiplicity, dtype=float) / np.asarray(
+            sample.probability, dtype=float
+        )
     index = {c: i for i, c in enumerate(names)}
     mean = (w * size) @ X / (w @ size)
     g = np.asarray(phi.evaluate(mean, index)[1], dtype=float)
@@ -195,7 +202,9 @@ def stratum_sd_from_rates(
     if isinstance(error_rate, pd.Series):
         eps = error_rate.reindex(moment.index)
         if eps.isna().any():
-            raise ValueError(f"error_rate is missing for strata {examples(moment.index[eps.isna().to_numpy()])}")
+            raise ValueError(
+                f"error_rate is missing for strata {examples(moment.index[eps.isna().to_numpy()])}"
+            )
     else:
         eps = pd.Series(float(error_rate), index=moment.index)
     if ((eps < 0) | (eps > 1)).any():
@@ -256,7 +265,9 @@ def plan_sample_size(
     def design(n: int) -> pd.Series:
         return allocate(F, n, method=method, sd=sd, take_all=take_all, minimum=minimum)
 
-    lo = int(F[list(take_all)].sum()) + sum(min(minimum, int(f)) for h, f in F.items() if h not in set(take_all))
+    lo = int(F[list(take_all)].sum()) + sum(
+        min(minimum, int(f)) for h, f in F.items() if h not in set(take_all)
+    )
     hi = int(F.sum())
     if planned_variance(F, sd, design(lo)) <= target:
         n = lo
@@ -288,7 +299,8 @@ def plan_sample_size(
     assumptions = {
         "metric": f"{metric} with the {_ESTIMATOR.get(metric, '')} weight-share estimator",
         "S_h": source,
-        "allocation": f"{method}" + (f", take-all strata {list(take_all)}" if list(take_all) else ""),
+        "allocation": f"{method}"
+        + (f", take-all strata {list(take_all)}" if list(take_all) else ""),
         "interval": f"normal approximation, z = {z:.3f}, first-order (delta-method) variance",
         "population": f"{len(prediction):,} records in {len(F)} strata; draws without replacement",
     }

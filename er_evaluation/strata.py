@@ -62,7 +62,9 @@ class Strata:
         if H == 0:
             raise ValueError("a stratified sample needs at least one stratum")
         if not self.names.is_unique:
-            raise ValueError(f"duplicated stratum names: {examples(self.names[self.names.duplicated()])}")
+            raise ValueError(
+                f"duplicated stratum names: {examples(self.names[self.names.duplicated()])}"
+            )
         if self.frame not in FRAMES:
             raise ValueError(f"frame must be one of {FRAMES}, got {self.frame!r}")
         for name in ("frame_size", "n_draws", "row_unit", "row_stratum", "row_count"):
@@ -73,7 +75,11 @@ class Strata:
             raise ValueError("row_unit, row_stratum and row_count must have the same length")
         if self.row_factor is not None:
             factor = np.asarray(self.row_factor, dtype=float)
-            if len(factor) != len(self.row_unit) or not np.isfinite(factor).all() or (factor < 0).any():
+            if (
+                len(factor) != len(self.row_unit)
+                or not np.isfinite(factor).all()
+                or (factor < 0).any()
+            ):
                 raise ValueError("row_factor needs one finite, non-negative value per draw group")
             object.__setattr__(self, "row_factor", factor)
         if (self.row_count < 1).any():
@@ -97,8 +103,7 @@ class Strata:
         if not self.replace and (self.n_draws > self.frame_size).any():
             bad = self.names[self.n_draws > self.frame_size]
             raise ValueError(
-                f"more draws than frame units without replacement in stratum/strata "
-                f"{examples(bad)}"
+                f"more draws than frame units without replacement in stratum/strata {examples(bad)}"
             )
 
     @property

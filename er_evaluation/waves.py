@@ -39,7 +39,10 @@ __all__ = ["union_sample", "combine_estimates"]
 
 
 def _union_reference(waves: Sequence[Sample]) -> pd.Series:
-    parts = [validate_membership(w.reference, name=f"wave {k + 1} reference") for k, w in enumerate(waves)]
+    parts = [
+        validate_membership(w.reference, name=f"wave {k + 1} reference")
+        for k, w in enumerate(waves)
+    ]
     union = pd.concat(parts)
     both = union.index.duplicated(keep=False)
     labels = union[both].groupby(level=0).nunique()
@@ -88,7 +91,9 @@ def union_sample(
     lam = np.zeros(len(units))
     for k, (wave, labels) in enumerate(zip(waves, strata, strict=True)):
         if wave.sample_of != "reference" or wave.blocks is not None:
-            raise ValueError(f"wave {k + 1} is not a sample of true clusters reached by record draws")
+            raise ValueError(
+                f"wave {k + 1} is not a sample of true clusters reached by record draws"
+            )
         pos = units.get_indexer(wave.units)
         if wave.strata is None:
             if wave.weights != "cluster_size":
@@ -114,13 +119,17 @@ def union_sample(
             raise ValueError(f"wave {k + 1} is stratified: give the stratum of every record")
         missing = union.index.difference(labels.index)
         if len(missing):
-            raise ValueError(f"{len(missing)} reviewed record(s) have no stratum in wave {k + 1}: {examples(missing)}")
+            raise ValueError(
+                f"{len(missing)} reviewed record(s) have no stratum in wave {k + 1}: {examples(missing)}"
+            )
         h = st.names.get_indexer(labels.reindex(union.index).to_numpy())
         if (h < 0).any():
             bad = pd.unique(labels.reindex(union.index).to_numpy()[h < 0])
             raise ValueError(f"records in strata unknown to wave {k + 1}: {examples(bad)}")
         # |c ∩ h| for every union cluster and stratum of this wave, as n_h/F_h per record
-        lam += np.bincount(unit_of_record, weights=(st.n_draws / st.frame_size)[h], minlength=len(units))
+        lam += np.bincount(
+            unit_of_record, weights=(st.n_draws / st.frame_size)[h], minlength=len(units)
+        )
         offset = len(names)
         names += [f"wave {k + 1}: {name}" for name in st.names]
         F += st.frame_size.tolist()
@@ -145,7 +154,9 @@ def union_sample(
         row_count=np.concatenate(rows_count),
         row_factor=factor,
     )
-    multiplicity = np.bincount(row_unit, weights=strata_.row_count, minlength=len(units)).astype(np.int64)
+    multiplicity = np.bincount(row_unit, weights=strata_.row_count, minlength=len(units)).astype(
+        np.int64
+    )
     return Sample(
         reference=union,
         units=units,

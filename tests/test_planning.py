@@ -106,8 +106,24 @@ def test_cli_plan_prints_the_answer_with_its_assumptions(tmp_path, capsys):
     assert main(["plan", str(pred_path), "--half-width", "0.05", "--error-rate", "0.05"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Review ") and "Assumptions:" in out and "allocation: neyman" in out
-    assert main(["plan", str(pred_path), "--half-width", "0.05", "--pilot", str(ref_path),
-                 "--bands", "2", "5", "--format", "csv"]) == 0
+    assert (
+        main(
+            [
+                "plan",
+                str(pred_path),
+                "--half-width",
+                "0.05",
+                "--pilot",
+                str(ref_path),
+                "--bands",
+                "2",
+                "5",
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.out.startswith("stratum,") and "reviewed pilot" in captured.err
     assert main(["plan", str(pred_path), "--half-width", "0.05"]) == 1

@@ -93,8 +93,10 @@ def _population():
 
 
 def _expectation(truth, strata, alloc, fn, replace=False):
-    values = [fn(stratified_sample(truth, d, strata.value_counts(sort=False), replace=replace))
-              for d in _all_samples(strata, alloc, replace)]
+    values = [
+        fn(stratified_sample(truth, d, strata.value_counts(sort=False), replace=replace))
+        for d in _all_samples(strata, alloc, replace)
+    ]
     return np.array(values)
 
 
@@ -125,8 +127,9 @@ def test_exhaustive_paired_difference_is_unbiased():
         strata,
         {"a": 2, "b": 3, "c": 1 + 1},
         lambda s: (lambda e: (e.value, e.std_error**2))(
-            compare({"B": other, "A": pred}, s, P, baseline="A", estimator="record",
-                    ci_method="normal")
+            compare(
+                {"B": other, "A": pred}, s, P, baseline="A", estimator="record", ci_method="normal"
+            )
         ),
     )
     assert out[:, 0].mean() == pytest.approx(exact, abs=1e-12)
@@ -152,33 +155,48 @@ def test_exhaustive_take_all_stratum_contributes_exactly():
 
 def test_take_all_stratum_has_no_variance_part():
     truth, pred, _, strata = _population()
-    d = pd.Series(["a", "a", "a", "b", "b", "c", "c"], index=["r0", "r1", "r2", "r3", "r5", "r7", "r9"])
+    d = pd.Series(
+        ["a", "a", "a", "b", "b", "c", "c"], index=["r0", "r1", "r2", "r3", "r5", "r7", "r9"]
+    )
     s = stratified_sample(truth, d, strata.value_counts(sort=False))
-    from er_evaluation.estimators.api import _fit, _function, _units
+    from er_evaluation.estimators._metric_fit import fit as metric_fit
+    from er_evaluation.estimators._metric_fit import metric_function
+    from er_evaluation.estimators.units import unit_table
 
-    ut = _units(pred, s, "error", True)
-    _, phi, cols = _function(ut, P, "cluster_block", 1.0)
-    fit = _fit(ut, phi, cols, False)
+    ut = unit_table(pred, s)
+    _, phi, cols = metric_function(ut, P, "cluster_block", 1.0)
+    fit = metric_fit(ut, phi, cols, False)
     assert isinstance(fit, StratifiedFit)
     assert np.all(fit.stratum_cov[0] == 0)
     table = stratum_table(fit)
     assert table["take_all"].tolist() == [True, False, False]
-    assert table["variance_share"].iloc[0] == 0 and table["variance_share"].sum() == pytest.approx(1)
+    assert table["variance_share"].iloc[0] == 0 and table["variance_share"].sum() == pytest.approx(
+        1
+    )
 
 
 ESTIMABLE = [
-    P, R, F1, "cluster_precision", "cluster_recall", "bcubed_precision", "bcubed_recall",
-    "bcubed_f1", "homogeneity", "completeness", "v_measure",
+    P,
+    R,
+    F1,
+    "cluster_precision",
+    "cluster_recall",
+    "bcubed_precision",
+    "bcubed_recall",
+    "bcubed_f1",
+    "homogeneity",
+    "completeness",
+    "v_measure",
 ]
 EXACT = {
     P: metrics.pairwise_precision,
     R: metrics.pairwise_recall,
-    F1: metrics.pairwise_fscore,
+    F1: metrics.pairwise_f1,
     "cluster_precision": metrics.cluster_precision,
     "cluster_recall": metrics.cluster_recall,
     "bcubed_precision": metrics.bcubed_precision,
     "bcubed_recall": metrics.bcubed_recall,
-    "bcubed_f1": metrics.bcubed_fscore,
+    "bcubed_f1": metrics.bcubed_f1,
     "homogeneity": metrics.homogeneity,
     "completeness": metrics.completeness,
     "v_measure": metrics.v_measure,
@@ -187,7 +205,9 @@ EXACT = {
 
 def _random_population(seed, n=300):
     rng = np.random.default_rng(seed)
-    truth = pd.Series(rng.zipf(2.0, n).clip(max=40).cumsum() // 7, index=[f"r{i}" for i in range(n)])
+    truth = pd.Series(
+        rng.zipf(2.0, n).clip(max=40).cumsum() // 7, index=[f"r{i}" for i in range(n)]
+    )
     truth = pd.Series(rng.integers(0, n // 5, n), index=truth.index)
     pred = truth.copy()
     flip = rng.choice(n, n // 8, replace=False)
@@ -243,8 +263,9 @@ def test_one_stratum_with_replacement_equals_the_record_design(seed, n):
     for unit, m in zip(plain.units, plain.multiplicity, strict=True):
         drawn_records += [ref.index[ref == unit][0]] * int(m)
     one = pd.Series("all", index=truth.index)
-    s = stratified_sample(truth, pd.Series("all", index=drawn_records), one.value_counts(),
-                          replace=True)
+    s = stratified_sample(
+        truth, pd.Series("all", index=drawn_records), one.value_counts(), replace=True
+    )
     for metric, est in ((P, "cluster_block"), (P, "record"), (R, "record"), ("bcubed_f1", None)):
         a = estimate(pred, plain, metric, estimator=est, ci_method="normal")
         b = estimate(pred, s, metric, estimator=est, ci_method="normal")
@@ -261,7 +282,16 @@ def test_record_strata_from_record_and_cluster_columns():
     assert record_strata(PRED, source).tolist() == list("xxyyxxyy")
     by_cluster = pd.Series({1: "p", 2: "q", 5: "q", 6: "r"})
     assert record_strata(PRED, by_cluster).tolist() == list("pqqpqrrr")
-    assert record_strata(PRED, lambda p: p.map({1: 0, 2: 0, 5: 1, 6: 1})).tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert record_strata(PRED, lambda p: p.map({1: 0, 2: 0, 5: 1, 6: 1})).tolist() == [
+        0,
+        0,
+        0,
+        0,
+        1,
+        1,
+        1,
+        1,
+    ]
     with pytest.raises(ValueError, match=r"1 predicted cluster\(s\) have no stratum: 6"):
         record_strata(PRED, by_cluster.drop(6))
 

@@ -27,7 +27,7 @@ B = pd.Series([1, 1, 3, 2, 2, 3], index=range(1, 7))
 EXACT = {
     P: metrics.pairwise_precision,
     R: metrics.pairwise_recall,
-    F1: metrics.pairwise_fscore,
+    F1: metrics.pairwise_f1,
 }
 
 

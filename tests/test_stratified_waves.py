@@ -26,7 +26,9 @@ HALVES = pd.Series(["A"] * 4 + ["B"] * 4, index=range(1, 9))
 
 def _uniform_wave(records):
     draws = TRUTH.loc[list(records)].value_counts()
-    return benchmark_sample(TRUTH[TRUTH.isin(draws.index)], weights="cluster_size", multiplicity=draws)
+    return benchmark_sample(
+        TRUTH[TRUTH.isin(draws.index)], weights="cluster_size", multiplicity=draws
+    )
 
 
 def _stratified_wave(drawn: dict):
@@ -50,7 +52,9 @@ def test_exhaustive_union_is_unbiased():
     values = []
     for w1 in itertools.product(TRUTH.index, repeat=2):  # ordered draws with replacement
         for a, b in itertools.product(range(1, 5), range(5, 9)):
-            u = union_sample([_uniform_wave(w1), _stratified_wave({a: "A", b: "B"})], [None, HALVES], 8)
+            u = union_sample(
+                [_uniform_wave(w1), _stratified_wave({a: "A", b: "B"})], [None, HALVES], 8
+            )
             values.append(estimate(PRED, u, P, estimator="record", ci_method="normal").value)
     assert np.mean(values) == pytest.approx(exact, abs=1e-12)
 
@@ -67,9 +71,18 @@ def test_union_errors_name_conflicts():
 
 def _estimate(value, se):
     return Estimate(
-        metric=P, estimator="record", design="records", value=value, std_error=se,
-        ci_low=math.nan, ci_high=math.nan, level=0.95, ci_method="normal",
-        n_units=10, n_draws=10, n_records=30,
+        metric=P,
+        estimator="record",
+        design="records",
+        value=value,
+        std_error=se,
+        ci_low=math.nan,
+        ci_high=math.nan,
+        level=0.95,
+        ci_method="normal",
+        n_units=10,
+        n_draws=10,
+        n_records=30,
     )
 
 

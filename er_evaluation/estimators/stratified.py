@@ -36,8 +36,8 @@ bootstrap intervals resample draws without regard to strata and are refused.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -51,7 +51,10 @@ __all__ = [
     "StratifiedFit",
     "fit_from_moments",
     "stratified_fit",
-    "stratum_table", "stratified_interval", "STRATIFIED_CI_METHODS"]
+    "stratum_table",
+    "stratified_interval",
+    "STRATIFIED_CI_METHODS",
+]
 
 STRATIFIED_CI_METHODS = ("auto", "normal", "logit", "fieller")
 
@@ -223,5 +226,7 @@ def stratum_table(fit: StratifiedFit) -> pd.DataFrame:
         scale = fit.strata.frame_size.sum() / fit.strata.frame_size
         table["value"] = fit.phi.value(fit.stratum_mean * scale[:, None], index)
         var = fit.stratum_variance
-        table["variance_share"] = var / var.sum() if math.isfinite(var.sum()) and var.sum() > 0 else 0.0
+        table["variance_share"] = (
+            var / var.sum() if math.isfinite(var.sum()) and var.sum() > 0 else 0.0
+        )
     return table
