@@ -37,6 +37,7 @@ from er_evaluation.strata import Strata
 
 __all__ = [
     "TAKE_ALL",
+    "SIZE_BANDS",
     "record_strata",
     "cluster_strata",
     "size_strata",
@@ -52,6 +53,10 @@ __all__ = [
 
 TAKE_ALL = "take-all"
 """Label of the take-all stratum made by :func:`size_strata`."""
+
+SIZE_BANDS = (2, 5, 20, 100)
+"""Default lower bounds of the predicted-size bands of :func:`size_strata` (1, 2-4, 5-19,
+20-99, 100+)."""
 
 Allocation = Literal["proportional", "neyman"]
 
@@ -133,7 +138,7 @@ def _band_labels(sizes: np.ndarray, bands: Iterable[int]) -> np.ndarray:
 
 def size_strata(
     prediction: pd.Series,
-    bands: Iterable[int] = (2, 5, 20, 100),
+    bands: Iterable[int] = SIZE_BANDS,
     *,
     take_all_size: int | None = None,
 ) -> pd.Series:

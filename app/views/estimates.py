@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 from app_common import (
     DESIGNS,
+    compared_versions,
     data_key,
     load_project,
     open_store,
@@ -17,6 +18,8 @@ from app_common import (
 )
 
 from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.estimators.change import compare_changed
+from er_evaluation.estimators.stratified import stratum_contributions
 from er_evaluation.plots import plot_estimates
 from er_evaluation.sampling import benchmark_sample
 from er_evaluation.vocabulary import REGISTRY
@@ -75,6 +78,33 @@ else:
         sample = benchmark_sample(data.benchmark, weights=weights)
     cache_key = (data_key(data), "benchmark", weights)
     st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
+
+if source == "reviews" and settings["design"] == "change":
+    # a sample of changed records estimates differences only (design §8): the levels
+    # TP_A and |T| come from the project's benchmark, |P_A| and |P_B| from the versions
+    base, other = settings["version"], settings["other_version"]
+    a, b = compared_versions(data, settings)
+    bench = None
+    if data.benchmark is not None:
+        bench = benchmark_sample(
+            data.benchmark[data.benchmark.index.isin(a.index)], weights="cluster_size"
+        )
+    st.subheader(f"Paired difference {other} − {base} from the changed records")
+    for col, (metric, label) in zip(st.columns(len(METRICS)), METRICS.items(), strict=True):
+        try:
+            d = compare_changed(
+                a, b, sample, bench, metric, names=(other, base), on_missing="restrict"
+            )
+        except ValueError as error:
+            col.info(f"{label}: {error}")
+            continue
+        col.metric(
+            f"{label}: {other} − {base}",
+            f"{d.value:+.3f}",
+            help=f"{d.level:.0%} CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}]",
+        )
+        col.caption(f"{d.level:.0%} CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}] · SE {d.std_error:.4f}")
+    st.stop()
 
 if sample.sample_of == "predicted":
     # Reviewing whole predicted clusters reveals precision only (by duality); recall needs
@@ -140,6 +170,20 @@ shown = table[
     ]
 ]
 st.dataframe(shown, hide_index=True, key="est_table")
+if sample.strata is not None:
+    st.subheader("Per-stratum contributions")
+    st.caption(
+        "Each stratum's frame size, draws and selection probability, the metric on the "
+        "stratum alone, and its share of the estimate's variance (0 for take-all strata)."
+    )
+    strata_metric = st.selectbox(
+        "Metric", list(METRICS), format_func=METRICS.get, key="strata_metric"
+    )
+    with plain_errors("Could not split the estimate by stratum"):
+        parts = stratum_contributions(
+            data.predictions[focus], sample, strata_metric, on_missing="restrict"
+        )
+    st.dataframe(parts, hide_index=True, key="strata_table")
 dropped = table.groupby("prediction", sort=False)["dropped_records"].max()
 dropped = dropped[dropped > 0]
 if len(dropped):

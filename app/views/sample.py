@@ -13,6 +13,8 @@ from app_common import (
     save_queue,
 )
 
+from er_evaluation.designs import SIZE_BANDS
+
 st.title("Sample what to review")
 data = load_project()
 current = read_sample_config()
@@ -29,7 +31,13 @@ if design == "blocks" and data.block_col is None:
     st.stop()
 c1, c2, c3 = st.columns(3)
 size = c1.number_input(
-    {"records": "Records to sample", "clusters": "Predicted clusters", "blocks": "Blocks"}[design],
+    {
+        "records": "Records to sample",
+        "clusters": "Predicted clusters",
+        "blocks": "Blocks",
+        "stratified": "Records to sample (besides the take-all stratum)",
+        "change": "Changed records to sample",
+    }[design],
     min_value=1,
     value=int(current["size"]) if current else 50,
     step=10,
@@ -48,6 +56,32 @@ version = c3.selectbox(
     key="sample_version",
     help="Reviewers see this version's predicted cluster of each sampled record and correct it.",
 )
+extra: dict = {}
+if design == "stratified":
+    extra["take_all_size"] = int(
+        st.number_input(
+            "Review entirely the predicted clusters with at least this many records",
+            min_value=2,
+            value=int(current.get("take_all_size") or 50) if current else 50,
+            key="sample_take_all",
+            help="With heavy-tailed cluster sizes the few largest clusters carry most links "
+            "and most errors: reviewing them entirely removes their sampling error. Other "
+            f"records are stratified by predicted cluster size (bands from {SIZE_BANDS}).",
+        )
+    )
+elif design == "change":
+    others = [v for v in versions if v != version]
+    if not others:
+        st.error("The change design compares two versions: the project has only one.")
+        st.stop()
+    extra["other_version"] = st.selectbox(
+        "Compare with version",
+        others,
+        index=len(others) - 1,
+        key="sample_other_version",
+        help="Only records whose predicted cluster differs between the two versions are "
+        "sampled: elsewhere the versions agree and their difference is exactly zero.",
+    )
 reviewers_text = st.text_input(
     "Split among reviewers (comma-separated names; empty = one shared queue)",
     value=", ".join(current.get("reviewers", [])) if current else "",
@@ -73,6 +107,7 @@ if st.button("Draw and save the sample", key="draw_sample", type="primary"):
         "version": version,
         "reviewers": reviewers,
         "double_share": float(double_share),
+        **extra,
     }
     with plain_errors("Could not draw the sample"):
         queue = draw_queue(data, settings)
@@ -80,6 +115,71 @@ if st.button("Draw and save the sample", key="draw_sample", type="primary"):
         save_queue(queue, settings)
     st.session_state["queue_position"] = 0
     st.success(f"Saved a sample of {len(queue):,} records to review.")
+
+with st.expander("Plan the sample size"):
+    from er_evaluation.designs import TAKE_ALL, size_strata
+    from er_evaluation.planning import PLAN_METRICS, plan_sample_size
+    from er_evaluation.sampling import benchmark_sample
+
+    p1, p2, p3 = st.columns(3)
+    target = p1.number_input(
+        "Target half-width",
+        min_value=0.001,
+        max_value=0.5,
+        value=0.02,
+        step=0.005,
+        format="%.3f",
+        key="plan_half_width",
+    )
+    plan_metric = p2.selectbox("Metric", PLAN_METRICS, key="plan_metric")
+    plan_take_all = p3.number_input(
+        "Take-all from cluster size", min_value=2, value=50, key="plan_take_all"
+    )
+    sources = (["benchmark"] if data.benchmark is not None else []) + ["rate"]
+    source = st.radio(
+        "Stratum standard deviations from",
+        sources,
+        format_func={
+            "benchmark": "the project's existing benchmark",
+            "rate": "an assumed misattribution rate",
+        }.get,
+        key="plan_source",
+        horizontal=True,
+    )
+    rate = None
+    if source == "rate":
+        rate = st.number_input(
+            "Assumed misattribution rate", 0.001, 0.5, 0.05, step=0.01, key="plan_rate"
+        )
+    if st.button("Plan", key="plan_button"):
+        prediction = data.predictions[version]
+        with plain_errors("Could not plan"):
+            strata = size_strata(prediction, SIZE_BANDS, take_all_size=int(plan_take_all))
+            pilot = None
+            if source == "benchmark":
+                # its records in this version's population (a version may lack some)
+                bench = data.benchmark[data.benchmark.index.isin(prediction.index)]
+                pilot = benchmark_sample(bench, weights="cluster_size")
+            plan = plan_sample_size(
+                prediction,
+                strata,
+                float(target),
+                metric=plan_metric,
+                pilot=pilot,
+                error_rate=rate,
+                take_all=[TAKE_ALL] if (strata == TAKE_ALL).any() else [],
+            )
+            st.session_state["plan_result"] = plan
+    plan = st.session_state.get("plan_result")
+    if plan is not None:
+        st.markdown(
+            f"**{plan.n_draws:,} records** to draw (~{plan.expected_records:,.0f} to read in "
+            f"their clusters) for a {plan.level:.0%} interval of {plan.metric} of half-width "
+            f"{plan.half_width:.4f} (target {plan.target_half_width:.4f})."
+        )
+        st.dataframe(plan.table, hide_index=True, key="plan_table")
+        st.markdown("**Assumptions**")
+        st.markdown("\n".join(f"- {k}: {v}" for k, v in plan.assumptions.items()))
 
 queue = read_queue()
 if queue is None:

@@ -53,7 +53,7 @@ def _label(metric: str, beta: float) -> str:
     return f"pairwise_f{beta:g}" if metric in ("pairwise_f1", "pairwise_fbeta") else metric
 
 
-def _change_total(a: pd.Series, b: pd.Series, changes: Sample, changed: pd.Series):
+def _change_total(a: pd.Series, b: pd.Series, changes: Sample, changed: pd.Series, on_missing: str):
     """Per-unit ΔTP share (f_B - f_A)/k(c) of the change sample and its stratified fit."""
     st = changes.strata
     if st is None or st.frame != "records" or changes.sample_of != "reference":
@@ -67,8 +67,8 @@ def _change_total(a: pd.Series, b: pd.Series, changes: Sample, changed: pd.Serie
             f"the change sample's frame holds {int(st.frame_size.sum()):,} records but A and B "
             f"differ on {n_changed:,}: its frame must be exactly the changed records"
         )
-    ut_a = unit_table(a, changes, on_missing="error")
-    ut_b = unit_table(b, changes, on_missing="error")
+    ut_a = unit_table(a, changes, on_missing=on_missing)
+    ut_b = unit_table(b, changes, on_missing=on_missing)
     ref = changes.reference
     k = (
         pd.Series(changed.reindex(ref.index).to_numpy(), index=ref.index)
@@ -87,11 +87,11 @@ def _change_total(a: pd.Series, b: pd.Series, changes: Sample, changed: pd.Serie
     return stratified_fit(Column("d_tp"), {"d_tp": d}, changes, 1.0)
 
 
-def _benchmark_moments(a: pd.Series, benchmark: Sample):
+def _benchmark_moments(a: pd.Series, benchmark: Sample, on_missing: str):
     """Means and covariance of the benchmark's f/p, C(|c|,2)/p and |c|/p under A."""
     if benchmark.sample_of != "reference":
         raise ValueError("the benchmark must be a sample of true clusters (sample_of='reference')")
-    ut = unit_table(a, benchmark, on_missing="error")
+    ut = unit_table(a, benchmark, on_missing=on_missing)
     cols = {
         "b_tp": ut.weighted("tp"),
         "b_pairs": ut.weighted("pairs"),
@@ -136,6 +136,7 @@ def compare_changed(
     beta: float = 1.0,
     level: float = 0.95,
     names: tuple[str, str] = ("B", "A"),
+    on_missing: str = "error",
 ) -> Estimate:
     """Paired difference ``metric(B) - metric(A)`` from a sample of the records that changed
     between versions ``a`` and ``b`` plus an existing ``benchmark`` (design §8; formulas in
@@ -148,7 +149,10 @@ def compare_changed(
     via :func:`~er_evaluation.sampling.benchmark_sample`), which supplies TP_A and |T|;
     ``None`` is allowed for the precision difference when |P_A| = |P_B| (it is then
     ΔTP/|P|). ``metric``: pairwise_precision, pairwise_recall, pairwise_f1 or
-    pairwise_fbeta (with ``beta``). Returns an :class:`Estimate` with a normal interval.
+    pairwise_fbeta (with ``beta``). ``on_missing``: reviewed records absent from the
+    predictions raise a :class:`CoverageError` ("error") or are dropped with a
+    :class:`CoverageWarning` ("restrict"). Returns an :class:`Estimate` with a normal
+    interval.
     """
     if metric not in CHANGE_METRICS:
         raise ValueError(
@@ -157,7 +161,7 @@ def compare_changed(
     if metric == "pairwise_f1":
         beta = 1.0
     changed = changed_records(a, b)
-    fit_d = _change_total(a, b, changes, changed)
+    fit_d = _change_total(a, b, changes, changed, on_missing)
     codes_a = pd.factorize(a.to_numpy())[0]
     codes_b = pd.factorize(b.reindex(a.index).to_numpy())[0]
     size_a, size_b = np.bincount(codes_a), np.bincount(codes_b)
@@ -183,7 +187,7 @@ def compare_changed(
         )
         units_b = 0
     else:
-        fit_b, V_b, N = _benchmark_moments(a, benchmark)
+        fit_b, V_b, N = _benchmark_moments(a, benchmark, on_missing)
         phi = _difference(metric, beta, N, links_a, links_b)
         mean = np.concatenate([fit_d.mean, fit_b.mean])
         V = block_diag(fit_d.theta / fit_d.n * fit_d.cov, V_b)

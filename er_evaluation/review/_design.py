@@ -17,6 +17,14 @@ import pandas as pd
 from er_evaluation.errors import examples, plain_id
 from er_evaluation.review._checks import check_reviewer
 from er_evaluation.review._model import ReviewError
+from er_evaluation.designs import (
+    TAKE_ALL,
+    allocate,
+    changed_records,
+    draw_stratified,
+    size_strata,
+    stratified_sample,
+)
 from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters
 
 #: Sampling designs of the review queue and how the app describes them.
@@ -24,7 +32,11 @@ DESIGNS = {
     "records": "records uniformly (their clusters by size)",
     "clusters": "predicted clusters uniformly",
     "blocks": "blocks uniformly",
+    "stratified": "records stratified by predicted cluster size (largest clusters taken entirely)",
+    "change": "records that changed between two versions (to compare them)",
 }
+#: the designs drawing records within strata (:mod:`er_evaluation.designs`)
+STRATIFIED_DESIGNS = ("stratified", "change")
 QUEUE_COLUMNS = ("record_id", "unit", "reviewer", "second_reviewer")
 
 
@@ -100,6 +112,8 @@ def draw_queue(
     blocks: pd.Series | None = None,
     reviewers: Sequence[str] = (),
     double_share: float = 0.0,
+    take_all_size: int | None = None,
+    other: pd.Series | None = None,
 ) -> pd.DataFrame:
     """The records to review (columns :data:`QUEUE_COLUMNS`), drawn from ``prediction``.
 
@@ -107,13 +121,26 @@ def draw_queue(
     replacement: a record design is a uniform sample of singleton units (each record's
     true cluster is then drawn with probability proportional to its size, Binette et al.
     2023 §3); cluster and block designs list every record of the uniformly drawn
-    predicted clusters or blocks (``blocks``: record -> block id). Whole units go to one
+    predicted clusters or blocks (``blocks``: record -> block id). The stratified and
+    change designs draw ``size`` records within the strata of :func:`design_strata` (the
+    take-all stratum of predicted clusters of at least ``take_all_size`` records is added
+    whole; a change design samples only records whose predicted cluster differs in
+    ``other``), with a ``stratum`` column. Whole units go to one
     reviewer (:func:`assign_reviewers`); ``double_share`` of them also to a second one
     (:func:`assign_second_reviewers`).
     """
     if design not in DESIGNS:
         raise ReviewError(f"design must be one of {list(DESIGNS)}, got {design!r}")
-    if design == "records":
+    if design in STRATIFIED_DESIGNS:
+        strata = design_strata(prediction, design, take_all_size=take_all_size, other=other)
+        F = strata.value_counts(sort=False)
+        take_all = [TAKE_ALL] if TAKE_ALL in F.index else []
+        alloc = allocate(F, size + int(F[take_all].sum()), take_all=take_all)
+        drawn = draw_stratified(strata, alloc, seed=seed)
+        queue = pd.DataFrame(
+            {"record_id": drawn.index, "unit": drawn.index, "stratum": drawn.to_numpy()}
+        )
+    elif design == "records":
         ids = prediction.index
         units = sample_clusters(
             pd.Series(ids, index=ids), size, weights="uniform", replace=False, seed=seed
@@ -141,6 +168,28 @@ def draw_queue(
     return queue
 
 
+def design_strata(
+    prediction: pd.Series,
+    design: str,
+    *,
+    take_all_size: int | None = None,
+    other: pd.Series | None = None,
+) -> pd.Series:
+    """Stratum of every frame record of a stratified design (bands of predicted cluster
+    size, :func:`~er_evaluation.designs.size_strata`) or of a change design (the records
+    whose predicted cluster differs between ``prediction`` and ``other`` on the records
+    they share, :func:`~er_evaluation.designs.changed_records`)."""
+    if design == "stratified":
+        return size_strata(prediction, take_all_size=take_all_size)
+    if other is None:
+        raise ReviewError("the change design needs the version to compare with")
+    shared = prediction.index.intersection(other.index)
+    changed = changed_records(prediction.loc[shared], other.loc[shared])
+    if not changed.any():
+        raise ReviewError("the two versions agree on every shared record: nothing to compare")
+    return pd.Series("changed", index=changed.index[changed.to_numpy()], name="stratum")
+
+
 def reviewer_queue(queue: pd.DataFrame, reviewer: str) -> pd.DataFrame:
     """Rows of ``queue`` assigned to ``reviewer``, as first or second reviewer."""
     second = queue["second_reviewer"] if "second_reviewer" in queue else None
@@ -164,6 +213,8 @@ def reviewed_sample(
     design: str,
     prediction: pd.Series,
     blocks: pd.Series | None = None,
+    take_all_size: int | None = None,
+    other: pd.Series | None = None,
 ) -> tuple[Sample | None, int]:
     """The design-based :class:`~er_evaluation.sampling.Sample` of what has been reviewed.
 
@@ -172,10 +223,26 @@ def reviewed_sample(
     (its cluster drawn with probability proportional to size, one draw per sampled
     record, without replacement from ``len(prediction)`` records); cluster and block
     designs use the units whose every record is in a reviewed true cluster (uniform
-    draws without replacement from the predicted clusters or blocks). Returns
+    draws without replacement from the predicted clusters or blocks); a stratified or
+    change design uses every drawn record already in a reviewed true cluster, within the
+    strata of :func:`design_strata` (each stratum needs one). Returns
     ``(sample, n_finished_units)`` or ``(None, 0)`` before the first finished unit.
     """
     done = queue["record_id"].isin(truth.index)
+    if design in STRATIFIED_DESIGNS:
+        finished = queue[done.to_numpy()]
+        if finished.empty:
+            return None, 0
+        F = design_strata(prediction, design, take_all_size=take_all_size, other=other)
+        F = F.value_counts(sort=False)
+        drawn = pd.Series(finished["stratum"].to_numpy(), index=finished["record_id"].to_numpy())
+        waiting = F.index.difference(pd.Index(pd.unique(drawn.to_numpy())))
+        if len(waiting):
+            raise ReviewError(
+                f"every stratum needs a finished review before estimating; none yet in "
+                f"{examples(waiting)}"
+            )
+        return stratified_sample(truth, drawn, F), len(finished)
     if design == "records":
         sampled = queue.loc[done, "record_id"]
         if sampled.empty:

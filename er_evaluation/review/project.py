@@ -345,7 +345,17 @@ def draw_project_queue(data: ProjectData, settings: dict) -> pd.DataFrame:
         blocks=data.blocks,
         reviewers=settings.get("reviewers") or [],
         double_share=float(settings.get("double_share") or 0.0),
+        **_strata_settings(data, settings),
     )
+
+
+def _strata_settings(data: ProjectData, settings: dict) -> dict:
+    """The stratified and change designs' extra settings, as :func:`draw_queue` takes them."""
+    other = settings.get("other_version")
+    return {
+        "take_all_size": settings.get("take_all_size"),
+        "other": data.predictions[other] if other is not None else None,
+    }
 
 
 def save_queue(queue: pd.DataFrame, settings: dict, folder: Path) -> None:
@@ -411,6 +421,7 @@ def project_sample(
         design=settings["design"],
         prediction=data.predictions[settings["version"]],
         blocks=data.blocks,
+        **_strata_settings(data, settings),
     )
 
 
