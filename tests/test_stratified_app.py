@@ -5,14 +5,24 @@ page prints its assumptions."""
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest  # noqa: E402
-from test_app_designs import ENTRY, V1, V2, expected, project, review_everything  # noqa: E402,F401
+from test_app_designs import (  # noqa: E402
+    ENTRY,
+    V1,
+    V2,
+    expected,
+    project,  # noqa: E402,F401  (fixture)
+    review_everything,
+)
 
 from er_evaluation.designs import stratified_sample  # noqa: E402
 from er_evaluation.estimators.change import compare_changed  # noqa: E402
@@ -34,24 +44,28 @@ def _draw(design: str, size: int, **extra) -> AppTest:
     return at
 
 
-def _sample(project, truth):
-    queue = pd.read_parquet(project / "queue.parquet")
-    import json
+def _folder() -> Path:
+    return Path(os.environ["ER_EVAL_PROJECT_DIR"])
 
-    settings = json.loads((project / "project.json").read_text())["sample"]
+
+def _sample(folder, truth):
+    queue = pd.read_parquet(folder / "queue.parquet")
+    settings = json.loads((folder / "project.json").read_text())["sample"]
     drawn = pd.Series(queue["stratum"].to_numpy(), index=queue["record_id"].to_numpy())
     return stratified_sample(truth, drawn, pd.Series(settings["strata_sizes"]))
 
 
-def test_stratified_design_estimates_and_per_stratum_contributions(project):
+@pytest.mark.usefixtures("project")
+def test_stratified_design_estimates_and_per_stratum_contributions():
+    folder = _folder()
     at = _draw("stratified", 4, take_all=4)
-    queue = pd.read_parquet(project / "queue.parquet")
+    queue = pd.read_parquet(folder / "queue.parquet")
     t_records = set(V1.index[V1 == "t"])  # the only predicted cluster with 4 records
     assert t_records <= set(queue["record_id"])
     assert (queue.set_index("record_id").loc[sorted(t_records), "stratum"] == "take-all").all()
     assert len(queue) == 4 + 4
-    store = review_everything(project)
-    sample = _sample(project, store.true_clusters())
+    store = review_everything(folder)
+    sample = _sample(folder, store.true_clusters())
     assert sample.strata.take_all.tolist() == [n == "take-all" for n in sample.strata.names]
     at.switch_page("views/estimates.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -66,12 +80,14 @@ def test_stratified_design_estimates_and_per_stratum_contributions(project):
     assert parts.set_index("stratum").loc["take-all", "variance_share"] == 0
 
 
-def test_change_design_shows_the_paired_precision_difference(project):
+@pytest.mark.usefixtures("project")
+def test_change_design_shows_the_paired_precision_difference():
+    folder = _folder()
     at = _draw("change", 3, other="v2")
-    queue = pd.read_parquet(project / "queue.parquet")
+    queue = pd.read_parquet(folder / "queue.parquet")
     assert (queue["stratum"] == "changed").all() and len(queue) == 3
-    store = review_everything(project)
-    sample = _sample(project, store.true_clusters())
+    store = review_everything(folder)
+    sample = _sample(folder, store.true_clusters())
     at.switch_page("views/estimates.py").run()
     assert not at.exception, [e.value for e in at.exception]
     with warnings.catch_warnings():
@@ -82,7 +98,8 @@ def test_change_design_shows_the_paired_precision_difference(project):
     assert any("needs a benchmark" in i.value for i in at.info)
 
 
-def test_planner_on_the_sample_page_prints_its_assumptions(project):
+@pytest.mark.usefixtures("project")
+def test_planner_on_the_sample_page_prints_its_assumptions():
     at = AppTest.from_file(ENTRY, default_timeout=120).run()
     at.switch_page("views/sample.py").run()
     at.number_input(key="plan_half_width").set_value(0.1)
