@@ -2,7 +2,10 @@
 (Binette et al. 2023 §2.3 and appendix A.2; design §4).
 
 Entry points: :func:`estimate` (one metric, one prediction), :func:`estimate_table`
-(tidy table for many predictions x metrics), :func:`compare` (paired differences).
+(tidy table for many predictions x metrics), :func:`compare` (paired differences),
+:func:`compare_changed` (paired differences from a sample of the records that changed
+between two versions, design §8), :func:`stratum_contributions` (per-stratum parts of an
+estimate from a stratified sample, design §7).
 Samples come from :mod:`er_evaluation.sampling`. Interval methods live in
 :mod:`er_evaluation.estimators.intervals`. All "weights"/"probability" arguments are
 selection probabilities (up to a constant), never inverse-probability weights.
@@ -16,11 +19,13 @@ from er_evaluation.estimators.api import (
     estimate_from_units,
     estimate_table,
 )
+from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.diagnostics import Diagnostics
 from er_evaluation.estimators.intervals import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
 from er_evaluation.estimators.ratio import fpc, ratio_estimate, smooth_estimate
 from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
+from er_evaluation.estimators.stratified import stratum_contributions
 from er_evaluation.estimators.units import UnitTable, unit_table
 
 __all__ = [
@@ -31,6 +36,7 @@ __all__ = [
     "Estimate",
     "UnitTable",
     "compare",
+    "compare_changed",
     "confidence_interval",
     "estimate",
     "estimate_from_units",
@@ -41,5 +47,6 @@ __all__ = [
     "ratio_estimate",
     "restrict_sample",
     "smooth_estimate",
+    "stratum_contributions",
     "unit_table",
 ]
