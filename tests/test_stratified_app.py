@@ -5,7 +5,6 @@ page prints its assumptions."""
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
@@ -24,7 +23,7 @@ from test_app_designs import (  # noqa: E402
     review_everything,
 )
 
-from er_evaluation.designs import stratified_sample  # noqa: E402
+from er_evaluation.designs import changed_records, size_strata, stratified_sample  # noqa: E402
 from er_evaluation.estimators.change import compare_changed  # noqa: E402
 
 
@@ -48,11 +47,10 @@ def _folder() -> Path:
     return Path(os.environ["ER_EVAL_PROJECT_DIR"])
 
 
-def _sample(folder, truth):
+def _sample(folder, truth, frame_sizes):
     queue = pd.read_parquet(folder / "queue.parquet")
-    settings = json.loads((folder / "project.json").read_text())["sample"]
     drawn = pd.Series(queue["stratum"].to_numpy(), index=queue["record_id"].to_numpy())
-    return stratified_sample(truth, drawn, pd.Series(settings["strata_sizes"]))
+    return stratified_sample(truth, drawn, frame_sizes)
 
 
 @pytest.mark.usefixtures("project")
@@ -65,7 +63,7 @@ def test_stratified_design_estimates_and_per_stratum_contributions():
     assert (queue.set_index("record_id").loc[sorted(t_records), "stratum"] == "take-all").all()
     assert len(queue) == 4 + 4
     store = review_everything(folder)
-    sample = _sample(folder, store.true_clusters())
+    sample = _sample(folder, store.true_clusters(), size_strata(V1, take_all_size=4).value_counts())
     assert sample.strata.take_all.tolist() == [n == "take-all" for n in sample.strata.names]
     at.switch_page("views/estimates.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -87,7 +85,8 @@ def test_change_design_shows_the_paired_precision_difference():
     queue = pd.read_parquet(folder / "queue.parquet")
     assert (queue["stratum"] == "changed").all() and len(queue) == 3
     store = review_everything(folder)
-    sample = _sample(folder, store.true_clusters())
+    changed = changed_records(V1, V2)
+    sample = _sample(folder, store.true_clusters(), pd.Series({"changed": int(changed.sum())}))
     at.switch_page("views/estimates.py").run()
     assert not at.exception, [e.value for e in at.exception]
     with warnings.catch_warnings():

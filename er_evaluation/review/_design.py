@@ -14,9 +14,6 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from er_evaluation.errors import examples, plain_id
-from er_evaluation.review._checks import check_reviewer
-from er_evaluation.review._model import ReviewError
 from er_evaluation.designs import (
     TAKE_ALL,
     allocate,
@@ -25,6 +22,9 @@ from er_evaluation.designs import (
     size_strata,
     stratified_sample,
 )
+from er_evaluation.errors import examples, plain_id
+from er_evaluation.review._checks import check_reviewer
+from er_evaluation.review._model import ReviewError
 from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters
 
 #: Sampling designs of the review queue and how the app describes them.
