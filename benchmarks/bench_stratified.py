@@ -2,8 +2,9 @@
 (issue "Stratified sampling designs, a sample-size planner, and change-focused
 comparison"; design §7-8).
 
-Three experiments, each writing one CSV of replicates to ``benchmarks/data/`` and a
-summary to stdout (copied into ``benchmarks/README.md``):
+Three experiments, each writing its per-replicate rows to ``benchmarks/_out/`` and its
+summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
+``benchmarks/README.md``):
 
 ``zipf``
     Heavy-tailed truth: 200,000 records in clusters of Zipf(2) sizes capped at 5,000;
@@ -67,7 +68,8 @@ from er_evaluation.planning import plan_sample_size, stratum_sd_from_rates
 from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import misattribute
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent / "data"  # summaries (kept)
+OUT = Path(__file__).parent / "_out"  # per-replicate rows (not kept in git)
 P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
 BANDS = (2, 5, 20, 100, 500, 2000)
 EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_f1}
@@ -364,10 +366,12 @@ def main(argv=None) -> int:
         f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell"
     )
     DATA.mkdir(exist_ok=True)
+    OUT.mkdir(exist_ok=True)
     if args.experiment == "zipf":
         df = run_zipf(args.reps, args.seed)
-        df.to_csv(DATA / "bench_stratified_zipf.csv", index=False)
+        df.to_csv(OUT / "bench_stratified_zipf.csv", index=False)
         s = summarize(df, ["rate", "n", "metric", "design"])
+        s.to_csv(DATA / "bench_stratified_zipf.csv")
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         p = s.xs(P, level="metric").reset_index()
         for (rate, n), g in p.groupby(["rate", "n"]):
@@ -380,8 +384,9 @@ def main(argv=None) -> int:
                 )
     elif args.experiment == "change":
         df = run_change(args.reps, args.seed, args.extra_rate)
-        df.to_csv(DATA / f"bench_stratified_change_{args.extra_rate:g}.csv", index=False)
+        df.to_csv(OUT / f"bench_stratified_change_{args.extra_rate:g}.csv", index=False)
         s = summarize(df, ["design", "n"])
+        s.to_csv(DATA / f"bench_stratified_change_{args.extra_rate:g}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.5f}"))
         u = s.loc["uniform"]
         c = s.loc["change-focused"]
@@ -401,7 +406,7 @@ def main(argv=None) -> int:
             )
     else:
         df = run_planner(args.reps, args.seed)
-        df.to_csv(DATA / "bench_stratified_planner.csv", index=False)
+        df.to_csv(OUT / "bench_stratified_planner.csv", index=False)
         g = df.groupby(["rate", "target", "source"], sort=False)
         s = g.agg(
             planned_draws=("planned_draws", "first"),
