@@ -159,7 +159,7 @@ class Sample:
     @property
     def is_census(self) -> bool:
         """True when the sample is the whole frame: every unit (or record) drawn once,
-        without replacement; for a stratified sample, every stratum taken entirely)."""
+        without replacement (for a stratified sample: every stratum taken entirely)."""
         if self.strata is not None:
             return bool(self.strata.take_all.all())
         if self.replace or self.population_size is None:
