@@ -1,4 +1,4 @@
-"""``er-eval plan``: how many records to review, per stratum, for a target interval.
+"""er-eval plan: how many records to review, per stratum, for a target interval.
 
     er-eval plan PREDICTION --half-width 0.02 (--pilot REF | --error-rate 0.05)
                  [--metric pairwise_precision] [--level 0.95] [--bands 2 5 20 100]
@@ -6,14 +6,13 @@
                  [--strata FILE --strata-col COL]
     er-eval plan --demo --half-width 0.02   # PatentsView 2022-06-30, Binette 2022 benchmark as pilot
 
-Strata are bands of predicted cluster size (``--bands``; records of predicted clusters of
-at least ``--take-all-size`` records reviewed entirely), or a record-level column of a
-table (``--strata FILE --strata-col COL``, record id in the first column). The standard
-deviation of each stratum comes from a reviewed pilot sample or existing benchmark
-(``--pilot``: true clusters of records drawn uniformly, ``--pilot-weights cluster_size``;
-or of clusters drawn uniformly, ``uniform``) or from an assumed misattribution rate
-(``--error-rate``). The answer (:func:`er_evaluation.planning.plan_sample_size`) is printed
-with every assumption it used.
+Strata are bands of predicted cluster size (--bands; records of predicted clusters of at
+least --take-all-size records reviewed entirely), or a record-level column of a table
+(--strata FILE --strata-col COL, record id in the first column). The standard deviation
+of each stratum comes from a reviewed pilot sample or existing benchmark (--pilot: true
+clusters of records drawn uniformly, --pilot-weights cluster_size; or of clusters drawn
+uniformly, uniform) or from an assumed misattribution rate (--error-rate). The answer
+(er_evaluation.planning.plan_sample_size) is printed with every assumption it used.
 """
 
 from __future__ import annotations
