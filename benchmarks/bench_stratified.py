@@ -27,7 +27,8 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     whole population per replicate standing for an existing benchmark; its reviews are
     not counted as cost).
 ``planner``
-    The planner (:func:`~er_evaluation.planning.plan_sample_size`) on the Zipf truth:
+    The planner (:func:`~er_evaluation.planning.plan_sample_size`) on the Zipf truth
+    (or, ``--truth patentsview``, the bundled 2022-06-30 disambiguation, target 0.02 only):
     for each rate, target half-width and source of S_h (a 200-draw uniform pilot drawn
     anew per plan, or the assumed true misattribution rate), plan a Neyman
     size-stratified design, draw it ``reps`` times and compare the achieved half-width
@@ -36,7 +37,7 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
 
     nice -n 10 python benchmarks/bench_stratified.py zipf --reps 400
     nice -n 10 python benchmarks/bench_stratified.py change --reps 400 [--extra-rate 0.01]
-    nice -n 10 python benchmarks/bench_stratified.py planner --reps 400
+    nice -n 10 python benchmarks/bench_stratified.py planner --reps 400 [--truth patentsview]
 """
 
 from __future__ import annotations
@@ -267,10 +268,7 @@ def summarize(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def run_change(reps: int, seed: int, extra_rate: float) -> pd.DataFrame:
-    truth = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
-    # integer record and cluster codes: the metrics do not depend on labels, and string
-    # ids would make every factorisation of the 133k records several times slower
-    truth = pd.Series(pd.factorize(truth.to_numpy())[0], name="truth")
+    truth = patentsview_truth()
     a = misattribute(truth, 0.05, seed=seed + 1).rename("A")
     b = misattribute(a, extra_rate, seed=seed + 2).rename("B")
     exact = EXACT[F1](b, truth) - EXACT[F1](a, truth)
@@ -311,14 +309,22 @@ def _diff_row(e, exact, design, n, r, cost) -> dict:
     }
 
 
-def run_planner(reps: int, seed: int) -> pd.DataFrame:
-    truth = zipf_truth(seed=seed)
+def patentsview_truth() -> pd.Series:
+    """The bundled 2022-06-30 disambiguation, with integer record and cluster codes (the
+    metrics do not depend on labels; string ids make every factorisation slower)."""
+    truth = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+    return pd.Series(pd.factorize(truth.to_numpy())[0], name="truth")
+
+
+def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
+    truth = zipf_truth(seed=seed) if truth_name == "zipf" else patentsview_truth()
+    targets = (0.01, 0.02) if truth_name == "zipf" else (0.02,)
     rows = []
     for rate in (0.05, 0.10):
         pred = misattribute(truth, rate, seed=seed + 1)
         exact = EXACT[P](pred, truth)
         strata = size_strata(pred, BANDS)
-        for target in (0.01, 0.02):
+        for target in targets:
             for source in ("pilot", "assumed rate"):
                 t0 = time.perf_counter()
                 if source == "pilot":
@@ -355,6 +361,9 @@ def main(argv=None) -> int:
     parser.add_argument("experiment", choices=["zipf", "change", "planner"])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--truth", choices=["zipf", "patentsview"], default="zipf", help="planner: the truth"
+    )
     parser.add_argument(
         "--extra-rate", type=float, default=0.002, help="change: B = A with this rate misattributed"
     )
@@ -405,8 +414,8 @@ def main(argv=None) -> int:
                 f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)"
             )
     else:
-        df = run_planner(args.reps, args.seed)
-        df.to_csv(OUT / "bench_stratified_planner.csv", index=False)
+        df = run_planner(args.reps, args.seed, args.truth)
+        df.to_csv(OUT / f"bench_stratified_planner_{args.truth}.csv", index=False)
         g = df.groupby(["rate", "target", "source"], sort=False)
         s = g.agg(
             planned_draws=("planned_draws", "first"),
