@@ -21,16 +21,18 @@ other records): it is then counted exactly, and its records scattered in sampled
 carry its huge totals into those strata's variance. Clusters frame: ``x(c)`` is the
 cluster's own totals (share 1).
 
-The estimate is ``phi(M̂)`` minus the second-order bias ``½ trace(Hess phi · V̂)`` and its
+The estimate is ``phi(M̂)`` minus the second-order bias ``½ trace(Hess phi · V̂)`` (at each
+ratio, as for unstratified samples) and its
 variance ``grad' V̂ grad`` (delta method): the combined ratio estimator. A take-all stratum
 (``n_h = F_h`` without replacement) has ``1 - n_h/F_h = 0``: its totals enter exactly and
 add no variance; a census of every stratum reproduces the exact metric with variance 0.
 A stratum sampled with a single draw (not take-all) has no variance estimate: the
 variance is NaN (allocate at least two draws per stratum).
 
-Intervals: ``normal``, ``logit`` and ``fieller`` use only M̂ and V̂ and apply unchanged;
-``auto`` is Fieller's interval for plain ratios and the logit interval otherwise. The
-bootstrap intervals resample draws without regard to strata and are refused.
+Intervals: ``score`` (the default), ``normal``, ``logit`` and ``fieller`` use only M̂, V̂
+and the draws' effective number and apply unchanged; ``auto`` is Fieller's interval for
+plain ratios and the logit interval otherwise. The bootstrap intervals resample draws
+without regard to strata and are refused.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from er_evaluation.estimators.intervals import confidence_interval
-from er_evaluation.estimators.ratio import Smooth, SmoothFit
+from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD, confidence_interval
+from er_evaluation.estimators.ratio import Smooth, SmoothFit, bias_corrected
 from er_evaluation.sampling import Sample
 from er_evaluation.strata import Strata
 
@@ -56,7 +58,7 @@ __all__ = [
     "STRATIFIED_CI_METHODS",
 ]
 
-STRATIFIED_CI_METHODS = ("auto", "normal", "logit", "fieller")
+STRATIFIED_CI_METHODS = ("score", "auto", "normal", "logit", "fieller")
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,20 +104,24 @@ def fit_from_moments(
 ) -> SmoothFit:
     """A :class:`~er_evaluation.estimators.ratio.SmoothFit` of ``phi`` at estimated means
     ``mean`` (ordered as ``names``) with their estimated covariance ``V``: value
-    ``phi(mean) - ½ trace(Hess · V)`` (second-order bias correction), variance
-    ``grad' V grad`` (delta method). ``theta = 1`` and ``cov = n V`` so that the interval
-    methods' ``theta/n cov`` is ``V``. ``parts`` go to :class:`StratifiedFit` (when given)."""
+    ``phi(mean) - ½ trace(Hess · V)`` (second-order bias correction, applied at each ratio
+    as :func:`~er_evaluation.estimators.ratio.bias_corrected` does), variance
+    ``grad' V grad`` (delta method). ``theta = 1`` (0 for a census of every stratum) and
+    ``cov = n V`` so that the interval methods' ``theta/n cov`` is ``V``. ``parts`` go to :class:`StratifiedFit` (when given)."""
     index = {c: i for i, c in enumerate(names)}
-    v, g, H = phi.evaluate(mean, index)
+    v, g, _ = phi.evaluate(mean, index)
     with np.errstate(invalid="ignore"):
-        bias = 0.5 * float(np.sum(H * V))
         variance = float(g @ V @ g)
     plugin = float(v)
-    value = plugin - bias if np.isfinite(bias) else plugin
+    # the same second-order correction as unstratified samples (at each ratio), with the
+    # stratified covariance of the means in place of theta S / n
+    value = float(bias_corrected(phi, mean, V, 1.0, 1, index))
     if np.isfinite(variance) and variance < 0:  # rounding on a zero variance
         variance = 0.0
     g = np.asarray(g, dtype=float)
     cls = StratifiedFit if parts else SmoothFit
+    # a census of every stratum: theta = 0 tells the interval methods and the diagnostics
+    census = "strata" in parts and bool(parts["strata"].take_all.all())
     influence = parts.pop("influence", np.zeros(0))
     return cls(
         phi=phi,
@@ -123,7 +129,7 @@ def fit_from_moments(
         Y=parts.pop("Y", mean[None, :]),
         multiplicity=parts.pop("multiplicity", np.ones(1)),
         n=n,
-        theta=1.0,
+        theta=0.0 if census else 1.0,
         mean=mean,
         cov=V * n,
         plugin=plugin,
@@ -192,10 +198,11 @@ def stratified_fit(
 def stratified_interval(
     fit: StratifiedFit, level: float, method: str | None, *, bounds=(0.0, 1.0), **_
 ) -> tuple[float, float]:
-    """Confidence interval of a stratified fit: ``normal``, ``logit`` or ``fieller`` on
-    the stratified variance; ``auto`` (or None) = Fieller for plain ratios, logit otherwise
-    (differences: normal). Bootstrap methods are refused with a ValueError."""
-    method = "auto" if method is None else method
+    """Confidence interval of a stratified fit: ``score``, ``normal``, ``logit`` or
+    ``fieller`` on the stratified variance (None: the package default); ``auto`` = Fieller
+    for plain ratios, logit otherwise (differences: normal). Bootstrap methods are refused
+    with a ValueError."""
+    method = DEFAULT_CI_METHOD if method is None else method
     if method not in STRATIFIED_CI_METHODS:
         raise ValueError(
             f"ci_method {method!r} resamples draws without regard to strata; a stratified "
