@@ -430,6 +430,7 @@ def main(argv=None) -> int:
         targets = s.index.get_level_values("target").to_numpy()
         s["achieved/target"] = s["achieved_half_width"] / targets
         s["reported/target"] = s["reported_half_width"] / targets
+        s.to_csv(DATA / f"bench_stratified_planner_{args.truth}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         print(
             f"mean achieved/target {s['achieved/target'].mean():.3f}; "
