@@ -32,7 +32,7 @@ from er_evaluation.sampling import sample_records
 
 P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
 
-# Paper 003, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8};
+# Binette et al. 2023, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8};
 # |P| = 5 predicted links, TP = 2 (f(c1) = 1, f(c3) = 1), P = R = 2/5.
 TRUTH = pd.Series([1, 1, 1, 2, 2, 3, 3, 4], index=range(1, 9))
 PRED = pd.Series([1, 2, 2, 1, 5, 6, 6, 6], index=range(1, 9))
