@@ -405,3 +405,27 @@ def test_cli_output_format_follows_the_file_name(tmp_path, clustering_files, cli
     assert json.loads((tmp_path / "m.json").read_text())[str(pred)]["pairwise_precision"] >= 0
     code, _, err = cli(["metrics", pred, ref, "-o", tmp_path / "m.csv"])
     assert pd.read_csv(tmp_path / "m.csv").shape[0] == 1
+
+
+def test_cli_warnings_are_one_line_each_without_source_locations(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    # a prediction holding only the reviewed records of a benchmark: a PopulationWarning
+    reviewed = TRUTH[TRUTH.isin([0, 1])]
+    ref = write_membership(reviewed, tmp_path / "reviewed.csv")
+    cut = write_membership(PRED[PRED.index <= 5], tmp_path / "cut.csv")
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    result = subprocess.run(
+        [sys.executable, "-m", "er_evaluation", "estimate", str(cut), "--reference", str(ref)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "PopulationWarning" in line]
+    assert lines and all(line.startswith("er-eval estimate: PopulationWarning: ") for line in lines)
+    assert ".py:" not in result.stderr

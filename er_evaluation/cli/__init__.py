@@ -15,6 +15,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import warnings
 
 from er_evaluation import __version__
 from er_evaluation.cli._common import flag_terms, resolve_output_format
@@ -72,6 +73,14 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    options = _options(parser._subparsers._group_actions[0].choices[args.command])
+    shown = warnings.formatwarning
+    # warnings reach a command-line user as one line each in flag terms, not as Python
+    # source locations
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"er-eval {args.command}: {category.__name__}: "
+        f"{flag_terms(' '.join(str(message).split()), options)}\n"
+    )
     try:
         resolve_output_format(args)
         return int(args.func(args) or 0)
@@ -81,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if args.traceback:
             raise
-        command = parser._subparsers._group_actions[0].choices[args.command]
-        message = flag_terms(error_line(error), _options(command))
+        message = flag_terms(error_line(error), options)
         print(f"er-eval {args.command}: error: {message}", file=sys.stderr)
         return 1
+    finally:
+        warnings.formatwarning = shown
 
 
 if __name__ == "__main__":
