@@ -22,9 +22,18 @@ from er_evaluation.clustering import (
     duplicate_error,
     duplicated_ids,
 )
-from er_evaluation.errors import CoverageError, CoverageWarning, examples
+from er_evaluation.engines import Table, as_table
+from er_evaluation.errors import CoverageError, CoverageWarning, Offenders, examples, smallest
 
-__all__ = ["Contingency", "contingency", "comb2", "drop_missing", "check_on_missing"]
+__all__ = [
+    "Contingency",
+    "PredictionTotals",
+    "contingency",
+    "comb2",
+    "drop_missing",
+    "check_on_missing",
+    "xlogx",
+]
 
 OnMissing = Literal["error", "restrict"]
 Scope = Literal["shared", "prediction"]
@@ -41,6 +50,17 @@ def comb2(x: np.ndarray) -> np.ndarray:
     return np.where(even, x // 2 * (x - 1), (x - 1) // 2 * x)
 
 
+@dataclass(frozen=True)
+class PredictionTotals:
+    """Totals of a whole prediction that an estimator needs beside the sampled cells: the
+    number of predicted clusters K, the predicted links |P| = Σ_ĉ C(|ĉ|, 2) and
+    Σ_ĉ |ĉ| ln |ĉ| (the prediction's entropy sum)."""
+
+    n_clusters: int
+    links: int
+    size_entropy: float
+
+
 @dataclass(frozen=True, eq=False)
 class Contingency:
     """Sparse contingency table between a prediction Ĉ and a reference C.
@@ -53,11 +73,14 @@ class Contingency:
 
     ``scope == "shared"``: both clusterings restricted to their shared records
     (exact metrics); sizes are the table's margins. ``scope == "prediction"``: the
-    reference is a sample inside the prediction's population (estimators);
-    ``pred_size`` counts every record of the full prediction, so population
-    totals (N, |P|, number of predicted clusters) come from the prediction itself.
-    ``dropped_reference_ids`` / ``dropped_prediction_ids``: records left out under
-    ``on_missing="restrict"`` because the other side lacks them (see :func:`drop_missing`).
+    reference is a sample inside the prediction's population (estimators); the
+    predicted clusters are those the sample's records fall in, ``pred_size`` counts
+    every record of each in the full prediction, and ``population`` holds the totals of
+    the whole prediction (K, |P|; N is ``n_records``), so the table stays the size of
+    the sample. ``dropped_reference_ids`` / ``dropped_prediction_ids``: records left
+    out under ``on_missing="restrict"`` because the other side lacks them (see
+    :func:`drop_missing`; an engine's shared-scope table keeps only their number and
+    five smallest ids).
     """
 
     pred: np.ndarray
@@ -70,8 +93,9 @@ class Contingency:
     scope: Scope
     n_records: int
     n_shared: int
-    dropped_reference_ids: pd.Index = field(default_factory=lambda: pd.Index([]))
-    dropped_prediction_ids: pd.Index = field(default_factory=lambda: pd.Index([]))
+    dropped_reference_ids: pd.Index | Offenders = field(default_factory=lambda: pd.Index([]))
+    dropped_prediction_ids: pd.Index | Offenders = field(default_factory=lambda: pd.Index([]))
+    population: PredictionTotals | None = None
 
     @property
     def dropped_reference(self) -> int:
@@ -85,7 +109,8 @@ class Contingency:
 
     @property
     def n_pred_clusters(self) -> int:
-        return len(self.pred_size)
+        """Number of predicted clusters (of the whole prediction for scope "prediction")."""
+        return self.population.n_clusters if self.population else len(self.pred_size)
 
     @property
     def n_ref_clusters(self) -> int:
@@ -98,7 +123,10 @@ class Contingency:
 
     @cached_property
     def predicted_links(self) -> int:
-        """|P| = Σ_ĉ C(|ĉ|, 2), over the predicted clusters in scope."""
+        """|P| = Σ_ĉ C(|ĉ|, 2), over the predicted clusters in scope (the whole prediction
+        for scope "prediction")."""
+        if self.population:
+            return self.population.links
         return int(comb2(self.pred_size).sum())
 
     @cached_property
@@ -122,7 +150,7 @@ class Contingency:
 
     def per_prediction(self, values: np.ndarray) -> np.ndarray:
         """Sum a per-cell quantity over the cells of each predicted cluster (grouped sum)."""
-        return np.bincount(self.pred, weights=values, minlength=self.n_pred_clusters)
+        return np.bincount(self.pred, weights=values, minlength=len(self.pred_size))
 
     def transpose(self) -> Contingency:
         """Swap the roles of prediction and reference (precision/recall duality)."""
@@ -152,8 +180,8 @@ class Contingency:
 
 
 def contingency(
-    prediction: pd.Series,
-    reference: pd.Series,
+    prediction: pd.Series | Table,
+    reference: pd.Series | Table,
     *,
     scope: Scope = "shared",
     on_missing: OnMissing = "error",
@@ -169,11 +197,27 @@ def contingency(
     Records that break the requirement raise :class:`CoverageError` naming them
     (``on_missing="error"``, the default) or are dropped with a
     :class:`CoverageWarning` saying how many (``on_missing="restrict"``), by
-    :func:`drop_missing`.
+    :func:`drop_missing`. Error messages name the five smallest offending ids.
+
+    Either clustering may be a table held by DuckDB or Spark
+    (:func:`er_evaluation.engines.table`, a DuckDB relation, an Arrow table, a Spark
+    DataFrame, a Parquet path): the engine then runs the same validation and
+    aggregation (design §9) and returns the same small table.
     """
     check_on_missing(on_missing)
     if scope not in ("shared", "prediction"):
         raise ValueError(f"scope must be 'shared' or 'prediction', got {scope!r}")
+    tables = as_table(prediction, "prediction"), as_table(reference, "reference")
+    if tables != (None, None):
+        from er_evaluation.engines._kernel import engine_contingency
+
+        return engine_contingency(
+            tables[0] or prediction,
+            tables[1] or reference,
+            scope=scope,
+            on_missing=on_missing,
+            validate=validate,
+        )
     if validate:
         check_structure(prediction, name="prediction")
         check_structure(reference, name="reference")
@@ -185,7 +229,7 @@ def contingency(
     if prediction.index.equals(reference.index):
         ref_pos = None  # same records in the same order: the common fast path
         if validate:
-            _raise_duplicates(prediction.index, "prediction and reference")
+            _raise_duplicates(prediction.index, "prediction")
     else:
         ref_pos = _positions(prediction.index, reference.index, validate)
         absent = ref_pos < 0
@@ -194,7 +238,8 @@ def contingency(
             if len(ids) == len(reference):
                 raise CoverageError(
                     f"prediction and reference share no record ids (reference ids such as "
-                    f"{examples(ids)}; prediction ids such as {examples(prediction.index)})"
+                    f"{examples(smallest(ids))}; prediction ids such as "
+                    f"{examples(smallest(prediction.index))})"
                 )
             dropped_ref = drop_missing(
                 ids,
@@ -233,20 +278,39 @@ def contingency(
     cell_codes, cell_keys = pd.factorize(key)
     count = np.bincount(cell_codes).astype(np.int64)
     cell_keys = np.asarray(cell_keys, dtype=np.int64)
+    cell_pred = pred.compact(cell_keys // ref.span)
+    pred_size, pred_labels, population = pred.sizes, pred.labels, None
+    if scope == "prediction":
+        # keep the predicted clusters the sample touches (the table stays sample-sized)
+        # and the whole prediction's totals
+        population = PredictionTotals(
+            n_clusters=len(pred.sizes),
+            links=int(comb2(pred.sizes).sum()),
+            size_entropy=float(xlogx(pred.sizes).sum()),
+        )
+        touched, cell_pred = np.unique(cell_pred, return_inverse=True)
+        pred_size, pred_labels = pred.sizes[touched], pred.labels[touched]
     return Contingency(
-        pred=pred.compact(cell_keys // ref.span),
+        pred=cell_pred.reshape(-1),
         ref=ref.compact(cell_keys % ref.span),
         count=count,
-        pred_size=pred.sizes,
+        pred_size=pred_size,
         ref_size=ref.sizes,
-        pred_labels=pred.labels,
+        pred_labels=pred_labels,
         ref_labels=ref.labels,
         scope=scope,
         n_records=len(pred.raw),
         n_shared=len(ref.raw),
         dropped_reference_ids=dropped_ref,
         dropped_prediction_ids=dropped_pred,
+        population=population,
     )
+
+
+def xlogx(x: np.ndarray) -> np.ndarray:
+    """x ln x (0 for x = 0), for entropy sums."""
+    x = np.asarray(x, dtype=float)
+    return x * np.log(np.where(x > 0, x, 1.0))
 
 
 @dataclass(frozen=True)
@@ -349,12 +413,13 @@ def drop_missing(
         return ids
     if on_missing == "error":
         raise CoverageError(
-            f"{len(ids)} of {total} {side} record(s) are absent from the {other}: {examples(ids)}. "
+            f"{len(ids)} of {total} {side} record(s) are absent from the {other}: "
+            f"{examples(smallest(ids))}. "
             f"Pass on_missing='restrict' to evaluate on the shared records only."
         )
     warnings.warn(
         f"dropped {len(ids)} of {total} {side} record(s) absent from the {other} "
-        f"(e.g. {examples(ids, 3)}); evaluating on shared records only",
+        f"(e.g. {examples(smallest(ids), 3)}); evaluating on shared records only",
         CoverageWarning,
         stacklevel=3,
     )
@@ -376,6 +441,7 @@ def _check_id_types(pred_index: pd.Index, ref_index: pd.Index) -> None:
     pk, rk = _id_kind(pred_index), _id_kind(ref_index)
     if pk != rk:
         raise CoverageError(
-            f"record ids have different types: prediction ids are {pk} (e.g. {examples(pred_index[:2])}), "
-            f"reference ids are {rk} (e.g. {examples(ref_index[:2])}); convert both to one type"
+            f"record ids have different types: prediction ids are {pk} "
+            f"(e.g. {examples(smallest(pred_index, 2).first)}), reference ids are {rk} "
+            f"(e.g. {examples(smallest(ref_index, 2).first)}); convert both to one type"
         )

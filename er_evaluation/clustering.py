@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_evaluation.errors import ClusteringError, examples, plain_id
+from er_evaluation.errors import ClusteringError, examples, plain_id, smallest
 
 __all__ = [
     "membership",
@@ -95,16 +95,20 @@ def check_structure(series: pd.Series, *, name: str = "clustering") -> None:
     index = series.index
     if isinstance(index, pd.MultiIndex):
         raise ClusteringError(f"{name}: record ids must be a flat index, not a MultiIndex")
-    if index.hasnans:
+    # on the array, not Index.hasnans: that caches an N-byte mask on the caller's index
+    missing_ids = index.array.isna() if index.dtype.kind not in "iub" else None
+    if missing_ids is not None and missing_ids.any():
         raise ClusteringError(
-            f"{name}: {int(index.isna().sum())} record id(s) are missing (NaN/None)"
+            f"{name}: {int(missing_ids.sum())} record id(s) are missing (NaN/None)"
         )
     _check_one_kind(index, f"{name}: record ids")
     check_exact_floats(index, f"{name}: record ids")
     missing = series.isna().to_numpy()
     if missing.any():
         bad = index[missing]
-        raise ClusteringError(f"{name}: {len(bad)} record(s) have no cluster id: {examples(bad)}")
+        raise ClusteringError(
+            f"{name}: {len(bad)} record(s) have no cluster id: {examples(smallest(bad))}"
+        )
     check_exact_floats(series, f"{name}: cluster ids")
     if series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype):
         # typed columns (int, float, str, ...) hold one kind by construction
@@ -152,7 +156,7 @@ def duplicated_ids(index: pd.Index) -> pd.Index:
 
 def duplicate_error(duplicated: pd.Index, name: str) -> ClusteringError:
     return ClusteringError(
-        f"{name}: {len(duplicated)} record id(s) appear more than once: {examples(duplicated)}"
+        f"{name}: {len(duplicated)} record id(s) appear more than once: {examples(smallest(duplicated))}"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -42,6 +43,37 @@ class UnreliableEstimateWarning(UserWarning):
     why and what to do."""
 
 
+@dataclass(frozen=True)
+class Offenders:
+    """The smallest offending ids (sorted) and how many offenders there are in all: what
+    an error message shows, computed the same way by every engine (an engine's records
+    have no order, so "the first five" means the five smallest)."""
+
+    first: list
+    total: int
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: slice) -> list:
+        return self.first[index]
+
+
+def smallest(ids, k: int = 5) -> Offenders:
+    """The ``k`` smallest of ``ids``, sorted, and their number (ids of mixed, unorderable
+    types: the first ``k``). ``np.partition`` picks them in O(n); only those are sorted."""
+    if isinstance(ids, Offenders):
+        return ids
+    values = np.asarray(ids.to_numpy() if hasattr(ids, "to_numpy") else ids)
+    try:
+        if len(values) > k:
+            values = np.partition(values, k - 1)[:k]
+        first = sorted(values.tolist())
+    except TypeError:
+        first = values[:k].tolist()
+    return Offenders(first, len(ids))
+
+
 def examples(ids: Iterable, k: int = 5) -> str:
     """Format up to ``k`` example ids for an error message, e.g. ``'a', 'b' (and 3 more)``.
 
@@ -49,7 +81,9 @@ def examples(ids: Iterable, k: int = 5) -> str:
     """
     if isinstance(ids, pd.Series):
         ids = ids.to_numpy()
-    if not isinstance(ids, (list, tuple, np.ndarray, pd.Index, pd.api.extensions.ExtensionArray)):
+    if not isinstance(
+        ids, (list, tuple, np.ndarray, pd.Index, pd.api.extensions.ExtensionArray, Offenders)
+    ):
         ids = list(ids)
     shown = ", ".join(repr(plain_id(i)) for i in ids[:k])
     rest = len(ids) - k

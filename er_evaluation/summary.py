@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.clustering import validate_membership
+from er_evaluation.engines import as_table
 from er_evaluation.errors import ClusteringError, examples
 
 __all__ = ["summary_statistics", "cluster_size_distribution", "summary_table"]
@@ -28,6 +29,10 @@ def summary_statistics(clustering: pd.Series, names: pd.Series | None = None) ->
     - ``matching_rate``: share of records in clusters of size >= 2
       (= 1 − singleton_record_share).
 
+    ``clustering`` (and ``names``) may be tables held by DuckDB or Spark
+    (:func:`er_evaluation.engines.table`; names: an id column and a name column): the
+    engine computes the same statistics from grouped counts.
+
     Given ``names`` (a Series record id -> name string such as "first last",
     covering every record of the clustering), the PatentsView name statistics,
     computed over the clusters that contain at least one named record:
@@ -39,11 +44,17 @@ def summary_statistics(clustering: pd.Series, names: pd.Series | None = None) ->
     - ``records_without_name``: records whose name is missing (NaN/None); they
       are left out of both rates, and counted here rather than silently dropped.
     """
-    return pd.Series(_statistics(clustering, names), name=clustering.name, dtype=np.float64)
+    name = clustering.name if isinstance(clustering, pd.Series) else None
+    return pd.Series(_statistics(clustering, names), name=name, dtype=np.float64)
 
 
 def cluster_size_distribution(clustering: pd.Series) -> pd.Series:
     """Number of clusters of each size: index ``size`` (increasing), values ``n_clusters``."""
+    table = as_table(clustering, "clustering")
+    if table is not None:
+        from er_evaluation.engines._kernel import engine_size_distribution
+
+        return engine_size_distribution(table)
     validate_membership(clustering)
     sizes = _cluster_sizes(clustering)
     per_size = np.bincount(sizes)
@@ -81,6 +92,11 @@ def _cluster_sizes(clustering: pd.Series) -> np.ndarray:
 
 
 def _statistics(clustering: pd.Series, names: pd.Series | None, label: str = "clustering") -> dict:
+    table = as_table(clustering, label)
+    if table is not None or (names is not None and as_table(names, "names") is not None):
+        from er_evaluation.engines._kernel import engine_statistics
+
+        return engine_statistics(table or clustering, as_table(names, "names") or names, label)
     validate_membership(clustering, name=label)
     codes, labels = pd.factorize(clustering.array)
     sizes = np.bincount(codes, minlength=len(labels))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -42,3 +43,87 @@ def cli(capsys, monkeypatch):
         return code, out, err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local Spark session for the whole run (starting Spark costs seconds): two
+    cores, four shuffle partitions, no UI."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs Java (.ci/run installs openjdk-17-jre-headless)")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("er_evaluation-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "1g")
+        # small jobs: the quick JIT tier starts faster than full optimisation pays back
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(params=["duckdb", "spark"])
+def engine(request) -> str:
+    """Each engine in turn (the Spark session starts on first use)."""
+    if request.param == "spark":
+        request.getfixturevalue("spark")
+    else:
+        pytest.importorskip("duckdb")
+    return request.param
+
+
+def _engine_table(session, folder=None):
+    """Series -> engine table: an Arrow table for DuckDB; for Spark a Parquet file read by
+    the session (as users hold their data; a DataFrame made from local rows ships them
+    with every job)."""
+    import uuid
+
+    import pyarrow.parquet as pq
+
+    from er_evaluation.engines import table
+    from er_evaluation.engines._backends import series_to_arrow
+
+    def convert(series: pd.Series):
+        arrow = series_to_arrow(series)
+        if session is None:
+            return table(arrow, "id", "cluster", name=str(series.name))
+        path = str(folder / f"{uuid.uuid4().hex}.parquet")
+        pq.write_table(arrow, path)
+        return table(session.read.parquet(path), "id", "cluster", name=str(series.name))
+
+    return convert
+
+
+@pytest.fixture(scope="session")
+def spark_files(tmp_path_factory):
+    return tmp_path_factory.mktemp("spark_tables")
+
+
+@pytest.fixture
+def as_engine_table(engine, request):
+    """A function turning a membership Series into a table held by ``engine``."""
+    if engine == "spark":
+        return _engine_table(
+            request.getfixturevalue("spark"), request.getfixturevalue("spark_files")
+        )
+    return _engine_table(None)
+
+
+@pytest.fixture
+def as_duckdb_table():
+    pytest.importorskip("duckdb")
+    return _engine_table(None)
+
+
+@pytest.fixture
+def as_spark_table(spark, spark_files):
+    return _engine_table(spark, spark_files)

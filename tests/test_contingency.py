@@ -47,7 +47,9 @@ def brute_force(prediction: pd.Series, reference: pd.Series, scope: str):
     shared = [r for r in reference.index if r in set(prediction.index)]
     cells = Counter((prediction[r], reference[r]) for r in shared)
     population = prediction.index if scope == "prediction" else shared
-    pred_sizes = Counter(prediction[r] for r in population)
+    # scope "prediction": the predicted clusters the sample touches, with their full sizes
+    touched = {prediction[r] for r in shared}
+    pred_sizes = Counter(prediction[r] for r in population if prediction[r] in touched)
     ref_sizes = Counter(reference[r] for r in shared)
     return cells, pred_sizes, ref_sizes
 
@@ -105,8 +107,9 @@ def test_prediction_scope_matches_brute_force(pair):
     assert as_counters(table) == brute_force(prediction, reference, "prediction")
     assert table.n_records == len(prediction)
     assert table.n_shared == len(reference)
-    # |P| is a population total: it comes from the full prediction, not the sample
+    # |P| and K are population totals: they come from the full prediction, not the sample
     assert table.predicted_links == int(comb2(prediction.value_counts().to_numpy()).sum())
+    assert table.n_pred_clusters == prediction.nunique()
 
 
 @settings(max_examples=100, deadline=None)

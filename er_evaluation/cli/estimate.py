@@ -198,7 +198,9 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
         raise ValueError("give at least one PREDICTION file (or --demo)")
     if not args.reference:
         raise ValueError("--reference is required (the reviewed true clusters)")
-    reference = read_clustering(args.reference, args, f"reference {label_of(args.reference)}")
+    reference = read_clustering(
+        args.reference, args, f"reference {label_of(args.reference)}", in_memory=True
+    )
     predictions: dict[str, pd.Series] = {}
     paths = [label_of(spec) for spec in args.predictions]
     stems = [Path(p).stem.split(".")[0] for p in paths]

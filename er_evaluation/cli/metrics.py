@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
                 f"expected two files, PREDICTION and REFERENCE, got {len(args.files)} "
                 "(or use --demo)"
             )
-        prediction = read_clustering(args.files[0], args, name=label_of(args.files[0]))
+        label = label_of(args.files[0])
+        prediction = {label: read_clustering(args.files[0], args, name=label)}
         reference = read_clustering(args.files[1], args, name=label_of(args.files[1]))
-        prediction = prediction.rename(label_of(args.files[0]))
         notes = []
         on_missing = args.on_missing
     with warnings.catch_warnings(record=True) as caught:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pandas as pd
 
 from er_evaluation._contingency import drop_missing
+from er_evaluation.engines import as_table
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._metric_fit import (
     METRICS,
@@ -118,6 +119,11 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
         # accepts that the prediction is another population than the sample's frame
         sample, on_missing = restrict_sample(sample, prediction), "restrict"
     if sample.sample_of == "predicted":
+        table = as_table(prediction, "prediction")
+        if table is not None:  # the duality needs only the sampled and reviewed records
+            from er_evaluation.engines._kernel import engine_records
+
+            prediction = engine_records(table, sample.reference, sample.units, validate)
         return _dual_units(prediction, sample, on_missing, validate)
     return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation import _contingency
-from er_evaluation._contingency import Contingency, comb2
+from er_evaluation._contingency import Contingency, comb2, xlogx
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators.ratio import fpc
 from er_evaluation.sampling import Sample
@@ -94,11 +94,6 @@ class UnitTable:
         return self.q[name] / self.probability
 
 
-def _xlogx(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
-    return x * np.log(np.where(x > 0, x, 1.0))
-
-
 def _quantities(
     ct: Contingency, pred_size: np.ndarray, unit_of_ref: np.ndarray, n_units: int
 ) -> dict[str, np.ndarray]:
@@ -114,8 +109,8 @@ def _quantities(
         "exact": ct.per_reference(((count == crs) & (count == cps)).astype(float)),
         "b3p": ct.per_reference(count.astype(float) ** 2 / cps),
         "b3r": ct.per_reference(count.astype(float) ** 2 / crs),
-        "nlogn": ct.per_reference(_xlogx(count)),
-        "slogs": _xlogx(ct.ref_size),
+        "nlogn": ct.per_reference(xlogx(count)),
+        "slogs": xlogx(ct.ref_size),
     }
     q = {k: np.bincount(unit_of_ref, weights=v, minlength=n_units) for k, v in per_ref.items()}
     # |ĉ ∩ u| for every (predicted cluster, unit) pair touched by the sample
@@ -200,7 +195,7 @@ def unit_table(
         n_records_population=ct.n_shared,
         predicted_links=int(comb2(sub_size).sum()),
         n_pred_clusters=int((sub_size > 0).sum()),
-        pred_size_entropy_sum=float(_xlogx(sub_size).sum()),
+        pred_size_entropy_sum=float(xlogx(sub_size).sum()),
         n_records_used=ct.n_shared,
         dropped_ids=ct.dropped_reference_ids,
     )
@@ -211,7 +206,7 @@ def unit_table(
         n_records_population=ct.n_records,
         predicted_links=ct.predicted_links,
         n_pred_clusters=ct.n_pred_clusters,
-        pred_size_entropy_sum=float(_xlogx(pred_size).sum()),
+        pred_size_entropy_sum=ct.population.size_entropy,
         n_records_used=ct.n_shared,
         dropped_ids=ct.dropped_reference_ids,
         naive=naive,

@@ -15,6 +15,7 @@ from functools import partial
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
+from er_evaluation.engines import as_table
 from er_evaluation.metrics._validation import OnMissing, check_contingency
 from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_precision, bcubed_recall
 from er_evaluation.metrics.cluster import cluster_f1, cluster_precision, cluster_recall
@@ -87,7 +88,8 @@ def evaluate(
     """Table of metrics: one row per prediction, one column per metric.
 
     ``predictions`` is one membership vector (its row is named after the Series'
-    name, or ``"prediction"``) or a mapping name -> membership vector.
+    name, or ``"prediction"``) or a mapping name -> membership vector; any clustering
+    may be a table held by DuckDB or Spark (:func:`er_evaluation.engines.table`).
     ``metrics`` lists names from :data:`METRICS` (default: all of them, in
     registry order). Each prediction's contingency against ``reference`` is
     computed once and shared by all metrics; ``on_missing`` is passed to the
@@ -101,10 +103,10 @@ def evaluate(
     chosen = _chosen_metrics(metrics)
     rows = []
     for name, prediction in named.items():
-        if not isinstance(prediction, pd.Series):
+        if not isinstance(prediction, pd.Series) and as_table(prediction, str(name)) is None:
             raise TypeError(
-                f"prediction {name!r} must be a pandas Series (record id -> cluster id), "
-                f"got {type(prediction).__name__}"
+                f"prediction {name!r} must be a pandas Series (record id -> cluster id) or a "
+                f"table (er_evaluation.engines.table), got {type(prediction).__name__}"
             )
         ct = check_contingency(prediction, reference, on_missing=on_missing)
         rows.append({metric: METRICS[metric](ct) for metric in chosen})
@@ -116,6 +118,9 @@ def _named_predictions(predictions: pd.Series | Mapping[str, pd.Series]) -> dict
     if isinstance(predictions, pd.Series):
         name = predictions.name if predictions.name is not None else "prediction"
         return {name: predictions}
+    table = as_table(predictions, "prediction")
+    if table is not None:
+        return {table.name: predictions}
     if isinstance(predictions, Mapping):
         if len(predictions) == 0:
             raise ValueError("predictions is empty: pass at least one prediction")
