@@ -142,11 +142,14 @@ def _is_path_list(source: Any) -> bool:
 
 def _check_path(path: str | os.PathLike) -> str:
     text = os.fspath(path)
+    if "://" in text:  # s3://, hdfs://, ...: the engine resolves it
+        return text
     if not any(ch in text for ch in "*?[") and not os.path.exists(text):
         raise FileNotFoundError(f"no such file: {text}")
     if not _looks_like_file(text):
         raise ClusteringError(f"{text}: unknown file type; use .csv, .tsv or .parquet")
-    return text
+    # absolute: Spark's JVM resolves relative paths against its own working directory
+    return os.path.abspath(text)
 
 
 def _is_spark_session(connection: Any) -> bool:
