@@ -53,12 +53,14 @@ def comb2(x: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class PredictionTotals:
     """Totals of a whole prediction that an estimator needs beside the sampled cells: the
-    number of predicted clusters K, the predicted links |P| = Σ_ĉ C(|ĉ|, 2) and
-    Σ_ĉ |ĉ| ln |ĉ| (the prediction's entropy sum)."""
+    number of predicted clusters K, the predicted links |P| = Σ_ĉ C(|ĉ|, 2),
+    Σ_ĉ |ĉ| ln |ĉ| (the prediction's entropy sum) and Σ_ĉ C(|ĉ|, 2)² (for the Kish
+    effective number of clusters carrying the links)."""
 
     n_clusters: int
     links: int
     size_entropy: float
+    links_squared: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -283,10 +285,12 @@ def contingency(
     if scope == "prediction":
         # keep the predicted clusters the sample touches (the table stays sample-sized)
         # and the whole prediction's totals
+        links = comb2(pred.sizes).astype(float)
         population = PredictionTotals(
             n_clusters=len(pred.sizes),
             links=int(comb2(pred.sizes).sum()),
             size_entropy=float(xlogx(pred.sizes).sum()),
+            links_squared=float(links @ links),
         )
         touched, cell_pred = np.unique(cell_pred, return_inverse=True)
         pred_size, pred_labels = pred.sizes[touched], pred.labels[touched]

@@ -226,6 +226,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
             n_clusters=_column_sum(sizes, "k"),
             links=_column_sum(sizes, "links2") // 2,
             size_entropy=float(pc.sum(sizes.column("entropy")).as_py() or 0.0),
+            links_squared=float(pc.sum(sizes.column("links2_squared")).as_py() or 0.0) / 4,
         ),
     )
 

@@ -141,7 +141,8 @@ def sample_cells(backend, prediction: View, reference: View) -> pa.Table:
 def touched_sizes(backend, prediction: View, reference: View) -> pa.Table:
     """Sizes of the predicted clusters that the reference's records fall in (one row each,
     ``k`` = 1) and one row (``pc`` NULL) summing all other predicted clusters, so the
-    population totals (records, clusters, Σ|ĉ|(|ĉ|-1), Σ|ĉ| ln|ĉ|) are column sums."""
+    population totals (records, clusters, Σ|ĉ|(|ĉ|-1), Σ|ĉ| ln|ĉ|, Σ(|ĉ|(|ĉ|-1))²) are
+    column sums."""
     return backend.arrow(
         f"""
         WITH s AS (SELECT cluster, count(*) AS size FROM {prediction.name} GROUP BY cluster),
@@ -149,7 +150,9 @@ def touched_sizes(backend, prediction: View, reference: View) -> pa.Table:
                    FROM {reference.name} r JOIN {prediction.name} p ON r.id = p.id)
         SELECT CASE WHEN t.cluster IS NULL THEN NULL ELSE s.cluster END AS pc,
                count(*) AS k, sum(s.size) AS n, sum(s.size * (s.size - 1)) AS links2,
-               sum(s.size * ln(s.size)) AS entropy
+               sum(s.size * ln(s.size)) AS entropy,
+               sum(CAST(s.size * (s.size - 1) AS DOUBLE) * CAST(s.size * (s.size - 1) AS DOUBLE))
+                   AS links2_squared
         FROM s LEFT JOIN t ON s.cluster = t.cluster
         GROUP BY 1
         """

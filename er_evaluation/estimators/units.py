@@ -125,13 +125,10 @@ def _quantities(
     return q
 
 
-def links_effective(pred_size: np.ndarray) -> float:
+def _kish(total: float, squares: float) -> float:
     """Kish size ``(Σ L)²/Σ L²`` of the predicted links ``L = C(|ĉ|, 2)`` over the predicted
-    clusters (NaN without links)."""
-    s = np.asarray(pred_size, dtype=float)
-    L = s * (s - 1) / 2
-    s2 = float(L @ L)
-    return float(L.sum()) ** 2 / s2 if s2 > 0 else math.nan
+    clusters, from the two population sums (NaN without links)."""
+    return float(total) ** 2 / squares if squares > 0 else math.nan
 
 
 def unit_table(
@@ -210,5 +207,5 @@ def unit_table(
         n_records_used=ct.n_shared,
         dropped_ids=ct.dropped_reference_ids,
         naive=naive,
-        links_effective=links_effective(pred_size),
+        links_effective=_kish(ct.population.links, ct.population.links_squared),
     )
