@@ -270,3 +270,39 @@ def test_restrict_sample_drops_emptied_units_and_recomputes_size_probabilities()
     assert list(r.units) == [1, 2] and list(r.probability) == [3.0, 1.0]
     assert list(r.reference.index) == list("abcd")
     assert restrict_sample(sample, truth) is sample  # nothing missing: unchanged
+
+
+def test_difference_with_no_reviewed_unit_where_the_predictions_differ_has_no_interval():
+    # a and b differ only inside true clusters 3 and 4, which nobody reviewed: the sample
+    # says nothing about the difference, so SE 0 must not become a zero-width interval
+    truth = pd.Series([0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4], index=list("abcdefghijk"))
+    a = pd.Series([0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4], index=truth.index)
+    b = a.copy()
+    b[["h", "i", "j"]] = [9, 9, 9]
+    reviewed = truth[truth.isin([0, 1, 2])]
+    sample = Sample(
+        reference=reviewed,
+        units=pd.Index([0, 1, 2]),
+        multiplicity=np.array([4, 3, 5]),
+        probability=np.ones(3),
+        design="clusters",
+        weights="uniform",
+        replace=True,
+        population_size=5,
+    )
+    for metric in (P, R, F1):
+        with pytest.warns(UnreliableEstimateWarning, match="agree on all 3 reviewed units"):
+            d = compare({"b": b, "a": a}, sample, metric)
+        assert d.std_error == 0
+        assert math.isnan(d.ci_low) and math.isnan(d.ci_high)
+        assert not d.diagnostics.reliable
+
+
+def test_difference_on_a_census_keeps_its_exact_point_interval():
+    truth = pd.Series([0, 0, 1, 1, 2], index=list("abcde"))
+    a = pd.Series([0, 0, 1, 2, 2], index=truth.index)
+    census = sample_records(truth, len(truth), replace=False, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreliableEstimateWarning)
+        d = compare({"a2": a.copy(), "a": a}, census, P)
+    assert d.value == 0 and d.ci_low == d.ci_high == 0

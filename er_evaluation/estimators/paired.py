@@ -11,9 +11,16 @@ the interval is much tighter than combining two separate error bars.
 
 from __future__ import annotations
 
+import math
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
 from er_evaluation.estimators.intervals import N_BOOT
-from er_evaluation.estimators.ratio import Linear
+from er_evaluation.estimators.ratio import Linear, SmoothFit
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.estimators.units import UnitTable
 
@@ -45,8 +52,9 @@ def paired_difference(
     naive = est_a == "naive"
     phi = Linear([1.0, -1.0], [phi_a.rename("a:"), phi_b.rename("b:")])
     cols = {**{"a:" + k: v for k, v in cols_a.items()}, **{"b:" + k: v for k, v in cols_b.items()}}
-    return to_estimate(
-        fit(ut_a, phi, cols, naive),
+    fitted = fit(ut_a, phi, cols, naive)
+    e = to_estimate(
+        fitted,
         ut_a,
         metric=metric,
         estimator=est_a,
@@ -59,3 +67,45 @@ def paired_difference(
         seed=seed,
         dropped_records=len(ut_a.dropped_ids.union(ut_b.dropped_ids)),
     )
+    if (
+        naive
+        or fitted.theta == 0
+        or ut_a.sample.is_census
+        or not _differ_in_population(ut_a, ut_b)
+        or not _agree_on_every_unit(fitted)
+    ):
+        return e
+    # The predictions differ (their population totals do) yet every reviewed unit has the
+    # same quantities under both: the sample says nothing about where they differ, so its
+    # standard error (0) and any interval built on it would claim a certainty that no
+    # census supports.
+    reason = (
+        f"the two predictions agree on all {e.n_units} reviewed units, so the sample holds "
+        "no unit where they differ and no interval can be given; review records where they "
+        "differ (a change-focused design: er_evaluation.designs.change_strata)"
+    )
+    warnings.warn(
+        f"{metric} of {e.prediction} is not reliable: {reason}",
+        UnreliableEstimateWarning,
+        stacklevel=2,
+    )
+    return replace(
+        e,
+        ci_low=math.nan,
+        ci_high=math.nan,
+        diagnostics=replace(e.diagnostics, reliable=False, reason=reason),
+    )
+
+
+def _differ_in_population(ut_a: UnitTable, ut_b: UnitTable) -> bool:
+    """Whether the population totals taken from the two full predictions differ."""
+    totals = ("n_records_population", "predicted_links", "n_pred_clusters", "pred_size_entropy_sum")
+    return any(getattr(ut_a, t) != getattr(ut_b, t) for t in totals)
+
+
+def _agree_on_every_unit(fitted: SmoothFit) -> bool:
+    """Whether the stacked per-unit columns ``a:*`` and ``b:*`` are identical."""
+    names = list(fitted.names)
+    a = [i for i, n in enumerate(names) if n.startswith("a:")]
+    b = [names.index("b:" + names[i][2:]) for i in a]
+    return bool(np.array_equal(fitted.Y[:, a], fitted.Y[:, b]))
