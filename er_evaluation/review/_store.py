@@ -17,7 +17,9 @@ each other.
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -468,7 +470,9 @@ class _Connection:
             raise ReviewError(f"{path}: cannot open the review store: {err}") from err
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                mode = _switch_to_wal(self.conn, timeout)
             if mode.lower() != "wal":
                 raise ReviewError(f"could not switch the review store to WAL mode ({mode})")
             self.conn.execute("PRAGMA synchronous = FULL")
@@ -495,6 +499,21 @@ class _Connection:
                 "file is damaged, restore it from a copy"
             ) from error
         return None
+
+
+def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> str:
+    """Set WAL mode, waiting up to ``timeout`` seconds for other connections: the switch
+    needs an exclusive lock, and SQLite reports "database is locked" at once, without its
+    busy handler, while another connection holds a shared lock (several first opens of an
+    old store at the same time)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
 
 
 def _fields(valid: ValidReview, reviewer: str, notes: Any, version: Any, role: str) -> dict:
