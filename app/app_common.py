@@ -188,6 +188,13 @@ def open_store() -> ReviewStore:
         return project_files.open_store(folder)
 
 
+def min_dwell_seconds() -> float:
+    """Seconds after a save during which a save of another item is refused as the second
+    half of a double press (1 s; ``ER_EVAL_MIN_DWELL_S`` overrides it, the in-process
+    AppTests set 0)."""
+    return float(os.environ.get("ER_EVAL_MIN_DWELL_S", "1.0"))
+
+
 def reviewer_name() -> str:
     """The reviewer's name from the sidebar (kept in the URL), or "" when none is given."""
     return (st.session_state.get("reviewer") or "").strip()

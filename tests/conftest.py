@@ -17,6 +17,7 @@ def project(tmp_path, monkeypatch) -> Path:
     """A fresh (not yet created) project folder for the review app: the app finds it
     through ``ER_EVAL_PROJECT_DIR``, and ``app/`` is importable for its pages."""
     monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
+    monkeypatch.setenv("ER_EVAL_MIN_DWELL_S", "0")  # AppTest presses land within milliseconds
     monkeypatch.syspath_prepend(str(APP))
     return tmp_path / "project"
 

@@ -231,3 +231,19 @@ def test_double_review_agreement_and_adjudication(project):
         ]
         assert got[row["reviewer"]].iloc[0] == pytest.approx(row["value"], rel=1e-12)
     assert set(expected_table["reviewer"]) == {"ann", "bob"}
+
+
+def test_a_second_press_right_after_a_save_does_not_save_the_next_item(project, monkeypatch):
+    # a double press: the second press reaches the next item's button within the guard
+    monkeypatch.setenv("ER_EVAL_MIN_DWELL_S", "60")
+    at = run_app("ann")
+    first = shown_record(at)
+    at.button(key=f"correct_{first}").click().run()
+    second = shown_record(at)
+    assert second != first
+    at.button(key=f"correct_{second}").click().run()
+    assert any("before" in e.value and "could be looked at" in e.value for e in at.error)
+    store = ReviewStore(project / "reviews.sqlite")
+    assert store.decision(first).status == "correct"
+    assert store.decision(second) is None
+    assert shown_record(at) == second  # the page stays on the unsaved item

@@ -99,7 +99,7 @@ def settle(page) -> None:
         " && !document.querySelector('[data-stale=true]')"
         " && [...document.querySelectorAll('p')].some(p => p.innerText.startsWith('Keys:'))"
     )
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(1_200)  # more than the app's 1 s guard against double presses
 
 
 def on_item(page, number: int) -> str:

@@ -9,6 +9,9 @@ offers keep mine / keep theirs / merge).
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -17,6 +20,7 @@ from app_common import (
     draw_queue,
     load_project,
     local_time,
+    min_dwell_seconds,
     open_store,
     plain_errors,
     project_dir,
@@ -249,6 +253,16 @@ def save(
             f"Not saved: the press was for {item!r}, which is no longer on the page."
         )
         return
+    # A double press: the first saves the item and brings up the next, the second lands on
+    # the next item's button before anyone could have looked at it.
+    previous = st.session_state.get("last_saved")
+    since = time.monotonic() - st.session_state.get("last_save_at", -math.inf)
+    if previous != item and since < min_dwell_seconds():
+        st.session_state["flash_error"] = (
+            f"Not saved: this press came {since:.1f} s after saving {previous!r}, before "
+            f"{item!r} could be looked at; press again to save it."
+        )
+        return
     removed = [] if correct else ticked(item, pd.Index(rows), start)
     added = [] if correct else list(st.session_state.get(f"added_{item}", []))
     notes = st.session_state.get(f"notes_{item}", "")
@@ -295,6 +309,7 @@ def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int |
     if move_to is not None:
         st.session_state["queue_position"] = move_to
     st.session_state["last_saved"] = item
+    st.session_state["last_save_at"] = time.monotonic()
 
 
 def resolve(item, cluster, rows, mine: dict, theirs: ReviewEvent | None, how: str, alone: bool):
