@@ -37,6 +37,7 @@ import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators.intervals import wilson_bounds
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.vocabulary import fscore_name
 
@@ -393,12 +394,6 @@ def group_sums(
     return sums.reshape(measure.n_classes, 2)
 
 
-def _wilson(value: float, n_eff: float, z: float) -> tuple[float, float]:
-    centre = (value + z * z / (2 * n_eff)) / (1 + z * z / n_eff)
-    half = z / (1 + z * z / n_eff) * math.sqrt(value * (1 - value) / n_eff + z * z / (4 * n_eff**2))
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def estimate_measure(
     run,
     measure: Measure,
@@ -482,10 +477,9 @@ def estimate_measure(
             )
             continue
         if measure.bounded:
-            inside = 0.0 < v < 1.0 and s > 0
-            n_eff = v * (1 - v) / s**2 if inside else kish_num[m] / max(kish_den[m], 1e-300)
-            low, high = _wilson(min(max(v, 0.0), 1.0), max(n_eff, 1e-12), z)
-            method = "wilson_neff"
+            kish = max(kish_num[m] / max(kish_den[m], 1e-300), 1e-12)
+            low, high = (float(b) for b in wilson_bounds(v, s, kish, z))
+            method = "wilson"
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
