@@ -19,6 +19,8 @@ interpreter + engine + result; on Spark the JVM's peak is in the notes):
   for the prediction file from 1,000 reference clusters drawn through uniformly sampled
   records (the reviewed sample is a small pandas Series; the population stays in Parquet);
 - ``spark_metrics``: every exact metric on Spark local[2];
+- ``duckdb_queries``: the time of each of the kernel's DuckDB queries for the exact
+  metrics, run alone (validation of each file, the cells);
 - ``pandas_metrics``: read both files into pandas, then ``evaluate`` (to see where it stops),
   under an address-space cap (``--as-limit-gb``, default 14) so that running out of memory
   is a ``MemoryError`` in the benchmark, not the OOM killer hitting another process.
@@ -45,7 +47,7 @@ import subprocess
 import sys
 import time
 
-TASKS = ["duckdb_metrics", "duckdb_estimate", "spark_metrics", "pandas_metrics"]
+TASKS = ["duckdb_metrics", "duckdb_estimate", "spark_metrics", "pandas_metrics", "duckdb_queries"]
 DATA = os.environ.get("ER_ENGINES_DATA", "/work/tmp_engines")
 
 
@@ -198,6 +200,8 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
             metrics=["pairwise_precision", "pairwise_recall"],
             ci_method="normal",
         )
+    elif task == "duckdb_queries":
+        run = lambda: _query_times(pred, ref, info)  # noqa: E731
     elif task == "spark_metrics":
         from er_evaluation.metrics import evaluate
 
@@ -238,6 +242,29 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
         info["cpu_seconds"] += info["jvm_cpu_seconds"]
         info["jvm_peak_mb"] = _process_peak_mb(jvm)
     info["result"] = json.loads(result.to_json(orient="records"))
+
+
+def _query_times(pred, ref, info: dict):
+    """Wall time of each of the kernel's queries for the exact metrics, run alone: the
+    validation group-by of each file, the join and group-by giving the cells."""
+    import pandas as pd
+
+    from er_evaluation.engines import _sql
+    from er_evaluation.engines._backends import backend_for
+
+    backend = backend_for([pred, ref])
+    views = backend.register(pred, "prediction"), backend.register(ref, "reference")
+    queries = {
+        "validation_prediction": lambda: _sql.side_counts(backend, views[0]),
+        "validation_reference": lambda: _sql.side_counts(backend, views[1]),
+        "cells": lambda: _sql.shared_cells(backend, *views),
+    }
+    for label, query in queries.items():
+        start = time.perf_counter()
+        query()
+        info[f"{label}_seconds"] = time.perf_counter() - start
+    backend.close()
+    return pd.DataFrame([{k: v for k, v in info.items() if k.endswith("_seconds")}])
 
 
 def _process_cpu(pid: int) -> float:
@@ -384,6 +411,14 @@ def main() -> None:
                 notes.append(
                     f"{row['sample_clusters']:,} clusters, {row['sample_records']:,} records "
                     f"(sample drawn in {row['sample_seconds']:.1f} s)"
+                )
+            if "cells_seconds" in row:
+                notes.append(
+                    ", ".join(
+                        f"{k[: -len('_seconds')]} {v:.1f} s"
+                        for k, v in row.items()
+                        if k.endswith("_seconds") and k != "cpu_seconds"
+                    )
                 )
             if "read_seconds" in row:
                 notes.append(f"read {row['read_seconds']:.1f} s, {row['read_mb']:,.0f} MB")

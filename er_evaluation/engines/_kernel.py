@@ -163,8 +163,9 @@ def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel
         dropped_pred = kernel.drop_missing(
             ids, side="prediction", other="reference", on_missing=on_missing, total=n_pred
         )
-    cells = cells.filter(both)
-    count = cells.column("n").to_numpy().astype(np.int64)
+    if ref_only or pred_only:  # else every row is a cell: no copy of the table
+        cells = cells.filter(both)
+    count = cells.column("n").to_numpy().astype(np.int64, copy=False)
     pred_codes, pred_labels = _codes(cells.column("pc"))
     ref_codes, ref_labels = _codes(cells.column("rc"))
     return kernel.Contingency(
