@@ -39,10 +39,15 @@ from er_evaluation.pairs.pool import (
     predicted_from_clustering,
 )
 from er_evaluation.pairs.reuse import (
+    Proposals,
+    TracedRun,
     as_importance_run,
     continue_sampling,
     labels_needed,
+    mixture_weights,
+    proposals_of,
     reuse_estimate,
+    sample_traced,
 )
 from er_evaluation.pairs.run import oracle_label, sample_labels
 from er_evaluation.pairs.samplers import (
@@ -80,9 +85,11 @@ __all__ = [
     "PassiveSampler",
     "PendingPair",
     "PoolError",
+    "Proposals",
     "SessionError",
     "StratifiedSampler",
     "Strata",
+    "TracedRun",
     "as_importance_run",
     "continue_sampling",
     "csf_edges",
@@ -93,15 +100,18 @@ __all__ = [
     "labels_needed",
     "make_sampler",
     "metric_names",
+    "mixture_weights",
     "oracle_from_reference",
     "oracle_label",
     "parse_answer",
     "pool_from_blocks",
     "predicted_from_clustering",
     "prefix",
+    "proposals_of",
     "read_log",
     "reuse_estimate",
     "sample_labels",
+    "sample_traced",
     "score_probabilities",
     "stratify",
 ]

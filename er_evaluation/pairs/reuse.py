@@ -1,22 +1,43 @@
-"""Reusing pair labels across predictions (Marchant & Rubinstein 2021 §3.3.1; Chaganty et al. 2017).
+"""Reusing pair labels across predictions (Chaganty et al. 2017; Marchant & Rubinstein 2021 §3.3.1).
 
 A labelled pair keeps its label whatever prediction is evaluated, so labels collected
 while evaluating prediction A also estimate prediction B on the same pool.
 
-- :func:`reuse_estimate`: B from A's labels alone, no new label. Stratified and passive
-  runs are estimated within the cells A-stratum x B-prediction; importance runs (static
-  IS, OASIS) by A's importance weights within B's two prediction groups; both hold for
-  any B.
-- :func:`continue_sampling`: an adaptive sampler tuned to B (OASIS, or the sampler of
-  Marchant & Rubinstein 2021), warm-started with A's labels and label cache, adds labels;
-  A's draws (weights p/q made explicit by :func:`as_importance_run`) and B's are pooled
-  into one importance run, each draw keeping the weight p/q_t of the proposal it was
-  drawn from, which keeps the pooled estimate consistent (Marchant & Rubinstein 2021,
-  Theorem 1: a sequence of proposals is still an AIS sample). Chaganty et al. 2017 weigh
-  every draw by the mixture of all proposals used (balance heuristic) instead; that needs
-  every proposal at every labelled pair and is not implemented here.
+Balance heuristic (Chaganty et al. 2017, §4, mixing weights w_ij proportional to n_j;
+Veach & Guibas 1995). Draws x_1..x_T come from proposals q_1..q_T (one per draw for an
+adaptive sampler such as OASIS, one for a whole static stage). Weighting every draw
+against the mixture of all the proposals actually used,
 
-Bias and coverage of both are measured in benchmarks/README.md (``bench_pairs_reuse.py``);
+    w(x) = p(x) / qbar(x),      qbar(x) = (1/T) sum_t q_t(x),      p(x) = 1/N,
+
+instead of its own p/q_t makes sum_t w(x_t) y(x_t) / T an unbiased estimate of the pool
+mean of any y when the proposals are fixed in advance (Chaganty et al. 2017, Theorem 1;
+exhaustive check in tests/test_pairs_reuse.py). When they adapt to the labels (OASIS)
+it is not: a match found in a stratum raises that stratum's later proposals and so
+lowers the match's own mixture weight. The weighting is therefore chosen per run, by
+benchmark (benchmarks/README.md, ``bench_pairs_reuse.py``):
+
+- every stage fixed (static importance sampling, passive, stratified): the balance
+  heuristic;
+- a stage adaptive (OASIS, the AIS sampler): each draw's own weight p/q_t, whose
+  weighted totals stay unbiased however the proposals adapted (Marchant & Rubinstein
+  2021, Theorem 1).
+
+Functions:
+
+- :func:`sample_traced`: a labelling run that also records every proposal it drew from
+  (:class:`Proposals`), as a :class:`TracedRun`.
+- :func:`reuse_estimate`: B from A's labels alone, no new label.
+- :func:`continue_sampling`: a sampler tuned to B (OASIS warm-started with A's labels,
+  or static IS) adds labels; A's and B's draws are pooled.
+- :func:`mixture_weights`: the balance-heuristic weights for any recorded proposals.
+
+Estimates go through :func:`~er_evaluation.pairs.estimate_from_labels` (the importance
+estimator of every pair run): a prediction group whose pairs are all labelled is known
+exactly, the rest is the self-normalised weighted ratio normalised to the known PP, with
+Wilson intervals on the effective sample size (the shared interval code). The AIS
+sampler's per-pair proposals are not recorded: its runs are pooled with own weights.
+
 :func:`labels_needed` says how many more labels a target standard error needs.
 """
 
@@ -24,6 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,14 +59,217 @@ from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.run import sample_labels
 from er_evaluation.pairs.samplers import make_sampler
 
-__all__ = ["reuse_estimate", "as_importance_run", "continue_sampling", "labels_needed"]
+__all__ = [
+    "Proposals",
+    "TracedRun",
+    "as_importance_run",
+    "continue_sampling",
+    "labels_needed",
+    "mixture_weights",
+    "proposals_of",
+    "reuse_estimate",
+    "sample_traced",
+]
+
+
+@dataclass(frozen=True)
+class Proposals:
+    """Proposal distributions a run drew from, each constant on cells of the pool.
+
+    ``codes[i]``: cell of pool pair i (e.g. an OASIS stratum; one cell per pair for a
+    per-pair proposal); ``prob[r, c]``: probability q_r of drawing one given pair of cell c
+    under recorded proposal r; ``draws[r]``: how many draws proposal r made (1 per draw
+    for an adaptive sampler, the stage's draw count for a fixed proposal); ``adaptive``:
+    the proposals were chosen from the labels of earlier draws (OASIS).
+    """
+
+    codes: np.ndarray
+    prob: np.ndarray
+    draws: np.ndarray
+    adaptive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.prob.ndim != 2 or self.prob.shape[0] != len(self.draws):
+            raise ValueError(
+                f"prob must have one row per recorded proposal ({len(self.draws)}), "
+                f"got shape {self.prob.shape}"
+            )
+
+    @property
+    def n_draws(self) -> int:
+        return int(np.sum(self.draws))
+
+    def total(self, rows: np.ndarray) -> np.ndarray:
+        """sum_r draws_r q_r(x) for the pool rows x in ``rows``."""
+        return self.draws.astype(np.float64) @ self.prob[:, self.codes[rows]]
+
+
+@dataclass(frozen=True)
+class TracedRun(LabelRun):
+    """A :class:`LabelRun` with the proposals its draws came from (``proposals``, in draw
+    order; their draw counts sum to ``n_draws``) and each draw's own weight p/q_t
+    (``own_weight``). ``weight``, which :func:`estimate_from_labels` uses, is the balance
+    heuristic's p / qbar (:func:`mixture_weights`) when every proposal was fixed in
+    advance, and the own weight when one was adaptive (OASIS): the mixture of adaptive
+    proposals is biased (benchmarks/README.md). :meth:`mixture_run` and
+    :meth:`own_weights_run` give the same draws with either weighting. A prefix
+    (:func:`~er_evaluation.pairs.prefix`) keeps the whole run's weights, so estimate a
+    traced run as a whole."""
+
+    proposals: tuple[Proposals, ...] = ()
+    own_weight: np.ndarray | None = None
+
+    def own_weights_run(self) -> LabelRun:
+        """The same draws, each weighted by its own proposal's p/q_t (Marchant &
+        Rubinstein 2021, Theorem 1: unbiased totals however the proposals adapted)."""
+        return replace(self, weight=self.own_weight, method=_base_method(self.method))
+
+    def mixture_run(self) -> LabelRun:
+        """The same draws, each weighted against the mixture of all the proposals used
+        (balance heuristic), whether or not they adapted."""
+        weight = mixture_weights(self.index, self.proposals, self.pool_size)
+        return replace(self, weight=weight, method=_base_method(self.method) + "+mixture")
+
+
+def _base_method(method: str) -> str:
+    return method.removesuffix("+mixture")
+
+
+def mixture_weights(index: np.ndarray, proposals: Sequence[Proposals], n_pairs: int) -> np.ndarray:
+    """Balance-heuristic weights p(x_t) / qbar(x_t) of draws ``index`` (pool rows), with
+    p = 1/N and qbar = (1/T) sum of all draws' proposals (Chaganty et al. 2017, §4 and
+    Theorem 1; Veach & Guibas 1995). T is the number of draws the proposals made, which
+    must equal ``len(index)``."""
+    index = np.asarray(index, dtype=np.int64)
+    n_draws = sum(p.n_draws for p in proposals)
+    if n_draws != len(index):
+        raise ValueError(f"the proposals made {n_draws} draws, the run has {len(index)}")
+    total = np.zeros(len(index))
+    for prop in proposals:
+        total += prop.total(index)
+    if np.any(total <= 0):
+        bad = index[total <= 0][:5].tolist()
+        raise ValueError(f"pool rows {bad} were drawn but no recorded proposal can draw them")
+    return n_draws / (n_pairs * total)
+
+
+def _traced(run: LabelRun, proposals: tuple[Proposals, ...], method: str) -> TracedRun:
+    own = run.own_weight if isinstance(run, TracedRun) else run.weight
+    fixed = not any(p.adaptive for p in proposals)
+    return TracedRun(
+        "importance",
+        run.pool_size,
+        run.index,
+        run.label,
+        mixture_weights(run.index, proposals, run.pool_size) if fixed else own,
+        run.stratum,
+        run.new_label,
+        method=f"{method}+mixture" if fixed else method,
+        adaptive=True,
+        proposals=proposals,
+        own_weight=own,
+    )
+
+
+class _Recorder:
+    """A sampler that records, at every counted draw, the per-stratum pair probability of
+    the proposal it drew from (``sample_labels`` calls ``observe`` once per counted draw)."""
+
+    def __init__(self, sampler) -> None:
+        self._sampler = sampler
+        strata = sampler.strata
+        # q is constant within a stratum: one pair per stratum reads the whole proposal
+        self._reps = strata.order[strata.offsets[:-1]]
+        self._scale = float(sampler.n_pairs)
+        self.rows: list[np.ndarray] = []
+        self._pending: np.ndarray | None = None
+
+    def __getattr__(self, name):
+        return getattr(self._sampler, name)
+
+    def draw(self):
+        draw = self._sampler.draw()
+        if draw is not None:
+            self._pending = 1.0 / (self._scale * self._sampler.current_weights(self._reps))
+        return draw
+
+    def observe(self, index: int, label: int) -> None:
+        self.rows.append(self._pending)
+        self._sampler.observe(index, label)
+
+
+def _records_per_stratum(sampler) -> bool:
+    return bool(
+        sampler.design == "importance"
+        and getattr(sampler, "uniform_within_strata", False)
+        and getattr(sampler, "strata", None) is not None
+    )
+
+
+def sample_traced(
+    pool: PairPool,
+    sampler,
+    oracle: Callable[[int], int | None],
+    budget: int,
+    *,
+    known: np.ndarray | None = None,
+) -> TracedRun:
+    """:func:`~er_evaluation.pairs.sample_labels` that also records the proposals:
+    every draw's proposal for a sampler drawing uniformly within strata (OASIS), the one
+    fixed proposal of static importance sampling, the uniform or per-stratum allocation of
+    passive and stratified sampling. The run's weights are the balance heuristic's
+    (:func:`mixture_weights`) for a fixed proposal and the draws' own p/q_t for an
+    adaptive one (see the module docstring). The AIS sampler (per-pair proposals that
+    change as pairs are labelled) is not supported: an error says so."""
+    if _records_per_stratum(sampler):
+        recorder = _Recorder(sampler)
+        run = sample_labels(pool, recorder, oracle, budget, known=known)
+        prob = np.array(recorder.rows).reshape(run.n_draws, sampler.strata.n_strata)
+        draws = np.ones(run.n_draws, dtype=np.int64)
+        adaptive = bool(getattr(sampler, "adaptive", False))
+        proposals = (Proposals(sampler.strata.codes, prob, draws, adaptive),)
+        return _traced(run, proposals, sampler.name)
+    if getattr(sampler, "adaptive", False):
+        raise ValueError(
+            f"the proposals of the {sampler.name!r} sampler cannot be recorded (only samplers "
+            "that draw uniformly within strata, and fixed designs); use sample_labels"
+        )
+    run = sample_labels(pool, sampler, oracle, budget, known=known)
+    return _traced(run, (proposals_of(run, sampler),), sampler.name)
+
+
+def proposals_of(run: LabelRun, sampler=None) -> Proposals:
+    """The proposals of a run whose proposal is fixed: passive (q = 1/N; the draws are
+    without replacement, taken as uniform draws), stratified (q = n_k / (n N_k) per pair
+    of stratum k, the weights of :func:`as_importance_run`), or static importance
+    sampling (its ``sampler``'s fixed q). Adaptive runs need :func:`sample_traced`."""
+    n = run.pool_size
+    ones = np.array([run.n_draws], dtype=np.int64)
+    if run.design == "passive":
+        return Proposals(np.zeros(n, dtype=np.int64), np.full((1, 1), 1.0 / n), ones)
+    if run.design == "stratified":
+        if run.strata is None:
+            raise ValueError("a stratified run needs its strata (run.strata)")
+        counts = np.bincount(run.stratum, minlength=run.strata.n_strata).astype(np.float64)
+        prob = counts / (run.n_draws * run.strata.sizes)
+        return Proposals(run.strata.codes, prob[None, :], ones)
+    if run.static_proposal and sampler is not None:
+        q = 1.0 / (n * sampler.current_weights(np.arange(n)))
+        return Proposals(np.arange(n), q[None, :], ones)
+    raise ValueError(
+        f"the proposals of a {run.method or run.design} run are not known from the run alone: "
+        "record them with sample_traced"
+    )
 
 
 def reuse_estimate(
     run: LabelRun, predicted_b, *, alpha: float | Sequence[float] = 0.5, level: float = 0.95
 ) -> PairEstimates:
-    """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool pair)
-    from the labels of ``run`` (see the module docstring for how). Costs no label."""
+    """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool
+    pair) from the labels of ``run``, costing no label. A :class:`TracedRun` is weighted
+    against the mixture of the proposals it drew from (balance heuristic, Chaganty et al.
+    2017); a plain run by its own weights. Measured bias and coverage: see the module
+    docstring."""
     return estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
 
 
@@ -77,6 +302,20 @@ def as_importance_run(run: LabelRun) -> LabelRun:
     )
 
 
+def _previous_proposals(previous: LabelRun) -> tuple[Proposals, ...] | None:
+    if isinstance(previous, TracedRun):
+        return previous.proposals
+    if previous.design == "passive" or (
+        previous.design == "stratified" and previous.strata is not None
+    ):
+        return (proposals_of(previous),)
+    return None
+
+
+def _own(run: LabelRun) -> np.ndarray:
+    return run.own_weight if isinstance(run, TracedRun) else run.weight
+
+
 def continue_sampling(
     pool_b: PairPool,
     previous: LabelRun,
@@ -89,39 +328,61 @@ def continue_sampling(
 ) -> LabelRun:
     """Evaluate prediction B (``pool_b``: same pairs and scores, B's ``predicted``) after A.
 
-    An adaptive sampler for B (``method``: "oasis", or "ais" for Marchant & Rubinstein 2021's sampler, with
-    its ``params``) starts from A's labels: each labelled pair updates the oracle model
-    of its B-stratum (OASIS's Beta posterior, or the Dirichlet tree with the pair's
-    label known), the F estimate starts from the reused estimate, and the
-    label cache holds A's labels so a pair A already labelled costs nothing. It then draws
-    until ``new_labels`` new pairs are labelled. Returns the pooled run: A's draws followed
-    by B's (``new_label`` marks the labels B paid for), with the common refinement of A's
-    and B's strata as its strata when A drew uniformly within strata (see the module
-    docstring), else with each draw's own importance weight.
+    A sampler for B (``method``, with its ``params``) adds labels until ``new_labels``
+    new pairs are labelled; the label cache holds A's labels, so a pair A already labelled
+    costs nothing. ``"oasis"`` (default) or ``"ais"`` (Marchant & Rubinstein 2021) start
+    from A's labels: each labelled pair updates the oracle model of its B-stratum and
+    the F estimate starts from the reused one. ``"importance"``: static importance
+    sampling tuned to B from the scores, a proposal fixed in advance. Returns the pooled
+    run, A's draws followed by B's (``new_label`` marks the labels B paid for).
+
+    When A's proposals are known (a :class:`TracedRun` from :func:`sample_traced` or an
+    earlier :func:`continue_sampling`, or a passive or stratified run) and B's are
+    recordable (OASIS, static IS), the result is a :class:`TracedRun` (it can be
+    continued again): if every stage's proposal was fixed (e.g. static IS for A and for
+    B), each draw is weighted against the mixture of all of them (balance heuristic,
+    Chaganty et al. 2017, unbiased totals); if one adapted (OASIS), each draw keeps its
+    own p/q_t (Marchant & Rubinstein 2021, Theorem 1), as for an untraced A or
+    ``method="ais"``. Bias and coverage of each: benchmarks/README.md.
     """
     if previous.pool_size != pool_b.n_pairs:
         raise ValueError(
             f"the previous run is on a pool of {previous.pool_size} pairs, pool_b has {pool_b.n_pairs}"
         )
+    if method not in ("oasis", "ais", "importance"):
+        raise ValueError(
+            "method must be 'oasis' or 'ais' (an adaptive sampler) or 'importance' (static "
+            f"importance sampling) to continue sampling, got {method!r}"
+        )
     old = as_importance_run(previous)
-    if method not in ("oasis", "ais"):
-        raise ValueError(f"method must be 'oasis' or 'ais' (an adaptive sampler), got {method!r}")
     sampler = make_sampler(method, pool_b, seed, **params)
-    sampler.warm_start(old.index, old.label, old.weight)
+    if method != "importance":  # a static proposal does not learn from labels
+        sampler.warm_start(old.index, old.label, old.weight)
     known = np.full(pool_b.n_pairs, -1, dtype=np.int8)
     known[old.index] = old.label
-    new = sample_labels(pool_b, sampler, oracle, new_labels, known=known)
-    return LabelRun(
+    old_proposals = _previous_proposals(previous)
+    traced = old_proposals is not None and (
+        _records_per_stratum(sampler) or sampler.static_proposal
+    )
+    new = (
+        sample_traced(pool_b, sampler, oracle, new_labels, known=known)
+        if traced
+        else sample_labels(pool_b, sampler, oracle, new_labels, known=known)
+    )
+    pooled = LabelRun(
         "importance",
         pool_b.n_pairs,
         np.concatenate([old.index, new.index]),
         np.concatenate([old.label, new.label]),
-        np.concatenate([old.weight, new.weight]),
+        np.concatenate([_own(old), _own(new)]),
         np.concatenate([np.full(old.n_draws, -1), new.stratum]),
         np.concatenate([old.new_label, new.new_label]),
         method=f"{method}+reuse",
         adaptive=True,
     )
+    if not traced:
+        return pooled
+    return _traced(pooled, (*old_proposals, *new.proposals), f"{method}+reuse")
 
 
 def labels_needed(estimate_: Estimate, target_std_error: float) -> int:
