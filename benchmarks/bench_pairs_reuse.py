@@ -170,14 +170,38 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="CSV of the per-repetition rows (written as it goes)")
     parser.add_argument("--report", nargs="+", help="summarise per-repetition CSVs and exit")
+    parser.add_argument("--markdown", action="store_true", help="the summary as a README table")
     args = parser.parse_args()
     frame = (
         pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)
         if args.report
         else simulate(args)
     )
+    summary = summarise(frame)
+    if args.markdown:
+        print(markdown(summary))
+        return
     pd.set_option("display.width", 200)
-    print(summarise(frame).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(summary.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+
+
+def markdown(summary: pd.DataFrame) -> str:
+    """One README row per pool x sampler x estimate x weighting."""
+    lines = [
+        "| pool | sampler | estimate of B | weights | new labels | runs | bias P | bias R "
+        "| bias F1 | MSE F1 | cover P / R / F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    keys = ["pool", "sampler", "estimate", "weighting"]
+    for key, g in summary.groupby(keys, sort=False):
+        m = g.set_index("metric")
+        bias = [f"{m.bias[x]:+.4f} ± {m.bias_mcse[x]:.4f}" for x in METRICS]
+        cover = " / ".join(f"{100 * m.cover[x]:.1f}%" for x in METRICS)
+        lines.append(
+            f"| {' | '.join(key)} | {m.new_labels['P']:,.0f} | {int(m.reps['P'])} | "
+            f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} |"
+        )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -154,21 +154,18 @@ def mixture_weights(index: np.ndarray, proposals: Sequence[Proposals], n_pairs: 
 
 
 def _traced(run: LabelRun, proposals: tuple[Proposals, ...], method: str) -> TracedRun:
-    own = run.own_weight if isinstance(run, TracedRun) else run.weight
+    """``run`` as a traced importance run (every other field, e.g. the strata and the
+    sampler's flags the estimator reads, kept)."""
+    base = as_importance_run(run)
+    own = base.own_weight if isinstance(base, TracedRun) else base.weight
     fixed = not any(p.adaptive for p in proposals)
-    return TracedRun(
-        "importance",
-        run.pool_size,
-        run.index,
-        run.label,
-        mixture_weights(run.index, proposals, run.pool_size) if fixed else own,
-        run.stratum,
-        run.new_label,
-        method=f"{method}+mixture" if fixed else method,
-        adaptive=True,
-        proposals=proposals,
-        own_weight=own,
-    )
+    values = {f.name: getattr(base, f.name) for f in fields(LabelRun)} | {
+        "weight": mixture_weights(base.index, proposals, base.pool_size) if fixed else own,
+        "method": f"{method}+mixture" if fixed else method,
+        # weighted by the importance estimator (not a within-strata remainder estimate)
+        "adaptive": base.adaptive or not base.static_proposal,
+    }
+    return TracedRun(**values, proposals=proposals, own_weight=own)
 
 
 class _Recorder:
@@ -312,6 +309,11 @@ def _previous_proposals(previous: LabelRun) -> tuple[Proposals, ...] | None:
     return None
 
 
+def _plain(run: LabelRun) -> LabelRun:
+    """The :class:`LabelRun` fields of ``run`` (a traced run without its trace)."""
+    return LabelRun(**{f.name: getattr(run, f.name) for f in fields(LabelRun)})
+
+
 def _own(run: LabelRun) -> np.ndarray:
     return run.own_weight if isinstance(run, TracedRun) else run.weight
 
@@ -369,15 +371,18 @@ def continue_sampling(
         if traced
         else sample_labels(pool_b, sampler, oracle, new_labels, known=known)
     )
-    pooled = LabelRun(
-        "importance",
-        pool_b.n_pairs,
-        np.concatenate([old.index, new.index]),
-        np.concatenate([old.label, new.label]),
-        np.concatenate([_own(old), _own(new)]),
-        np.concatenate([np.full(old.n_draws, -1), new.stratum]),
-        np.concatenate([old.new_label, new.new_label]),
+    # B's run with A's draws in front: it keeps B's strata and sampler flags, which the
+    # estimator reads (e.g. the stratum model of B's OASIS sampler)
+    pooled = replace(
+        _plain(new),
+        index=np.concatenate([old.index, new.index]),
+        label=np.concatenate([old.label, new.label]),
+        weight=np.concatenate([_own(old), _own(new)]),
+        stratum=np.concatenate([np.full(old.n_draws, -1), new.stratum]),
+        new_label=np.concatenate([old.new_label, new.new_label]),
+        final_weight=None,
         method=f"{method}+reuse",
+        static_proposal=False,
         adaptive=True,
     )
     if not traced:
