@@ -15,8 +15,8 @@ through ``estimate_from_labels`` (labelled groups exact, Wilson interval on n_ef
 Reports bias with its Monte-Carlo standard error, MSE and 95% interval coverage of B's
 precision, recall and F1 (an undefined estimate counts as a miss and as squared error 1).
 
-    nice -n 10 python benchmarks/bench_pairs_reuse.py --pool abt-buy --sampler oasis --reps 400 --out benchmarks/data/bench_pairs_reuse_abt-buy_oasis.csv
-    python benchmarks/bench_pairs_reuse.py --report benchmarks/data/bench_pairs_reuse_*.csv
+    nice -n 10 python benchmarks/bench_pairs_reuse.py --pool abt-buy --sampler oasis --reps 400 --out runs_abt-buy_oasis.csv
+    python benchmarks/bench_pairs_reuse.py --report runs_*.csv --markdown --summary-out benchmarks/data/bench_pairs_reuse.csv
 """
 
 from __future__ import annotations
@@ -171,6 +171,7 @@ def main() -> None:
     parser.add_argument("--out", help="CSV of the per-repetition rows (written as it goes)")
     parser.add_argument("--report", nargs="+", help="summarise per-repetition CSVs and exit")
     parser.add_argument("--markdown", action="store_true", help="the summary as a README table")
+    parser.add_argument("--summary-out", help="CSV of the summary (one row per metric)")
     args = parser.parse_args()
     frame = (
         pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)
@@ -178,6 +179,8 @@ def main() -> None:
         else simulate(args)
     )
     summary = summarise(frame)
+    if args.summary_out:
+        summary.to_csv(args.summary_out, index=False)
     if args.markdown:
         print(markdown(summary))
         return
