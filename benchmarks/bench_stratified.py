@@ -2,7 +2,7 @@
 (issue "Stratified sampling designs, a sample-size planner, and change-focused
 comparison"; design §7-8).
 
-Three experiments, each writing its per-replicate rows to ``benchmarks/_out/`` and its
+Four experiments, each writing its per-replicate rows to ``benchmarks/_out/`` and its
 summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
 ``benchmarks/README.md``):
 
@@ -17,7 +17,9 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     allocated n_h ∝ F_h S_h/sqrt(c_h) (S_h from an assumed 5% misattribution rate, c_h the
     mean predicted cluster size: records read per draw) to fill the budget.
     Precision (cluster-block), recall, F1: bias, RMSE, coverage of the 95% interval of
-    each design's default method.
+    each design's default method. The design of predicted clusters is estimated with the
+    combined and with the separate ratio estimator (:func:`~er_evaluation.designs.with_ratio`;
+    the record designs' denominators are not known per stratum, so only combined).
 ``change``
     PatentsView: the bundled 2022-06-30 disambiguation as truth; version A = 5%
     misattribution of it, version B = A with a further ``--extra-rate`` (0.2% by default;
@@ -26,6 +28,12 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     (``sample_changed`` + ``compare_changed``, with a fresh 400-record benchmark of the
     whole population per replicate standing for an existing benchmark; its reviews are
     not counted as cost).
+``waves``
+    Two waves of one population (``--truth`` rldata10000 or patentsview; 5% and 10%
+    misattribution): a uniform 200-record benchmark and a later wave of 200 records in
+    predicted-size strata, drawn anew per replicate; P, R, F1 of each wave alone, of the
+    union (:func:`~er_evaluation.waves.union_sample`) and of the per-wave estimates
+    combined (:func:`~er_evaluation.waves.combine_estimates`): bias, RMSE, coverage.
 ``planner``
     The planner (:func:`~er_evaluation.planning.plan_sample_size`) on the Zipf truth
     (or, ``--truth patentsview``, the bundled 2022-06-30 disambiguation, target 0.02 only):
@@ -35,9 +43,12 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     (1.96 x the standard deviation of the estimates over replicates, and the mean
     reported half-width) with the target.
 
-    nice -n 10 python benchmarks/bench_stratified.py zipf --reps 400
+    nice -n 10 python benchmarks/bench_stratified.py zipf --reps 400 --cell 0.05 100   # one
+    ... --cell 0.05 400, --cell 0.1 100, --cell 0.1 400; then: zipf --report
     nice -n 10 python benchmarks/bench_stratified.py change --reps 400 [--extra-rate 0.01]
     nice -n 10 python benchmarks/bench_stratified.py planner --reps 400 [--truth patentsview]
+    nice -n 10 python benchmarks/bench_stratified.py waves --reps 400 --truth rldata10000
+    nice -n 10 python benchmarks/bench_stratified.py waves --reps 400 --truth patentsview
 """
 
 from __future__ import annotations
@@ -61,13 +72,16 @@ from er_evaluation.designs import (
     sample_stratified,
     sample_stratified_clusters,
     size_strata,
+    with_ratio,
 )
 from er_evaluation.errors import UndefinedMetricWarning
-from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.estimators import compare, estimate_from_units, estimate_table, unit_table
 from er_evaluation.estimators.change import compare_changed
+from er_evaluation.estimators.results import estimates_frame
 from er_evaluation.planning import plan_sample_size, stratum_sd_from_rates
 from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import misattribute
+from er_evaluation.waves import combine_estimates, union_sample
 
 DATA = Path(__file__).parent / "data"  # summaries (kept)
 OUT = Path(__file__).parent / "_out"  # per-replicate rows (not kept in git)
@@ -191,23 +205,40 @@ def cluster_budget_design(pred: pd.Series, budget: float, assumed_rate: float = 
     return _fill(F, sd.reindex(F.index), cost, cost, budget - spent) + (strata, threshold)
 
 
-def run_zipf(reps: int, seed: int) -> pd.DataFrame:
+def _checkpoint(rows: list, path: Path | None, r: int, every: int = 10) -> None:
+    """Write the rows so far every ``every`` replicates (the CPU is shared: a run cut short
+    still leaves its completed replicates)."""
+    if path is not None and (r + 1) % every == 0:
+        pd.DataFrame(rows).to_csv(path, index=False)
+
+
+def uniform_cost(truth: pd.Series, n: int) -> float:
+    """Expected records read by the uniform record design: n records drawn with
+    replacement reach true cluster c with probability 1 - (1 - |c|/N)^n, and reviewing it
+    reads its |c| records."""
+    sizes = truth.value_counts(sort=False).to_numpy(dtype=float)
+    N = sizes.sum()
+    return float(np.sum(sizes * -np.expm1(n * np.log1p(-sizes / N))))
+
+
+def run_zipf(
+    reps: int,
+    seed: int,
+    rates=(0.05, 0.10),
+    ns: tuple[int, ...] = (100, 400),
+    out: Path | None = None,
+) -> pd.DataFrame:
+    """The designs are drawn in turn within each replicate (so a run cut short has the
+    same replicates of every design); the stratified designs' budget is the uniform
+    design's expected cost (:func:`uniform_cost`)."""
     truth = zipf_truth(seed=seed)
     rows = []
-    for rate in (0.05, 0.10):
+    for rate in rates:
         pred = misattribute(truth, rate, seed=seed + 1)
         exact = {m: f(pred, truth) for m, f in EXACT.items()}
-        for n in (100, 400):
+        for n in ns:
             t0 = time.perf_counter()
-            costs = []
-            for r in range(reps):
-                s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
-                costs.append(s.n_records)
-                table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
-                rows += _rows(
-                    table, exact, rate=rate, n=n, design="uniform", rep=r, cost=s.n_records
-                )
-            budget = float(np.mean(costs))
+            budget = uniform_cost(truth, n)
             alloc, strata, threshold = record_budget_design(pred, truth, budget)
             for step in range(2):  # duplicates make draws cheaper than planned: rescale twice
                 spent = np.mean(
@@ -217,37 +248,45 @@ def run_zipf(reps: int, seed: int) -> pd.DataFrame:
                     ]
                 )
                 alloc = _rescale(alloc, strata, budget / spent)
+            c_alloc, c_strata, c_threshold = cluster_budget_design(pred, budget)
+            keys = dict(rate=rate, n=n)
             for r in range(reps):
+                s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
+                table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
+                rows += _rows(table, exact, design="uniform", rep=r, cost=s.n_records, **keys)
                 s = sample_stratified(truth, strata, alloc, seed=(seed, int(rate * 100), n, r, 1))
                 table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
                 rows += _rows(
                     table,
                     exact,
-                    rate=rate,
-                    n=n,
                     design=f"records: take-all>={threshold} + size strata",
                     rep=r,
                     cost=s.n_records,
                     draws=s.n_draws,
+                    **keys,
                 )
-            alloc, strata, threshold = cluster_budget_design(pred, budget)
-            for r in range(reps):
                 s = sample_stratified_clusters(
-                    pred, strata, alloc, seed=(seed, int(rate * 100), n, r, 2)
-                )
-                s = s.reviewed_predicted(truth)
-                table = estimate_table({"p": pred}, s, (P,), validate=False)
-                rows += _rows(
-                    table,
-                    exact,
-                    rate=rate,
-                    n=n,
-                    design=f"predicted clusters: take-all>={threshold} + size strata",
-                    rep=r,
-                    cost=s.n_records,
-                    draws=s.n_draws,
-                )
-            print(f"zipf rate={rate} n={n}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+                    pred, c_strata, c_alloc, seed=(seed, int(rate * 100), n, r, 2)
+                ).reviewed_predicted(truth)
+                for ratio in ("combined", "separate"):
+                    table = estimate_table({"p": pred}, with_ratio(s, ratio), (P,), validate=False)
+                    rows += _rows(
+                        table,
+                        exact,
+                        design=f"predicted clusters: take-all>={c_threshold} + size strata"
+                        + (", separate ratio" if ratio == "separate" else ""),
+                        rep=r,
+                        cost=s.n_records,
+                        draws=s.n_draws,
+                        **keys,
+                    )
+                _checkpoint(rows, out, r)
+                if (r + 1) % 25 == 0:
+                    print(
+                        f"zipf rate={rate} n={n}: {r + 1} replicates, "
+                        f"{time.perf_counter() - t0:.0f} s",
+                        file=sys.stderr,
+                    )
     return pd.DataFrame(rows)
 
 
@@ -267,7 +306,13 @@ def summarize(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
-def run_change(reps: int, seed: int, extra_rate: float) -> pd.DataFrame:
+def run_change(
+    reps: int,
+    seed: int,
+    extra_rate: float,
+    change_n: tuple[int, ...] = (50, 100, 200),
+    out: Path | None = None,
+) -> pd.DataFrame:
     truth = patentsview_truth()
     a = misattribute(truth, 0.05, seed=seed + 1).rename("A")
     b = misattribute(a, extra_rate, seed=seed + 2).rename("B")
@@ -277,17 +322,19 @@ def run_change(reps: int, seed: int, extra_rate: float) -> pd.DataFrame:
     changed = changed_records(a, b)
     print(f"change: {int(changed.sum()):,} of {len(a):,} records changed", file=sys.stderr)
     rows = []
-    for n in (400,):
-        for r in range(reps):
-            s = sample_records(truth, n, seed=(seed, n, r))
-            e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False)
-            rows.append(_diff_row(e, exact, "uniform", n, r, s.n_records))
-    for n in (50, 100, 200):
-        for r in range(reps):
+    t0 = time.perf_counter()
+    for r in range(reps):  # the designs in turn within each replicate (see run_zipf)
+        s = sample_records(truth, 400, seed=(seed, 400, r))
+        e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False)
+        rows.append(_diff_row(e, exact, "uniform", 400, r, s.n_records))
+        for n in change_n:
             s = sample_changed(truth, a, b, n, seed=(seed, n, r, 1))
             bench = sample_records(truth, 400, seed=(seed, n, r, 2))
             e = compare_changed(a, b, s, bench, F1)
             rows.append(_diff_row(e, exact, "change-focused", n, r, s.n_records))
+        _checkpoint(rows, out, r)
+        if (r + 1) % 25 == 0:
+            print(f"change: {r + 1} replicates, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     df = pd.DataFrame(rows)
     df.attrs["changed"] = int(changed.sum())
     return df
@@ -356,16 +403,96 @@ def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) -> pd.DataFrame:
+    """Two waves of one population, estimated from their union and by combining per-wave
+    estimates: wave 1 = a uniform record benchmark of 200 draws with replacement (the
+    existing benchmark), wave 2 = 200 records drawn without replacement in predicted-size
+    strata with proportional allocation (a later wave of another design). Each replicate
+    draws both waves anew; P (cluster-block), R (record or cluster) and F1 of one
+    misattributed prediction per rate, with the default interval."""
+    if truth_name == "patentsview":
+        truth = patentsview_truth()
+    elif truth_name == "rldata10000":
+        from er_evaluation.datasets import load_rldata10000
+
+        truth = load_rldata10000()[1]
+    else:
+        truth = zipf_truth(seed=seed)
+    n_records = len(truth)
+    rows = []
+    cases = {}
+    for rate in (0.05, 0.10):
+        pred = misattribute(truth, rate, seed=seed + 1)
+        exact = {m: f(pred, truth) for m, f in EXACT.items()}
+        cases[rate] = (pred, exact, size_strata(pred, (2, 5, 20)))
+    t0 = time.perf_counter()
+    for r in range(reps):  # both rates within each replicate (see run_zipf)
+        for rate, (pred, exact, strata) in cases.items():
+            w1 = sample_records(truth, 200, seed=(seed, int(rate * 100), r, 11))
+            w2 = sample_stratified(truth, strata, 200, seed=(seed, int(rate * 100), r, 12))
+            u = union_sample([w1, w2], [None, strata], n_records)
+            keys = dict(truth_name=truth_name, rate=rate, rep=r)
+            per_wave = []
+            for design, s in (("wave 1: uniform 200", w1), ("wave 2: size strata 200", w2)):
+                ut = unit_table(pred, s, validate=False)
+                ests = [estimate_from_units(ut, m) for m in (P, R, F1)]
+                rows += _rows(estimates_frame(ests), exact, design=design, cost=s.n_records, **keys)
+                per_wave.append(ests)
+            table = estimate_table({"p": pred}, u, (P, R, F1), validate=False)
+            rows += _rows(table, exact, design="union of waves", cost=u.n_records, **keys)
+            combined = [
+                combine_estimates(pair)
+                for pair in zip(*per_wave, strict=True)
+                if all(np.isfinite(e.std_error) and e.std_error > 0 for e in pair)
+            ]
+            if combined:
+                rows += _rows(
+                    estimates_frame(combined),
+                    exact,
+                    design="per-wave estimates combined",
+                    cost=u.n_records,
+                    **keys,
+                )
+        _checkpoint(rows, out, r)
+        if (r + 1) % 25 == 0:
+            print(
+                f"waves {truth_name}: {r + 1} replicates, {time.perf_counter() - t0:.0f} s",
+                file=sys.stderr,
+            )
+    return pd.DataFrame(rows)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiment", choices=["zipf", "change", "planner"])
+    parser.add_argument("experiment", choices=["zipf", "change", "planner", "waves"])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--truth", choices=["zipf", "patentsview"], default="zipf", help="planner: the truth"
+        "--truth",
+        choices=["zipf", "patentsview", "rldata10000"],
+        default="zipf",
+        help="planner and waves: the truth",
     )
     parser.add_argument(
         "--extra-rate", type=float, default=0.002, help="change: B = A with this rate misattributed"
+    )
+    parser.add_argument(
+        "--cell",
+        nargs=2,
+        metavar=("RATE", "N"),
+        help="zipf: run one (misattribution rate, uniform n) cell only",
+    )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="zipf, change, waves: summarise the replicates written so far instead of running",
+    )
+    parser.add_argument(
+        "--change-n",
+        type=int,
+        nargs="+",
+        default=[50, 100, 200],
+        help="change: changed records drawn per replicate (one cell each)",
     )
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", UndefinedMetricWarning)
@@ -377,7 +504,17 @@ def main(argv=None) -> int:
     DATA.mkdir(exist_ok=True)
     OUT.mkdir(exist_ok=True)
     if args.experiment == "zipf":
-        df = run_zipf(args.reps, args.seed)
+        if args.cell:  # one (rate, n) cell per process; "zipf --report" summarises them
+            rate, n = float(args.cell[0]), int(args.cell[1])
+            path = OUT / f"bench_stratified_zipf_{rate:g}_{n}.csv"
+            run_zipf(args.reps, args.seed, (rate,), (n,), out=path).to_csv(path, index=False)
+            print(f"# cell rate={rate:g} n={n} written")
+            return 0
+        if args.report:  # the cells run so far (a cell cut short keeps its replicates)
+            cells = sorted(OUT.glob("bench_stratified_zipf_*_*.csv"))
+            df = pd.concat([pd.read_csv(c) for c in cells], ignore_index=True)
+        else:
+            df = run_zipf(args.reps, args.seed)
         df.to_csv(OUT / "bench_stratified_zipf.csv", index=False)
         s = summarize(df, ["rate", "n", "metric", "design"])
         s.to_csv(DATA / "bench_stratified_zipf.csv")
@@ -392,8 +529,12 @@ def main(argv=None) -> int:
                     f"coverage {st['coverage']:.3f}"
                 )
     elif args.experiment == "change":
-        df = run_change(args.reps, args.seed, args.extra_rate)
-        df.to_csv(OUT / f"bench_stratified_change_{args.extra_rate:g}.csv", index=False)
+        path = OUT / f"bench_stratified_change_{args.extra_rate:g}.csv"
+        if args.report:
+            df = pd.read_csv(path)
+        else:
+            df = run_change(args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path)
+            df.to_csv(path, index=False)
         s = summarize(df, ["design", "n"])
         s.to_csv(DATA / f"bench_stratified_change_{args.extra_rate:g}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.5f}"))
@@ -413,6 +554,17 @@ def main(argv=None) -> int:
                 f"uniform n={n}: SD {row['sd']:.5f} with {row['mean_cost']:,.0f} reviewed records; "
                 f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)"
             )
+    elif args.experiment == "waves":
+        path = OUT / f"bench_stratified_waves_{args.truth}.csv"
+        if args.report:
+            df = pd.read_csv(path)
+        else:
+            df = run_waves(args.reps, args.seed, args.truth, out=path)
+            df.to_csv(path, index=False)
+        s = summarize(df, ["rate", "metric", "design"])
+        s["bias_mc_se"] = s["sd"] / np.sqrt(s["reps"])
+        s.to_csv(DATA / f"bench_stratified_waves_{args.truth}.csv")
+        print(s.to_string(float_format=lambda v: f"{v:.4f}"))
     else:
         df = run_planner(args.reps, args.seed, args.truth)
         df.to_csv(OUT / f"bench_stratified_planner_{args.truth}.csv", index=False)

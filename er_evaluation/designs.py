@@ -49,6 +49,8 @@ __all__ = [
     "sample_stratified",
     "sample_stratified_clusters",
     "sample_changed",
+    "unit_totals",
+    "with_ratio",
 ]
 
 TAKE_ALL = "take-all"
@@ -336,6 +338,7 @@ def stratified_sample(
     *,
     replace: bool = False,
     frame: Literal["records", "clusters"] = "records",
+    unit_totals: pd.DataFrame | None = None,
 ) -> Sample:
     """The :class:`~er_evaluation.sampling.Sample` of a stratified design, once reviewed.
 
@@ -352,6 +355,10 @@ def stratified_sample(
     Records frame: a draw of record i in stratum h reveals its true cluster c(i), whose
     totals are shared among its |c| records (Lavallée's weight share, design §7): the
     sample's per-unit ``probability`` is |c| and the draws' expansion weight F_h / n_h.
+
+    ``unit_totals`` (clusters frame, optional; :func:`unit_totals`): per stratum, the
+    records and within-unit pairs of all its frame units, which the separate ratio
+    estimator needs (:func:`with_ratio`).
     """
     reference = validate_membership(reference, name="reference")
     names = pd.Index(frame_sizes.index)
@@ -379,6 +386,15 @@ def stratified_sample(
     groups = np.asarray(groups, dtype=np.int64)
     row_unit, row_stratum = groups // len(names), groups % len(names)
     n_h = np.bincount(row_stratum, weights=count, minlength=len(names)).astype(np.int64)
+    totals = {}
+    if unit_totals is not None:
+        if frame != "clusters":
+            raise ValueError("unit_totals describe the units of a clusters frame")
+        t = unit_totals.reindex(names)
+        if t[["records", "pairs"]].isna().to_numpy().any():
+            bad = names[t[["records", "pairs"]].isna().any(axis=1).to_numpy()]
+            raise ValueError(f"unit_totals is missing strata: {examples(bad)}")
+        totals = {"unit_records": t["records"].to_numpy(), "unit_pairs": t["pairs"].to_numpy()}
     strata = Strata(
         names=names,
         frame_size=frame_sizes.to_numpy(dtype=np.int64),
@@ -388,6 +404,7 @@ def stratified_sample(
         row_unit=row_unit,
         row_stratum=row_stratum,
         row_count=count,
+        **totals,
     )
     multiplicity = np.bincount(row_unit, weights=count, minlength=len(units)).astype(np.int64)
     if frame == "records":
@@ -467,7 +484,45 @@ def sample_stratified_clusters(
     F = strata.value_counts(sort=False)
     alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
     drawn = draw_stratified(strata, alloc, replace=replace, seed=seed)
-    return stratified_sample(clustering, drawn, F, replace=replace, frame="clusters")
+    return stratified_sample(
+        clustering,
+        drawn,
+        F,
+        replace=replace,
+        frame="clusters",
+        unit_totals=unit_totals(strata, clustering),
+    )
+
+
+def unit_totals(strata: pd.Series, clustering: pd.Series) -> pd.DataFrame:
+    """Per stratum of a clusters frame (``strata``: the stratum of every cluster id of
+    ``clustering``), the records Σ|u| and within-unit pairs Σ C(|u|,2) of its clusters:
+    the strata's totals of the ratio denominators "size" and "pairs", known from the
+    frame, that the separate ratio estimator needs (:func:`with_ratio`)."""
+    sizes = clustering.value_counts(sort=False)
+    missing = sizes.index.difference(strata.index)
+    if len(missing):
+        raise ValueError(f"{len(missing)} cluster(s) have no stratum: {examples(missing)}")
+    s = sizes.to_numpy(dtype=float)
+    frame = pd.DataFrame({"records": s, "pairs": s * (s - 1) / 2})
+    return frame.groupby(strata.reindex(sizes.index).to_numpy(), sort=False).sum()
+
+
+def with_ratio(sample: Sample, ratio: Literal["combined", "separate"]) -> Sample:
+    """The stratified ``sample`` with its ratio estimator chosen: "combined" (default: one
+    ratio of the stratified totals) or "separate" (one ratio per stratum, weighted by the
+    stratum's known share of the denominator; Cochran 1977, §6.10). Every estimate from
+    the returned sample (:func:`~er_evaluation.estimators.estimate`, ``compare``, ...)
+    uses it; see :mod:`er_evaluation.estimators.stratified` for the formulas and for which
+    samples know the strata's denominator totals."""
+    if sample.strata is None:
+        raise ValueError("the ratio estimator is a choice for stratified samples only")
+    from dataclasses import replace
+
+    design = sample.design.removesuffix(", separate ratio")
+    if ratio == "separate":
+        design += ", separate ratio"
+    return replace(sample, strata=replace(sample.strata, ratio=ratio), design=design)
 
 
 def sample_changed(

@@ -23,12 +23,18 @@ import pandas as pd
 
 from er_evaluation.errors import examples
 
-__all__ = ["Strata", "FRAMES"]
+__all__ = ["Strata", "FRAMES", "RATIOS"]
 
 FRAMES = ("records", "clusters")
 """What the strata partition: records (each draw reveals the record's true cluster; the
 cluster's totals are shared among its records, Lavallée's weight share) or clusters (the
 sampled units themselves: true clusters, predicted clusters or blocks)."""
+
+RATIOS = ("combined", "separate")
+"""How the stratified estimators treat a ratio of means (Cochran 1977, §6.10-6.11): one
+ratio of the stratified totals (combined), or one ratio per stratum weighted by the
+stratum's known share of the denominator (separate); see
+:mod:`er_evaluation.estimators.stratified`."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +50,11 @@ class Strata:
     stratum's rows is ``n_draws[h]``). ``row_factor`` (optional, records frame): per draw
     group, the factor applied to the unit's even weight share 1/|c| (a union of waves
     uses it for its pooled probabilities, :mod:`er_evaluation.waves`); ``None``: the
-    estimators' default share.
+    estimators' default share. ``ratio``: "combined" (default) or "separate" (see
+    :data:`RATIOS`). ``unit_records`` and ``unit_pairs`` (clusters frame, optional): per
+    stratum, the records Σ|u| and within-unit pairs Σ C(|u|,2) of ALL its frame units,
+    known from the frame; the separate ratio estimator needs them as the strata's
+    denominator totals.
     """
 
     names: pd.Index
@@ -56,9 +66,24 @@ class Strata:
     row_stratum: np.ndarray
     row_count: np.ndarray
     row_factor: np.ndarray | None = None
+    ratio: str = "combined"
+    unit_records: np.ndarray | None = None
+    unit_pairs: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         H = len(self.names)
+        if self.ratio not in RATIOS:
+            raise ValueError(f"ratio must be one of {RATIOS}, got {self.ratio!r}")
+        for name in ("unit_records", "unit_pairs"):
+            totals = getattr(self, name)
+            if totals is None:
+                continue
+            if self.frame != "clusters":
+                raise ValueError(f"{name} describes the units of a clusters frame")
+            totals = np.asarray(totals, dtype=float)
+            if totals.shape != (H,) or not np.isfinite(totals).all() or (totals < 0).any():
+                raise ValueError(f"{name} needs one finite, non-negative total per stratum")
+            object.__setattr__(self, name, totals)
         if H == 0:
             raise ValueError("a stratified sample needs at least one stratum")
         if not self.names.is_unique:

@@ -29,10 +29,41 @@ add no variance; a census of every stratum reproduces the exact metric with vari
 A stratum sampled with a single draw (not take-all) has no variance estimate: the
 variance is NaN (allocate at least two draws per stratum).
 
+**Separate ratio estimator** (``Strata.ratio == "separate"``, chosen with
+:func:`~er_evaluation.designs.with_ratio`; Cochran 1977, §6.10-6.11).
+Each ratio of two column means ``B/A`` in ``phi``
+(precision, recall, B-cubed, ... ; a bare column mean stays the stratified mean) is
+estimated stratum by stratum and the stratum ratios are weighted by the stratum's share of
+the denominator, which must be KNOWN for every stratum:
+
+    R̂_sep = Σ_h W_h R̃_h,   W_h = A_h / Σ_g A_g,   R̂_h = b̄_h / ā_h
+    R̃_h = R̂_h - θ_h/n_h (R̂_h s²_{a,h} - s_{ab,h}) / ā_h²      (Binette et al. 2023 eq. 8
+                                                               within h, θ_h = 1 - n_h/F_h)
+    V̂ = Σ_h W_h² θ_h/n_h s²_h(b - R̂_h a) / ā_h²
+
+(b̄_h, ā_h, s_h: means and covariances of the stratum's draws). ``phi`` is then evaluated
+on the separate ratios (an F-score is the F-measure of the separate P and R; a
+difference the difference), its variance by the delta method over the per-stratum means,
+``Σ_h θ_h/n_h g_h' S_h g_h``. The combined estimator needs only the overall totals; the
+separate one needs the strata's denominator totals A_h, which only some designs know
+(:func:`stratum_totals`): a clusters frame with
+:func:`~er_evaluation.designs.unit_totals` (sizes and pairs of every frame unit: pairwise
+precision from predicted clusters, recall and the cluster-level metrics from true
+clusters), a records frame for the "size" denominators (B-cubed, cluster precision,
+entropies; there the two estimators coincide), and any census. Otherwise it is refused
+with a ValueError naming the column. Cochran's advice applies: the separate estimator
+has less variance when the stratum ratios differ, but each stratum's ratio bias adds
+up, so it wants several draws in every stratum; with a constant denominator within each
+stratum the two estimators coincide and are unbiased. A stratum with no denominator
+(A_h = 0, e.g. predicted singletons for precision) gets weight 0; a sampled stratum whose
+draws all have a zero denominator while A_h > 0 gives an undefined (NaN) estimate.
+
 Intervals: ``score`` (the default), ``normal``, ``logit`` and ``fieller`` use only M̂, V̂
 and the draws' effective number and apply unchanged; ``auto`` is Fieller's interval for
-plain ratios and the logit interval otherwise. The bootstrap intervals resample draws
-without regard to strata and are refused.
+plain ratios and the logit interval otherwise. A separate ratio estimate is no single
+ratio of means: ``score``/``auto`` give Wilson's score interval on the effective sample
+size (normal for differences), ``fieller`` is refused. The bootstrap intervals resample
+draws without regard to strata and are refused.
 """
 
 from __future__ import annotations
@@ -43,9 +74,23 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
 
-from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD, confidence_interval
-from er_evaluation.estimators.ratio import Smooth, SmoothFit, bias_corrected
+from er_evaluation.estimators.diagnostics import fit_concentration
+from er_evaluation.estimators.intervals import (
+    DEFAULT_CI_METHOD,
+    confidence_interval,
+    wilson_bounds,
+)
+from er_evaluation.estimators.ratio import (
+    Column,
+    FBeta,
+    Linear,
+    Ratio,
+    Smooth,
+    SmoothFit,
+    bias_corrected,
+)
 from er_evaluation.sampling import Sample
 from er_evaluation.strata import Strata
 
@@ -56,6 +101,7 @@ __all__ = [
     "stratum_table",
     "stratified_interval",
     "STRATIFIED_CI_METHODS",
+    "stratum_totals",
 ]
 
 STRATIFIED_CI_METHODS = ("score", "auto", "normal", "logit", "fieller")
@@ -72,12 +118,25 @@ class StratifiedFit(SmoothFit):
     strata: Strata
     stratum_mean: np.ndarray
     stratum_cov: np.ndarray
+    stratum_gradient: np.ndarray | None = None
+
+    @property
+    def ratio(self) -> str:
+        """ "combined" or "separate" (the strata's choice, :data:`~er_evaluation.strata.RATIOS`)."""
+        return self.strata.ratio
 
     @property
     def stratum_variance(self) -> np.ndarray:
-        """Each stratum's contribution ``grad' V̂_h grad`` to the variance."""
-        g = self.gradient
-        return np.einsum("i,hij,j->h", g, self.stratum_cov, g)
+        """Each stratum's contribution ``grad_h' V̂_h grad_h`` to the variance (``grad_h``:
+        the gradient with respect to the stratum's part of the means; the same ``grad``
+        for every stratum with the combined estimator)."""
+        if self.stratum_gradient is None:
+            g = self.gradient
+            return np.einsum("i,hij,j->h", g, self.stratum_cov, g)
+        G = self.stratum_gradient
+        with np.errstate(invalid="ignore"):
+            var = np.einsum("hi,hij,hj->h", G, self.stratum_cov, G)
+        return np.where((G == 0).all(axis=1), 0.0, var)
 
 
 def _take_all_share(sample: Sample) -> np.ndarray:
@@ -178,6 +237,10 @@ def stratified_fit(
     S[fpc == 0] = 0.0  # ...unless the stratum is a census
     stratum_cov = (F_h**2 * fpc / n_h)[:, None, None] * S / scale**2
     V = stratum_cov.sum(axis=0)
+    if st.ratio == "separate":
+        return _separate_fit(
+            phi, names, Xr, m, h, mean_h, S, fpc, stratum_mean, stratum_cov, st, scale
+        )
     g = phi.evaluate(mean, index)[1]
     w = (F_h / n_h)[h]
     return fit_from_moments(
@@ -192,6 +255,124 @@ def stratified_fit(
         strata=st,
         stratum_mean=stratum_mean,
         stratum_cov=stratum_cov,
+    )
+
+
+def stratum_totals(strata: Strata, column: str) -> np.ndarray | None:
+    """Known population totals, per stratum, of an estimator column (up to one common
+    factor), or None when the design does not know them. A paired comparison's prefix
+    ("a:", "b:") is ignored.
+
+    - clusters frame: "size"/"Pc_size" (records of the unit) and "pairs" (C(|u|,2)) from
+      the frame's :func:`~er_evaluation.designs.unit_totals`; "n_clusters" (one reference
+      cluster per unit): F_h;
+    - records frame with the even weight share (no take-all stratum, not a union of
+      waves): "size"/"Pc_size" is 1 per record, so F_h.
+
+    Any other column (a prediction's links touching a true cluster, a true cluster's
+    pairs seen from its records, ...) depends on the unknown truth of unsampled units."""
+    base = column.rsplit(":", 1)[-1]
+    if strata.frame == "clusters":
+        if base in ("size", "Pc_size"):
+            return strata.unit_records
+        if base == "pairs":
+            return strata.unit_pairs
+        if base == "n_clusters":
+            return strata.frame_size.astype(float)
+        return None
+    even = strata.row_factor is None and not strata.take_all.any()
+    if even and base in ("size", "Pc_size"):
+        return strata.frame_size.astype(float)
+    return None
+
+
+def _leaf_function(node: Smooth, leaves: list) -> Smooth:
+    """``node`` with each ratio of two columns and each bare column replaced by a column
+    ``leaf{j}`` (appended to ``leaves``): the outer smooth function of the leaf values."""
+    if isinstance(node, Column) or (isinstance(node, Ratio) and node.is_ratio()):
+        leaves.append(node)
+        return Column(f"leaf{len(leaves) - 1}")
+    if isinstance(node, Ratio):
+        return Ratio(*(_leaf_function(a, leaves) for a in node.args))
+    if isinstance(node, Linear):
+        return Linear(node.coefs, [_leaf_function(a, leaves) for a in node.args], node.const)
+    if isinstance(node, FBeta):
+        return FBeta(*(_leaf_function(a, leaves) for a in node.args), node.beta)
+    raise TypeError(f"the separate ratio estimator does not handle {type(node).__name__}")
+
+
+def _separate_fit(
+    phi, names, Xr, m, h, mean_h, S, fpc, stratum_mean, stratum_cov, st: Strata, scale
+) -> StratifiedFit:
+    """The separate ratio estimator (module docstring), same draws and per-stratum moments
+    as the combined one."""
+    index = {c: i for i, c in enumerate(names)}
+    H, k = mean_h.shape
+    F_h, n_h = st.frame_size.astype(float), st.n_draws.astype(float)
+    leaves: list = []
+    outer = _leaf_function(phi, leaves)
+    plug, corrected = np.zeros(len(leaves)), np.zeros(len(leaves))
+    grads = np.zeros((len(leaves), H, k))  # d leaf / d (stratum mean of the draws)
+    for j, leaf in enumerate(leaves):
+        if isinstance(leaf, Column):  # a mean: the stratified mean (no ratio to separate)
+            c = index[leaf.name]
+            plug[j] = corrected[j] = stratum_mean[:, c].sum()
+            grads[j, :, c] = F_h / scale
+            continue
+        b, a = (index[x.name] for x in leaf.args)
+        known = stratum_totals(st, leaf.args[1].name)
+        if known is None and st.take_all.all():  # a census knows every stratum's total
+            known = F_h * mean_h[:, a]
+        if known is None:
+            raise ValueError(
+                f"the separate ratio estimator needs the population total of "
+                f"{leaf.args[1].name!r} (the denominator of {leaf.args[0].name!r}) in every "
+                f"stratum, which this {st.frame} design does not know (see "
+                f"er_evaluation.estimators.stratified.stratum_totals): use ratio='combined'"
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            W = known / known.sum()
+            used = W > 0  # a stratum without denominator (e.g. singletons' pairs) adds 0
+            r_h = mean_h[:, b] / mean_h[:, a]
+            # Binette et al. 2023 eq. 8 within each stratum: theta_h = 1 - n_h/F_h
+            r_c = bias_corrected(leaf, mean_h, S, fpc, n_h, index)
+            plug[j] = float(np.sum(np.where(used, W * r_h, 0.0)))
+            corrected[j] = float(np.sum(np.where(used, W * r_c, 0.0)))
+            grads[j, :, b] = np.where(used, W / mean_h[:, a], 0.0)
+            grads[j, :, a] = np.where(used, -W * mean_h[:, b] / mean_h[:, a] ** 2, 0.0)
+    leaf_index = {f"leaf{j}": j for j in range(len(leaves))}
+    value_plug, g_leaf, _ = outer.evaluate(plug, leaf_index)
+    value = float(outer.value(corrected, leaf_index))
+    G = np.einsum("j,jhi->hi", np.asarray(g_leaf, dtype=float), grads)  # d phi / d mean_h
+    with np.errstate(invalid="ignore"):
+        var_h = fpc / n_h * np.einsum("hi,hij,hj->h", G, S, G)
+    var_h = np.where((G == 0).all(axis=1) | (fpc == 0), 0.0, var_h)
+    variance = float(var_h.sum())
+    if np.isfinite(variance) and variance < 0:  # rounding on a zero variance
+        variance = 0.0
+    dev = Xr - mean_h[h]
+    mean = stratum_mean.sum(axis=0)
+    n = int(st.row_count.sum())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gradient_of_parts = G * (scale / F_h)[:, None]  # d phi / d stratum_mean[h]
+    return StratifiedFit(
+        phi=phi,
+        names=names,
+        Y=Xr,
+        multiplicity=m,
+        n=n,
+        theta=0.0 if bool(st.take_all.all()) else 1.0,
+        mean=mean,
+        cov=stratum_cov.sum(axis=0) * n,
+        plugin=float(value_plug),
+        value=value,
+        variance=variance,
+        gradient=np.asarray(phi.evaluate(mean, index)[1], dtype=float),
+        influence=np.einsum("di,di->d", dev, G[h]) / n_h[h],
+        strata=st,
+        stratum_mean=stratum_mean,
+        stratum_cov=stratum_cov,
+        stratum_gradient=gradient_of_parts,
     )
 
 
@@ -213,11 +394,33 @@ def stratified_interval(
         if bounds is not None:
             lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
         return float(lo), float(hi)
+    if fit.ratio == "separate":
+        return _separate_interval(fit, level, method, bounds)
     if method == "auto":
         if fit.phi.is_ratio():
             method = "fieller"
         else:
             method = "logit" if bounds == (0.0, 1.0) else "normal"
+    return confidence_interval(fit, level, method, bounds=bounds)
+
+
+def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
+    """Interval of a separate ratio estimate: a weighted sum of stratum ratios is not one
+    ratio of two means, so Fieller's interval does not apply; ``score`` (and ``auto``) is
+    Wilson's score interval on the effective sample size (the same shared code as the
+    unstratified ``score`` interval uses at the edges) for a metric in [0, 1], the normal
+    interval for a difference; ``normal`` and ``logit`` as usual."""
+    if method == "fieller":
+        raise ValueError(
+            "ci_method 'fieller' is for one ratio of two means; a separate ratio estimate "
+            "is a weighted sum of stratum ratios: use 'score', 'normal' or 'logit'"
+        )
+    if method in ("score", "auto") and bounds == (0.0, 1.0):
+        n_eff = fit_concentration(fit)[0]
+        lo, hi = wilson_bounds(fit.value, fit.std_error, n_eff, float(ndtri(0.5 + level / 2)))
+        return float(lo), float(hi)
+    if method in ("score", "auto"):
+        method = "normal"
     return confidence_interval(fit, level, method, bounds=bounds)
 
 
