@@ -51,7 +51,30 @@ BUDGETS = (500, 1000, 2000)
 METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 
 
+def _parse(spec: str) -> dict:
+    """``ais:key=value,...`` -> AISSampler keyword arguments (numbers, None, or strings)."""
+    out = {}
+    for item in spec.split(":", 1)[1].split(","):
+        key, value = item.split("=")
+        if value == "None":
+            out[key] = None
+        else:
+            try:
+                out[key] = float(value) if "." in value or "e" in value else int(value)
+            except ValueError:
+                out[key] = value
+    return out
+
+
 def _sampler(method, pool, seed, strata30, strata64, template):
+    if method.startswith("ais:"):
+        params = _parse(method)
+        strata = (
+            strata64
+            if "n_strata" not in params
+            else stratify(pool.scores, pool.predicted, params["n_strata"])
+        )
+        return AISSampler(pool, seed, strata=strata, **params)
     if method == "ais":
         return AISSampler(pool, seed, strata=strata64)
     if method == "ais1":

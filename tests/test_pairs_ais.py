@@ -99,9 +99,75 @@ def test_weighted_totals_unbiased_exhaustive(branching, target, plug_in):
     np.testing.assert_allclose(expected, truth, rtol=1e-10, atol=1e-12)
 
 
-def test_proposal_is_a_distribution_with_positive_mass_everywhere():
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"proposal": "stratum"},
+        {"prior": "rates"},
+        {"prior": "rates", "counts": "weighted", "proposal": "stratum"},
+    ],
+)
+def test_weighted_totals_unbiased_exhaustive_for_every_model_option(options):
+    pool = tiny_pool(5)
+    sampler = AISSampler(pool, 0, n_strata=2, epsilon=0.05, **options)
+    expected = _expected_totals(sampler, pool.labels, sampler.measure, steps=3)
+    truth = sampler.measure.table[sampler.measure.codes, pool.labels].mean(axis=0)
+    np.testing.assert_allclose(expected, truth, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("branching", [None, 2, 3])
+@pytest.mark.parametrize("counts", ["labels", "weighted"])
+def test_rates_prior_starts_at_the_floored_score_rate_of_every_stratum(branching, counts):
+    pool = tiny_pool(200, seed=21)
+    strata = stratify(pool.scores, pool.predicted, 5)
+    sampler = AISSampler(pool, 0, strata=strata, prior="rates", counts=counts, branching=branching)
+    mean_score = np.bincount(strata.codes, weights=pool.scores) / strata.sizes
+    rate = (strata.sizes * mean_score + 0.5) / (strata.sizes + 1.0)
+    predicted = sampler.model.predict()[sampler._leaf_of_stratum]
+    np.testing.assert_allclose(predicted, rate, rtol=1e-12)
+
+
+def test_one_level_tree_with_weighted_counts_is_a_weighted_beta_model():
+    rng = np.random.default_rng(6)
+    k = 6
+    prior = rng.random((2, k)) + 0.05
+    parent, leaf = balanced_tree(k, None)
+    kappa = 0.7
+    tree = DirichletTree(prior, parent, leaf, depth_concentration=kappa, depth_prior="proportional")
+    counts = np.zeros((2, k))
+    for _ in range(40):
+        leaf_k, y, w = int(rng.integers(k)), int(rng.integers(2)), float(rng.random() * 5)
+        tree.update(leaf_k, y, w)
+        counts[y, leaf_k] += w
+        post = (1 + kappa) * prior + counts
+        np.testing.assert_allclose(tree.predict(), post[1] / post.sum(axis=0), rtol=1e-12)
+    batch = DirichletTree(
+        prior, parent, leaf, depth_concentration=kappa, depth_prior="proportional"
+    )
+    leaves, labels = rng.integers(k, size=25), rng.integers(2, size=25)
+    weights = rng.random(25) * 3
+    batch.update_many(leaves, labels, weights)
+    one = DirichletTree(prior, parent, leaf, depth_concentration=kappa, depth_prior="proportional")
+    for j in range(25):
+        one.update(int(leaves[j]), int(labels[j]), float(weights[j]))
+    np.testing.assert_allclose(batch.predict(), one.predict(), rtol=1e-10)
+    with pytest.raises(ValueError, match="depth_prior"):
+        DirichletTree(prior, parent, leaf, depth_prior="multiplicative")
+
+
+def test_bad_model_options_are_refused_by_name():
+    pool = tiny_pool(20)
+    for name in ("proposal", "counts", "prior"):
+        with pytest.raises(ValueError, match=name):
+            AISSampler(pool, 0, **{name: "nonsense"})
+
+
+@pytest.mark.parametrize(
+    "options", [{}, {"counts": "weighted", "prior": "rates", "proposal": "stratum"}]
+)
+def test_proposal_is_a_distribution_with_positive_mass_everywhere(options):
     pool = tiny_pool(40, seed=3)
-    sampler = AISSampler(pool, 1, n_strata=4)
+    sampler = AISSampler(pool, 1, n_strata=4, **options)
     oracle = LabelOracle(pool.labels)
     for _ in range(30):
         q = 1.0 / (pool.n_pairs * sampler.current_weights(np.arange(pool.n_pairs)))

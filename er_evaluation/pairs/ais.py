@@ -38,6 +38,9 @@ from er_evaluation.pairs.samplers import Draw, _Base, score_probabilities
 __all__ = ["AISSampler", "TARGETS"]
 
 TARGETS = ("f", "pr_curve")
+PROPOSALS = ("pair", "stratum")
+COUNTS = ("labels", "weighted")
+PRIORS = ("scores", "rates")
 
 
 def _target_measure(pool: PairPool, target: str, alpha: float, n_thresholds: int) -> Measure:
@@ -107,12 +110,24 @@ class AISSampler(_Base):
         threshold: float = 0.0,
         n_thresholds: int = 100,
         plug_in: str = "ais",
+        proposal: str = "pair",
+        counts: str = "labels",
+        prior: str = "scores",
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
         if plug_in not in ("ais", "model"):
             raise ValueError(f"plug_in must be 'ais' or 'model', got {plug_in!r}")
+        if proposal not in PROPOSALS:
+            raise ValueError(f"proposal must be one of {', '.join(PROPOSALS)}, got {proposal!r}")
+        if counts not in COUNTS:
+            raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
+        if prior not in PRIORS:
+            raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {prior!r}")
         self.plug_in = plug_in
+        self.proposal = proposal
+        self.counts = counts
+        self.prior = prior
         alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
         n_strata, n_thresholds = (
             check_count(n_strata, "n_strata"),
@@ -152,12 +167,26 @@ class AISSampler(_Base):
         leaf_of_stratum = np.empty(st.n_strata, dtype=np.int64)
         leaf_of_stratum[np.argsort(st.mean_score, kind="stable")] = np.arange(st.n_strata)
         self._leaf_of_stratum = leaf_of_stratum
-        prior = np.zeros((2, st.n_strata))
-        prior[1, leaf_of_stratum] = prior_strength * s1
-        prior[0, leaf_of_stratum] = prior_strength * (1.0 - s1)
+        leaf_prior = np.zeros((2, st.n_strata))
+        if prior == "rates":
+            # the expected match rate of stratum k under the scores, with half a match
+            # and half a non-match added (a floor that keeps every rate positive without
+            # inflating the rate of a large stratum); with weighted counts the prior is
+            # pseudo-draws from the pool, so each stratum's share is its pool share
+            rate = (st.sizes * s1 + 0.5) / (st.sizes + 1.0)
+            scale = prior_strength * (st.sizes / n if counts == "weighted" else 1.0)
+            leaf_prior[1, leaf_of_stratum] = scale * rate
+            leaf_prior[0, leaf_of_stratum] = scale * (1.0 - rate)
+        else:
+            leaf_prior[1, leaf_of_stratum] = prior_strength * s1
+            leaf_prior[0, leaf_of_stratum] = prior_strength * (1.0 - s1)
         parent, leaf_node = balanced_tree(st.n_strata, self.branching)
         self.model = DirichletTree(
-            prior, parent, leaf_node, depth_concentration=depth_concentration
+            leaf_prior,
+            parent,
+            leaf_node,
+            depth_concentration=depth_concentration,
+            depth_prior="proportional" if prior == "rates" else "additive",
         )
         # -- cells: (stratum, loss class) ---------------------------------------------
         n_classes = self.measure.n_classes
@@ -178,9 +207,19 @@ class AISSampler(_Base):
         # one array of entry sizes: unlabelled pairs per cell, then labelled pairs per
         # (class, label) group; the two properties below are views into it
         self._entry_size = np.concatenate([sizes, np.zeros(2 * n_classes)]).astype(np.float64)
-        self._mass = np.empty(len(self._entry_size))
-        self._class0 = 2 * self._cell_class
-        self._class1 = 2 * self._cell_class + 1
+        # per entry: the leaf whose pi(1 | leaf) it uses (labelled groups: the constants
+        # 0 and 1 appended after the leaves, their known label) and the (class, label)
+        # norms it mixes, so that the masses of all entries are one formula
+        n_leaves = self.model.n_leaves
+        self._pi = np.zeros(n_leaves + 2)
+        self._pi[n_leaves + 1] = 1.0
+        group_label = np.tile([0, 1], n_classes)
+        self._entry_leaf = np.concatenate([self._cell_leaf, n_leaves + group_label])
+        groups = np.arange(2 * n_classes)
+        self._entry_norm0 = np.concatenate([2 * self._cell_class, groups])
+        self._entry_norm1 = np.concatenate([2 * self._cell_class + 1, groups])
+        # uniform share of every entry, kept up to date as pairs move from cell to group
+        self._eps_share = self._entry_size * (self.epsilon / n)
         self._moved: dict[int, int] = {}  # position -> pool index, overriding _order
         self._where: dict[int, int] = {}  # pool index -> position, for moved pairs
         # labelled pairs: one list per (class, label) group
@@ -192,51 +231,48 @@ class AISSampler(_Base):
         self._last: tuple[Draw, int, int] | None = None
         self._update_proposal()
 
-    @property
-    def _n_unlabelled(self) -> np.ndarray:
-        return self._entry_size[: self._n_cells]
-
-    @property
-    def _group_count(self) -> np.ndarray:
-        return self._entry_size[self._n_cells :]
-
     # -- proposal ------------------------------------------------------------------------
     def _update_proposal(self) -> None:
         """q over entries (cells' unlabelled parts, labelled groups); see the module
         docstring. Mass of a cell = sum over its unlabelled pairs of
         sum_y pi(y | k) ||Dg ell(c, y)||, of a group = its size times ||Dg ell(c, y)||."""
-        pi1 = self.model.predict()[self._cell_leaf]
-        unl = self._entry_size[: self._n_cells]
-        a1 = unl * pi1
-        a0 = unl - a1
-        expected = self._expected  # (C, 2): expected pairs per (class, label)
-        n_classes = len(expected)
-        expected[:, 0] = np.bincount(self._cell_class, weights=a0, minlength=n_classes)
-        expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
-        expected += self._entry_size[self._n_cells :].reshape(n_classes, 2)
+        self.model.predict(out=self._pi[: self.model.n_leaves])
+        pi = self._pi[self._entry_leaf]  # pi(1 | x) of every entry's pairs
+        sizes = self._entry_size
+        n_classes = len(self._expected)
         norms = None
-        if self.plug_in == "ais" and self._draw_sums.any():
+        if self.plug_in == "ais" and self._n_draws:
             # (1/T) sum_j w_j ell_j is an estimate of the pool mean; T cancels in ratios
             # but not in general measures, so scale the sums to pool counts
             norms = self.measure.proposal_norms(
                 self._draw_sums * (self.n_pairs / self._n_draws), self.n_pairs
             )
         if norms is None:
+            nc = self._n_cells
+            unl, a1 = sizes[:nc], sizes[:nc] * pi[:nc]
+            expected = self._expected  # (C, 2): expected pairs per (class, label)
+            expected[:, 0] = np.bincount(self._cell_class, weights=unl - a1, minlength=n_classes)
+            expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
+            expected += sizes[nc:].reshape(n_classes, 2)
             norms = self.measure.proposal_norms(expected, self.n_pairs)
         if norms is None:  # the measure is undefined even under the model: stay uniform
             norms = np.zeros(2 * n_classes)
-        mass = self._mass
-        nc = self._n_cells
-        mass[:nc] = a0 * norms[self._class0] + a1 * norms[self._class1]
-        mass[nc:] = self._entry_size[nc:] * norms
-        total = mass.sum()
-        sizes = self._entry_size
-        if total > 0 and np.isfinite(total):
-            prob = (self.epsilon / self.n_pairs) * sizes + ((1.0 - self.epsilon) / total) * mass
+        if self.proposal == "stratum":
+            sq = norms * norms
+            sq0 = sq[self._entry_norm0]
+            mass = np.sqrt(sq0 + pi * (sq[self._entry_norm1] - sq0))
         else:
-            prob = sizes / self.n_pairs
-        self._entry_prob = prob
-        self._cum = np.cumsum(prob)
+            n0 = norms[self._entry_norm0]
+            mass = n0 + pi * (norms[self._entry_norm1] - n0)
+        mass *= sizes
+        total = mass.sum()
+        if total > 0 and np.isfinite(total):
+            mass *= (1.0 - self.epsilon) / total
+            mass += self._eps_share
+            self._entry_prob = mass
+        else:
+            self._entry_prob = sizes / self.n_pairs
+        self._cum = self._entry_prob.cumsum()
 
     def _pair_prob(self, entry: int) -> float:
         return float(self._entry_prob[entry] / self._entry_size[entry])
@@ -245,9 +281,9 @@ class AISSampler(_Base):
     def draw(self) -> Draw:
         u1, u2 = self.rng.random(2)
         cum = self._cum
-        entry = min(int(np.searchsorted(cum, u1 * cum[-1], side="right")), len(cum) - 1)
+        entry = min(int(cum.searchsorted(u1 * cum[-1], side="right")), len(cum) - 1)
         if entry < self._n_cells:
-            unl = int(self._n_unlabelled[entry])
+            unl = int(self._entry_size[entry])
             pos = int(self._start[entry] + self._n_labelled[entry] + int(u2 * unl))
             index = self._moved.get(pos)
             if index is None:
@@ -282,9 +318,13 @@ class AISSampler(_Base):
                     f"pair {index} was labelled {int(self._known[index])} before and now {label}: "
                     "the oracle must be deterministic"
                 )
-            return
-        self._mark_labelled(entry, pos, index, label)
-        self.model.update(int(self._cell_leaf[entry]), label)
+            if self.counts == "labels":
+                return
+            leaf = int(self._leaf_of_stratum[draw.stratum])
+        else:
+            leaf = int(self._cell_leaf[entry])
+            self._mark_labelled(entry, pos, index, label)
+        self.model.update(leaf, label, draw.weight if self.counts == "weighted" else 1.0)
         self._update_proposal()
 
     def _mark_labelled(self, cell: int, pos: int, index: int, label: int) -> None:
@@ -299,10 +339,13 @@ class AISSampler(_Base):
         self._moved[front] = index
         self._where[index] = front
         self._n_labelled[cell] += 1
-        self._n_unlabelled[cell] -= 1
         group = int(self.measure.codes[index]) * 2 + label
         self._members[group].append(index)
-        self._group_count[group] += 1
+        sizes, share = self._entry_size, self.epsilon / self.n_pairs
+        sizes[cell] -= 1
+        sizes[self._n_cells + group] += 1
+        self._eps_share[cell] = sizes[cell] * share
+        self._eps_share[self._n_cells + group] = sizes[self._n_cells + group] * share
         self._known[index] = label
 
     def _position(self, index: int) -> int:
@@ -317,7 +360,8 @@ class AISSampler(_Base):
     def warm_start(self, index: np.ndarray, label: np.ndarray, weight=None) -> None:
         """Start from labels collected earlier (label reuse): every distinct labelled pair
         becomes known (drawn again at no cost, point-mass model) and updates the tree
-        once; with ``weight`` (p/q of each earlier draw) the draws also enter the AIS
+        once (``counts="labels"``) or every draw updates it with its weight
+        (``counts="weighted"``; weight 1 if ``weight`` is None); with ``weight`` (p/q of each earlier draw) the draws also enter the AIS
         totals behind the plug-in R_hat."""
         index = np.asarray(index, dtype=np.int64)
         label = np.asarray(label, dtype=np.int64)
@@ -337,7 +381,13 @@ class AISSampler(_Base):
             cell = int(self._cell[i])
             self._mark_labelled(cell, self._position(i), i, y)
             leaves.append((int(self._cell_leaf[cell]), y))
-        if leaves:
+        if self.counts == "weighted":
+            # every earlier draw with its weight (Marchant & Rubinstein 2021, Appendix H,
+            # bias-corrected counts); without weights each draw counts as a uniform one
+            counts = np.ones(len(index)) if weight is None else np.asarray(weight, np.float64)
+            leaf = self._leaf_of_stratum[self.strata.codes[index]]
+            self.model.update_many(leaf, label, counts)
+        elif leaves:
             arr = np.asarray(leaves)
             self.model.update_many(arr[:, 0], arr[:, 1])
         self._update_proposal()
@@ -369,4 +419,7 @@ class AISSampler(_Base):
             "threshold": self.threshold,
             "n_thresholds": self.n_thresholds,
             "plug_in": self.plug_in,
+            "proposal": self.proposal,
+            "counts": self.counts,
+            "prior": self.prior,
         }

@@ -77,7 +77,12 @@ class DirichletTree:
         leaf_node: np.ndarray,
         *,
         depth_concentration: float = 1.0,
+        depth_prior: str = "additive",
     ) -> None:
+        if depth_prior not in ("additive", "proportional"):
+            raise ValueError(
+                f"depth_prior must be 'additive' or 'proportional', got {depth_prior!r}"
+            )
         leaf_prior = np.asarray(leaf_prior, dtype=np.float64)
         n_leaves = len(leaf_node)
         if leaf_prior.shape != (2, n_leaves):
@@ -108,7 +113,11 @@ class DirichletTree:
         for k, path in enumerate(paths):
             nodes = path[path < n_nodes]
             beta[:, nodes] += leaf_prior[:, k : k + 1]
-        beta[:, 1:n_nodes] += depth_concentration * depth[1:].astype(np.float64) ** 2
+        depth_term = depth_concentration * depth[1:].astype(np.float64) ** 2
+        if depth_prior == "additive":
+            beta[:, 1:n_nodes] += depth_term
+        else:
+            beta[:, 1:n_nodes] *= 1.0 + depth_term
         empty = np.flatnonzero((beta[:, 1:n_nodes] <= 0).any(axis=0)) + 1
         if len(empty):
             raise ValueError(
@@ -122,12 +131,16 @@ class DirichletTree:
         # sum stays 1, so the dummy's log branch probability is log(1 / 1) = 0
         parent_ext = np.concatenate([self.parent, [n_nodes]])
         parent_ext[0] = n_nodes
-        child_sum = np.zeros((2, n_nodes + 1))
+        # beta and the child sums side by side in one array, so that one label's update
+        # reads and writes both with a single gather and a single scatter
+        size = n_nodes + 1
+        self._bc = np.zeros((2, 2 * size))
+        self._bc[:, :size] = beta
+        beta = self.beta = self._bc[:, :size]
+        child_sum = self.child_sum = self._bc[:, size:]
         for y in (0, 1):
             np.add.at(child_sum[y], self.parent[1:], beta[y, 1:n_nodes])
         child_sum[:, n_nodes] = 1.0
-        self.beta = beta
-        self.child_sum = child_sum
         self.alpha = child_sum[:, 0].copy()
         self._parent_ext = parent_ext
         self._n_nodes = n_nodes
@@ -141,12 +154,20 @@ class DirichletTree:
         self._internal = np.zeros(n_nodes + 1, dtype=bool)
         self._internal[self.parent[1:]] = True
         self._log_pred = self.log_predictive()
-        # per leaf: its real path nodes, which of them are internal, their leaf ranges
-        self._leaf_path = [p[p < n_nodes] for p in paths]
-        self._leaf_internal = [self._internal[p] for p in self._leaf_path]
-        self._leaf_lo = [self._lo[p] for p in self._leaf_path]
-        self._leaf_hi = [self._hi[p] for p in self._leaf_path]
-        self._leaf_parents = [parent_ext[p] for p in self._leaf_path]
+        # per leaf, into the side-by-side array: the entries whose change moves the log
+        # predictive (beta of every path node, child sum of the internal ones), the sign
+        # of that move, the leaf ranges it covers ([lo..., hi...] for one bincount), and
+        # the entries a label increments (beta of the path, child sum of each parent)
+        self._leaf_read, self._leaf_sign, self._leaf_ranges, self._leaf_write = [], [], [], []
+        for p in paths:
+            path = p[p < n_nodes]
+            inner = path[self._internal[path]]
+            read = np.concatenate([path, size + inner])
+            self._leaf_read.append(read)
+            self._leaf_sign.append(np.concatenate([np.ones(len(path)), -np.ones(len(inner))]))
+            nodes = np.concatenate([path, inner])
+            self._leaf_ranges.append(np.concatenate([self._lo[nodes], self._hi[nodes]]))
+            self._leaf_write.append(np.concatenate([path, size + parent_ext[path]]))
 
     @property
     def n_leaves(self) -> int:
@@ -161,29 +182,36 @@ class DirichletTree:
         changes are one difference array. alpha and the root's child sum change by the
         same amount and cancel.
         """
-        path = self._leaf_path[leaf]
-        internal = self._leaf_internal[leaf]
-        beta, child_sum = self.beta[label], self.child_sum[label]
-        delta = np.log1p(count / beta[path])
-        delta[internal] -= np.log1p(count / child_sum[path[internal]])
-        size = self.n_leaves + 1
-        diff = np.bincount(self._leaf_lo[leaf], weights=delta, minlength=size)
-        diff -= np.bincount(self._leaf_hi[leaf], weights=delta, minlength=size)
-        self._log_pred[label] += np.cumsum(diff[:-1])
-        beta[path] += count
-        child_sum[self._leaf_parents[leaf]] += count
+        bc = self._bc[label]
+        delta = np.log1p(count / bc[self._leaf_read[leaf]])
+        delta *= self._leaf_sign[leaf]
+        diff = np.bincount(
+            self._leaf_ranges[leaf],
+            weights=np.concatenate((delta, -delta)),
+            minlength=self.n_leaves + 1,
+        )
+        self._log_pred[label] += diff[:-1].cumsum()
+        bc[self._leaf_write[leaf]] += count
         self.alpha[label] += count
 
-    def update_many(self, leaves: np.ndarray, labels: np.ndarray) -> None:
-        """Add one observation per (leaf, label) pair (vectorised :meth:`update`)."""
+    def update_many(
+        self, leaves: np.ndarray, labels: np.ndarray, counts: np.ndarray | None = None
+    ) -> None:
+        """Add ``counts`` (default 1 each) observations per (leaf, label) pair (vectorised
+        :meth:`update`)."""
         leaves = np.asarray(leaves, dtype=np.int64)
         labels = np.asarray(labels, dtype=np.int64)
+        counts = np.ones(len(leaves)) if counts is None else np.asarray(counts, np.float64)
+        depth = self.paths.shape[1]
         for y in (0, 1):
-            nodes = self.paths[leaves[labels == y]].ravel()
-            nodes = nodes[nodes < self._n_nodes]
-            np.add.at(self.beta[y], nodes, 1.0)
-            np.add.at(self.child_sum[y], self._parent_ext[nodes], 1.0)
-            self.alpha[y] += np.count_nonzero(labels == y)
+            mine = labels == y
+            nodes = self.paths[leaves[mine]].ravel()
+            weight = np.repeat(counts[mine], depth)
+            real = nodes < self._n_nodes
+            nodes, weight = nodes[real], weight[real]
+            np.add.at(self.beta[y], nodes, weight)
+            np.add.at(self.child_sum[y], self._parent_ext[nodes], weight)
+            self.alpha[y] += counts[mine].sum()
         self._log_pred = self.log_predictive()
 
     def log_predictive(self) -> np.ndarray:
@@ -191,8 +219,11 @@ class DirichletTree:
         log_branch = np.log(self.beta) - np.log(self.child_sum[:, self._parent_ext])
         return np.log(self.alpha)[:, None] + log_branch[:, self.paths].sum(axis=2)
 
-    def predict(self) -> np.ndarray:
+    def predict(self, out: np.ndarray | None = None) -> np.ndarray:
         """pi(1 | k) for every leaf k (posterior predictive, eq. 14), from the log
-        predictive kept up to date by :meth:`update`."""
+        predictive kept up to date by :meth:`update`; written into ``out`` if given."""
         lp = self._log_pred
-        return 1.0 / (1.0 + np.exp(lp[0] - lp[1]))
+        out = np.subtract(lp[0], lp[1], out=out)
+        np.exp(out, out=out)
+        out += 1.0
+        return np.reciprocal(out, out=out)

@@ -273,11 +273,41 @@ class PRCurve(Measure):
 
     def proposal_norms(self, weights: np.ndarray, n_pairs: int) -> np.ndarray | None:
         """As :meth:`Measure.proposal_norms`; thresholds no pair clears (PP_l = 0) only
-        drop out of the norms, so the curve needs nothing but one positive."""
-        if weights[:, 1].sum() <= 0:
+        drop out of the norms, so the curve needs nothing but one positive.
+
+        This runs after every label of a run targeting the curve, so it is
+        :meth:`squared_norms` in a dozen array operations on O(L) arrays: one suffix sum
+        gives PP_l and TP_l, and one cumulative sum over thresholds gives all three sums
+        of the closed form (precision terms for y = 0 and y = 1, recall terms with
+        sum_{l > c} rec_l^2 = sum_l rec_l^2 - sum_{l <= c} rec_l^2)."""
+        # suffix sums of the group weights over classes: n_pairs times PP_l, TP_l and P
+        suffix = weights[::-1].cumsum(axis=0)[::-1]
+        positives = float(suffix[0, 1])
+        if positives <= 0:
             return None
-        totals = self.totals(weights) / n_pairs
-        return np.sqrt(self.squared_norms(totals)).reshape(-1) * self.nonzero().reshape(-1)
+        tp = suffix[1:, 1]
+        pp = suffix[1:, 0] + tp
+        n = len(pp)
+        inv = np.divide(float(n_pairs), pp, out=np.zeros(n), where=pp > 0)  # 1 / PP_l
+        prec = tp * inv
+        prec /= n_pairs
+        # rows of the cumulative sum over thresholds l <= c (column 0: class 0, empty):
+        # (prec_l / PP_l)^2, ((1 - prec_l) / PP_l)^2 and ((1 - rec_l)^2 - rec_l^2) / P^2
+        terms = np.zeros((3, n + 1))
+        np.multiply(prec, inv, out=terms[0, 1:])
+        np.subtract(inv, terms[0, 1:], out=terms[1, 1:])
+        np.square(terms[:2], out=terms[:2])
+        scale = (n_pairs / positives) ** 2  # 1 / P^2
+        np.multiply(tp, -2.0 * scale / positives, out=terms[2, 1:])
+        terms[2, 1:] += scale
+        sums = terms.cumsum(axis=1)
+        rec = tp / positives
+        out = np.empty((n + 1, 2))
+        out[:, 0] = sums[0]
+        np.add(sums[1], sums[2], out=out[:, 1])
+        out[:, 1] += float(rec @ rec) * scale  # sum over all l of rec_l^2 / P^2
+        np.abs(out, out=out)  # rounding can leave -0 where the exact value is 0
+        return np.sqrt(out, out=out).reshape(-1)
 
     def nonzero(self) -> np.ndarray:
         out = np.ones((len(self.thresholds) + 1, 2), dtype=bool)
