@@ -6,9 +6,11 @@ most b labels. Per pool, method and budget: MSE of F1, precision and recall with
 Monte-Carlo standard errors, the share of runs with F1 undefined (excluded from the
 MSE), coverage of the 95% intervals of
 :func:`er_evaluation.pairs.measures.estimate_measure` (Wilson on the effective sample
-size), draws per label and CPU time per draw. Methods: ``ais`` (binary Dirichlet tree
-over 2 x 64 CSF strata, AIS plug-in), ``ais1`` (the same with a one-level tree: a Beta model per
-stratum), ``ais1-p50`` (one level, prior_strength 50), ``oasis``, ``importance`` (static IS), ``passive``.
+size), draws per label and CPU time per draw. Methods: ``ais`` (the sampler's defaults
+over 2 x 64 CSF strata), ``ais1`` (the same with a one-level tree: a Beta model per
+stratum), ``ais:key=value,...`` (the defaults with the given AISSampler parameters, e.g.
+``ais:prior=scores,prior_strength=1.0``), ``oasis``, ``importance`` (static IS),
+``passive``. Each method's rows are written to ``--out`` as soon as it finishes.
 
 ``--mode pr``: the PR curve (precision and recall at ``--thresholds`` evenly spaced score
 thresholds) estimated from runs of ``ais-pr`` (AIS targeting the curve), ``ais``
@@ -79,8 +81,6 @@ def _sampler(method, pool, seed, strata30, strata64, template):
         return AISSampler(pool, seed, strata=strata64)
     if method == "ais1":
         return AISSampler(pool, seed, strata=strata64, branching=None)
-    if method == "ais1-p50":  # one level (a Beta model per stratum), strong prior
-        return AISSampler(pool, seed, strata=strata64, branching=None, prior_strength=50.0)
     if method == "ais-pr":
         return AISSampler(pool, seed, strata=strata64, target="pr_curve", n_thresholds=100)
     if method == "oasis":
@@ -128,7 +128,8 @@ def _runs(name, pool, methods, reps, seed0, budget):
         print(f"  {name} {method}: {cpu:.0f} s CPU for {reps} runs", flush=True)
 
 
-def f1_mode(name, pool, methods, reps, seed0) -> pd.DataFrame:
+def f1_mode(name, pool, methods, reps, seed0, partial=None) -> pd.DataFrame:
+    """``partial(rows)`` is called after each method with the rows so far (progress)."""
     truth = pool.truth()
     truth_vec = np.array(
         [truth["pairwise_precision"], truth["pairwise_recall"], truth["pairwise_f1"]]
@@ -170,6 +171,8 @@ def f1_mode(name, pool, methods, reps, seed0) -> pd.DataFrame:
                 row["cpu_us_per_draw"] = 1e6 * cpu / max(draws, 1)
                 row["draws_per_label"] = draws / (reps * max(BUDGETS))
                 rows.append(row)
+            if partial is not None:
+                partial(pd.DataFrame(rows))
     return pd.DataFrame(rows)
 
 
@@ -333,7 +336,11 @@ def main() -> None:
     for name, pool in pools(args.pools):
         start = time.perf_counter()
         if args.mode == "f1":
-            frames.append(f1_mode(name, pool, methods, args.reps, args.seed))
+
+            def partial(rows, done=tuple(frames)):
+                pd.concat([*done, rows]).to_csv(out, index=False)
+
+            frames.append(f1_mode(name, pool, methods, args.reps, args.seed, partial))
         else:
             frames.append(
                 pr_mode(name, pool, methods, args.reps, args.seed, args.thresholds, args.budget)

@@ -199,7 +199,13 @@ def test_one_level_tree_equals_oasis_model():
     eta = 5.0
     oasis = OASISSampler(pool, 0, strata=strata, eta=eta)
     ais = AISSampler(
-        pool, 0, strata=strata, branching=None, prior_strength=eta, depth_concentration=0.0
+        pool,
+        0,
+        strata=strata,
+        branching=None,
+        prior="scores",
+        prior_strength=eta,
+        depth_concentration=0.0,
     )
     idx = np.random.default_rng(1).choice(pool.n_pairs, 25, replace=False)
     oasis.warm_start(idx, pool.labels[idx], np.ones(len(idx)))
@@ -447,6 +453,26 @@ def test_make_sampler_ais_and_a_resumed_session_replays_bit_identically(tmp_path
         run_straight = s.label_run()
     np.testing.assert_array_equal(run_resumed.index, run_straight.index)
     np.testing.assert_array_equal(run_resumed.weight, run_straight.weight)
+
+
+def test_a_log_written_before_the_model_options_resumes_with_its_model(tmp_path):
+    from er_evaluation.pairs import LabellingSession
+
+    pool = tiny_pool(300, seed=18)
+    oracle = LabelOracle(pool.labels)
+    old = {"n_strata": 4, "prior": "scores", "prior_strength": 1.0}
+    path = tmp_path / "old.jsonl"
+    with LabellingSession(pool, path, "ais", seed=3, **old) as session:
+        session.run(oracle, 25)
+        expected = session.label_run()
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    for key in ("prior", "counts", "proposal"):
+        del header["params"][key]  # as the previous version wrote it
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with LabellingSession(pool, path) as resumed:
+        assert resumed.sampler.prior == "scores" and resumed.sampler.prior_strength == 1.0
+        np.testing.assert_array_equal(resumed.label_run().index, expected.index)
 
 
 def test_cli_samples_with_ais_and_resumes(tmp_path, capsys):

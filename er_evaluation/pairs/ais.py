@@ -12,8 +12,11 @@ and mixed with the uniform distribution p(x) = 1/N for positivity (and label reu
 where pi(y | x) is the posterior predictive of x's stratum for an unlabelled pair and a
 point mass at its label once x is labelled (the oracle is deterministic: a pair already
 labelled is drawn again at no cost), and R_hat = (1/N) sum_x sum_y pi(y | x) ell(x, y) is
-the model's estimate of the totals (as in the authors' implementation). The proposal is
-recomputed after every new label (stage size 1, Marchant & Rubinstein 2021 §3 recommends small stages).
+the model's estimate of the totals (as in the authors' implementation; the default
+``plug_in="ais"`` uses the AIS estimate of the totals instead, and the model's totals
+for a loss class no draw has reached yet). The proposal is recomputed after every new
+label (stage size 1, Marchant & Rubinstein 2021 §3 recommends small stages), and after
+every draw with ``counts="weighted"``.
 
 Per draw the work is on arrays of the size of the number of *cells* (stratum x loss
 class: K for F-measures, about K + L for a PR curve with L thresholds), never of the
@@ -78,17 +81,32 @@ class AISSampler(_Base):
     ``epsilon``: weight of the uniform mixture (positivity; weights are at most 1/eps).
     Oracle model: CSF strata (``n_strata`` per prediction group, or ``strata``) ordered by
     mean score under a balanced tree of the given ``branching`` (None: one level, i.e. a
-    Beta model per stratum as in OASIS); leaf prior ``prior_strength`` times the mean
-    score-probability of each label, plus ``depth_concentration`` * depth^2 per node
-    (Marchant & Rubinstein 2021, §5.2).
+    Beta model per stratum as in OASIS). ``prior``:
+
+    - ``"rates"`` (default): leaf pseudo-counts ``prior_strength`` times the floored
+      score rate r_k = (n_k s_k + 1/2) / (n_k + 1) of each label (s_k the mean
+      score-probability of stratum k, n_k its size), and every node's prior multiplied
+      by 1 + ``depth_concentration`` * depth^2, so the prior predictive of every stratum
+      is exactly r_k and deep branches are the hardest to move;
+    - ``"scores"``: the prior of Marchant & Rubinstein 2021, §5.2: leaf pseudo-counts
+      ``prior_strength`` times s_k, plus ``depth_concentration`` * depth^2 on every node.
+      Its depth terms are the same for both labels, so a stratum without labels starts
+      near a match rate of 1/2 whatever its size and scores: a stratum of millions of
+      zero-score pairs (FEBRL) then draws most labels (benchmarks/README.md).
+
+    ``counts``: ``"labels"`` (default; each pair's label counts once, the deterministic
+    oracle) or ``"weighted"`` (every draw counts with its weight p/q, the bias-corrected
+    counts of Marchant & Rubinstein 2021, Appendix H; the ``"rates"`` prior is then
+    pseudo-draws from the pool). ``proposal``: ``"pair"`` (default; v(x) above) or
+    ``"stratum"`` (v = sqrt(sum_y pi(y | x) ||Dg ell(x, y)||^2): the variance-minimising
+    proposal among those uniform within strata, as in the authors' code).
 
     ``draw()`` returns a :class:`~er_evaluation.pairs.samplers.Draw` with q(x) and
     w = (1/N) / q(x); ``observe(index, label)`` feeds the label back.
 
-    Measured (benchmarks/README.md, 100 runs, 2,000 labels): F1 MSE below OASIS's on
-    abt-buy, dblp-acm, restaurant and PatentsView; on FEBRL (similarity scores that are
-    not probabilities, few distinct values) it is about 9 times worse than OASIS, with
-    heavy-tailed errors. Draw + observe: ~47 µs CPU at 10M pairs.
+    Measured: see the section "Adaptive importance sampling for any measure" of
+    benchmarks/README.md (F1 mean squared error per pool beside OASIS, static IS and
+    passive sampling, PR-curve error and coverage, time per draw at 10M pairs).
     """
 
     name = "ais"
@@ -105,14 +123,14 @@ class AISSampler(_Base):
         epsilon: float = 1e-3,
         n_strata: int = 64,
         branching: int | None = 2,
-        prior_strength: float = 1.0,
+        prior_strength: float = 100.0,
         depth_concentration: float = 1.0,
         threshold: float = 0.0,
         n_thresholds: int = 100,
         plug_in: str = "ais",
         proposal: str = "pair",
         counts: str = "labels",
-        prior: str = "scores",
+        prior: str = "rates",
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -227,6 +245,9 @@ class AISSampler(_Base):
         self._known = np.full(n, -1, dtype=np.int8)
         self._expected = np.empty((n_classes, 2))
         self._draw_sums = np.zeros((n_classes, 2))  # sum of weights per (class, label)
+        # classes of pool pairs that no draw has reached yet
+        self._unseen = np.bincount(self.measure.codes, minlength=n_classes) > 0
+        self._n_unseen = int(self._unseen.sum())
         self._n_draws = 0
         self._last: tuple[Draw, int, int] | None = None
         self._update_proposal()
@@ -244,17 +265,15 @@ class AISSampler(_Base):
         if self.plug_in == "ais" and self._n_draws:
             # (1/T) sum_j w_j ell_j is an estimate of the pool mean; T cancels in ratios
             # but not in general measures, so scale the sums to pool counts
-            norms = self.measure.proposal_norms(
-                self._draw_sums * (self.n_pairs / self._n_draws), self.n_pairs
-            )
+            plug = self._draw_sums * (self.n_pairs / self._n_draws)
+            if self._n_unseen:
+                # a class no draw has reached yet (e.g. the few pairs above a PR curve's
+                # top threshold) would drop out of the gradient and never be drawn but
+                # through epsilon: its totals come from the model until it is drawn
+                plug[self._unseen] = self._model_counts(pi)[self._unseen]
+            norms = self.measure.proposal_norms(plug, self.n_pairs)
         if norms is None:
-            nc = self._n_cells
-            unl, a1 = sizes[:nc], sizes[:nc] * pi[:nc]
-            expected = self._expected  # (C, 2): expected pairs per (class, label)
-            expected[:, 0] = np.bincount(self._cell_class, weights=unl - a1, minlength=n_classes)
-            expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
-            expected += sizes[nc:].reshape(n_classes, 2)
-            norms = self.measure.proposal_norms(expected, self.n_pairs)
+            norms = self.measure.proposal_norms(self._model_counts(pi), self.n_pairs)
         if norms is None:  # the measure is undefined even under the model: stay uniform
             norms = np.zeros(2 * n_classes)
         if self.proposal == "stratum":
@@ -273,6 +292,18 @@ class AISSampler(_Base):
         else:
             self._entry_prob = sizes / self.n_pairs
         self._cum = self._entry_prob.cumsum()
+
+    def _model_counts(self, pi: np.ndarray) -> np.ndarray:
+        """Expected pairs per (class, label) under the model: labelled groups exactly,
+        unlabelled pairs of a cell with pi(1 | x) of its leaf (``pi`` per entry)."""
+        nc, n_classes = self._n_cells, len(self._expected)
+        sizes = self._entry_size
+        unl, a1 = sizes[:nc], sizes[:nc] * pi[:nc]
+        expected = self._expected
+        expected[:, 0] = np.bincount(self._cell_class, weights=unl - a1, minlength=n_classes)
+        expected[:, 1] = np.bincount(self._cell_class, weights=a1, minlength=n_classes)
+        expected += sizes[nc:].reshape(n_classes, 2)
+        return expected
 
     def _pair_prob(self, entry: int) -> float:
         return float(self._entry_prob[entry] / self._entry_size[entry])
@@ -310,7 +341,11 @@ class AISSampler(_Base):
             raise ValueError(f"label must be 0 or 1, got {label!r}")
         draw, entry, pos = self._last
         self._last = None
-        self._draw_sums[int(self.measure.codes[index]), label] += draw.weight
+        code = int(self.measure.codes[index])
+        self._draw_sums[code, label] += draw.weight
+        if self._unseen[code]:
+            self._unseen[code] = False
+            self._n_unseen -= 1
         self._n_draws += 1
         if entry >= self._n_cells:
             if int(self._known[index]) != label:
@@ -372,6 +407,8 @@ class AISSampler(_Base):
             )
             self._draw_sums += sums.reshape(self._draw_sums.shape)
             self._n_draws += len(index)
+            self._unseen &= self._draw_sums.sum(axis=1) <= 0
+            self._n_unseen = int(self._unseen.sum())
         _, first = np.unique(index, return_index=True)
         leaves = []
         for i, y in zip(index[first], label[first], strict=True):

@@ -11,7 +11,11 @@ probability of label y for a pair of leaf k is (eq. 14)
     pi(y | k) ∝ alpha_y prod_{v on the path to k} beta_{y,v} / sum_{c in siblings(v) + v} beta_{y,c}.
 
 Prior (Marchant & Rubinstein 2021, §5.2): beta_{y,v} = kappa depth(v)^2 + sum_{leaves k under v} s_{y,k}
-with s_{y,k} the prior strength times the mean score-probability of label y in leaf k;
+(``depth_prior="additive"``) with s_{y,k} the leaf prior of label y in leaf k, or
+beta_{y,v} = (1 + kappa depth(v)^2) sum_{leaves k under v} s_{y,k} (``"proportional"``:
+siblings share a depth, so every prior branch probability is the ratio of the leaf priors
+under the two nodes and the prior predictive of leaf k is s_{1,k} / (s_{0,k} + s_{1,k});
+the depth factor only sets how hard a branch is to move);
 alpha_y = sum over the root's children of beta_{y,c} (so that alpha stays the root's
 total; Marchant & Rubinstein 2021 uses 1 + sum_k s_{y,k}, which differs by the root's depth terms). Deep
 nodes carry large depth terms, so their branch probabilities stay near uniform and a
@@ -66,7 +70,8 @@ class DirichletTree:
 
     ``leaf_prior``: (2, K) pseudo-counts s_{y,k} of label y in leaf k (k in tree order);
     ``parent`` / ``leaf_node`` from :func:`balanced_tree`; ``depth_concentration`` kappa
-    of the depth^2 term. ``update(k, y)`` adds a label, ``predict()`` returns
+    of the depth^2 term, added to (``depth_prior="additive"``) or multiplying
+    (``"proportional"``) each node's prior (module docstring). ``update(k, y)`` adds a label, ``predict()`` returns
     pi(1 | k) for every leaf.
     """
 

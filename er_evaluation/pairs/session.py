@@ -275,6 +275,9 @@ class LabellingSession:
         logged = dict(header["params"])
         if header["method"] == "oasis" and "decay" not in logged:
             logged["decay"] = False  # logs written before the Remark 4 decay existed
+        if header["method"] == "ais" and "prior" not in logged:
+            # logs written before the AIS model options existed: the model they used
+            logged.update(prior="scores", counts="labels", proposal="pair")
         self.sampler = make_sampler(header["method"], self.pool, header["seed"], **logged)
         self._offset, self._lines = len(lines[0]) + 1, 1
         self._replay(lines[1:], size)
