@@ -1,6 +1,7 @@
 """Start the app in a headless Streamlit server, for the browser test and the screenshots.
 
-Not a page: a helper shared by ``tests/test_browser.py`` and ``app/screenshots.py``.
+Not a page: a helper shared by the browser tests (through ``tests/_helpers.py``) and
+``app/screenshots.py``.
 """
 
 from __future__ import annotations

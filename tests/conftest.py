@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _helpers import APP, CHROMIUM
 
-APP = Path(__file__).resolve().parents[1] / "app"
+
+def pytest_collection_modifyitems(items) -> None:
+    """Tests marked ``browser`` run in Debian's chromium: skip them where it is missing."""
+    if os.path.exists(CHROMIUM):
+        return
+    skip = pytest.mark.skip(
+        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')"
+    )
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(skip)
 
 
 @pytest.fixture
@@ -20,6 +32,14 @@ def project(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("ER_EVAL_MIN_DWELL_S", "0")  # AppTest presses land within milliseconds
     monkeypatch.syspath_prepend(str(APP))
     return tmp_path / "project"
+
+
+@pytest.fixture
+def store(tmp_path):
+    """An empty review store in the test's own folder."""
+    from er_evaluation.review import ReviewStore
+
+    return ReviewStore(tmp_path / "reviews.sqlite")
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,12 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from _helpers import APP, ENTRY, run_app  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.estimators import estimate_table  # noqa: E402
 from er_evaluation.review import ReviewStore  # noqa: E402
 from er_evaluation.sampling import Sample, benchmark_sample  # noqa: E402
-
-APP = Path(__file__).resolve().parents[1] / "app"
-ENTRY = str(APP / "er_eval_app.py")
 
 # Two blocks of six records; true clusters lie inside blocks.
 TRUTH = pd.Series(
@@ -229,11 +227,11 @@ def test_a_sample_of_other_data_is_flagged_not_crashed(project):
     config = json.loads((project / "project.json").read_text())
     config["predictions"]["version_cols"] = ["v2"]  # the sampled version is gone
     (project / "project.json").write_text(json.dumps(config))
-    at = AppTest.from_file(ENTRY, default_timeout=120).run()
-    assert not at.exception
+    at = run_app()
     assert "draw a new one" in at.warning[0].value and "'v1'" in at.warning[0].value
     at.switch_page("views/sample.py").run()
     assert not at.exception and "draw a new one" in at.warning[0].value
+    assert "'v1'" in at.warning[0].value  # the sample page names the reason too
 
 
 @pytest.mark.parametrize(("design", "size"), [("records", 2), ("clusters", 2), ("blocks", 1)])

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from _helpers import ENTRY  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation import datasets  # noqa: E402
@@ -27,8 +28,6 @@ from er_evaluation.review import ReviewStore  # noqa: E402
 from er_evaluation.sampling import benchmark_sample  # noqa: E402
 from er_evaluation.summary import summary_table  # noqa: E402
 
-APP = Path(__file__).resolve().parents[1] / "app"
-ENTRY = str(APP / "er_eval_app.py")
 TWO = ["2021-12-30", "2022-06-30"]
 
 

@@ -3,39 +3,18 @@ show and what they save in the project folder (queue file, review store)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from _helpers import TICK, run_app, shown_record, tick  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.review import ReviewStore  # noqa: E402
 
-APP = Path(__file__).resolve().parents[1] / "app"
-ENTRY = str(APP / "er_eval_app.py")
-TICK = "does not belong"
 
-
-def run_app() -> AppTest:
-    at = AppTest.from_file(ENTRY, default_timeout=120).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def current_record(at: AppTest) -> str:
-    return at.session_state["queue_position"], at.subheader[0].value.split("`")[1]
-
-
-def tick(at: AppTest, record: str, rows: list[int]) -> None:
-    """Tick "does not belong" on the given rows of the cluster table (as a user would)."""
-    at.session_state[f"cluster_{record}"] = {
-        "edited_rows": {r: {TICK: True} for r in rows},
-        "added_rows": [],
-        "deleted_rows": [],
-    }
-    at.run()
+def current_record(at: AppTest) -> tuple[int, str]:
+    return at.session_state["queue_position"], shown_record(at)
 
 
 def test_demo_opens_on_first_review_item(project, predictions):

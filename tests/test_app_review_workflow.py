@@ -3,40 +3,14 @@ and the reviewer/folder kept in the URL, on the bundled PatentsView data."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
+from _helpers import ENTRY, TICK, run_app, shown_record, tick  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.review import ReviewStore, agreement  # noqa: E402
-
-APP = Path(__file__).resolve().parents[1] / "app"
-ENTRY = str(APP / "er_eval_app.py")
-TICK = "does not belong"
-
-
-def run_app(reviewer: str | None = None) -> AppTest:
-    at = AppTest.from_file(ENTRY, default_timeout=120).run()
-    assert not at.exception, [e.value for e in at.exception]
-    if reviewer:
-        at.text_input(key="reviewer").set_value(reviewer).run()
-    return at
-
-
-def shown_record(at: AppTest) -> str:
-    return at.subheader[0].value.split("`")[1]
-
-
-def tick(at: AppTest, record: str, rows: list[int]) -> None:
-    at.session_state[f"cluster_{record}"] = {
-        "edited_rows": {r: {TICK: True} for r in rows},
-        "added_rows": [],
-        "deleted_rows": [],
-    }
-    at.run()
 
 
 def test_saving_needs_a_reviewer_name(project):

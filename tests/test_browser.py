@@ -5,40 +5,17 @@ exported benchmark."""
 
 from __future__ import annotations
 
-import os
 import re
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from _helpers import TIMEOUT_MS, launch_chromium, serve, tick_row
 
 from er_evaluation import datasets
 from er_evaluation.io import read_membership
 from er_evaluation.review import ReviewStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-from serve import CHROMIUM_ARGS as ARGS  # noqa: E402
-from serve import free_port, start_app  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM),
-        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')",
-    ),
-]
-
-
-def tick_row(page, row: int) -> None:
-    """Click the "does not belong" checkbox of a row of the cluster table (a canvas grid:
-    35 px header and rows; the checkbox sits in the middle of the first column)."""
-    grid = page.locator("[data-testid='stDataFrameResizable']").first
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
+pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
 
 
 def go_to_item(page, number: int) -> None:
@@ -52,11 +29,11 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     project = tmp_path / "project"
-    port = free_port()
-    proc = start_app(project, port)
+    port = serve.free_port()
+    proc = serve.start_app(project, port)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            browser = launch_chromium(pw)
             page = browser.new_page(viewport={"width": 1280, "height": 1300})
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(f"http://127.0.0.1:{port}/")
@@ -80,7 +57,6 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
             tick_row(page, 1)
             save = page.get_by_role("button", name="Save review")
             expect(save).to_be_enabled()
-            page.wait_for_timeout(1500)  # let the edit reach the server before saving
             save.click()
             page.get_by_text(re.compile(r"Item 3 of 50: ")).wait_for()
 

@@ -6,39 +6,25 @@ project folder, chosen through the URL (``?project=...``)."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 import urllib.parse
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _helpers import TIMEOUT_MS, launch_chromium, serve, tick_row
 from playwright.sync_api import Error as PlaywrightError
 
 from er_evaluation.review import ReviewStore
 from er_evaluation.review.project import load_files, read_config
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-from serve import CHROMIUM_ARGS as ARGS  # noqa: E402
-from serve import free_port, start_app  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not os.path.exists(CHROMIUM),
-        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')",
-    ),
-]
+pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    proc = start_app(tmp_path_factory.mktemp("launch") / "project", port)
+    port = serve.free_port()
+    proc = serve.start_app(tmp_path_factory.mktemp("launch") / "project", port)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -51,7 +37,7 @@ def chromium():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        launched = launch_chromium(pw)
         yield launched
         launched.close()
 
@@ -106,15 +92,6 @@ def on_item(page, number: int) -> str:
     record = item_heading(page, number)
     settle(page)
     return record
-
-
-def tick_row(page, row: int) -> None:
-    """Click the "does not belong" checkbox of a row of the cluster table (a canvas grid:
-    35 px header and rows; the checkbox sits in the middle of the first column)."""
-    grid = page.locator("[data-testid='stDataFrameResizable']").first
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
-    page.wait_for_timeout(1500)  # let the edit reach the server before saving
 
 
 def test_a_double_press_never_saves_an_unseen_item(server, browser, tmp_path):

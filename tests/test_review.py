@@ -6,12 +6,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import threading
 
 import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import PRED, in_threads, members, review
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,34 +24,9 @@ from er_evaluation.review import (
     names_beside,
 )
 
-PRED = pd.Series(
-    ["A", "A", "A", "A", "B", "B", "C", "D"],
-    index=pd.Index(["a1", "a2", "a3", "a4", "b1", "b2", "c1", "d1"]),
-)
-
-
-def members(prediction: pd.Series, cluster) -> list:
-    return prediction.index[prediction.to_numpy() == cluster].tolist()
-
-
-def review(store, sampled, *, reviewer="ann", prediction=PRED, **kw):
-    cluster = prediction[sampled]
-    return store.record_review(
-        reviewer=reviewer,
-        sampled_record=sampled,
-        predicted_cluster=cluster,
-        shown_records=members(prediction, cluster),
-        **kw,
-    )
-
 
 def partition(series: pd.Series) -> set[frozenset]:
     return {frozenset(g.index) for _, g in series.groupby(series.to_numpy())}
-
-
-@pytest.fixture
-def store(tmp_path):
-    return ReviewStore(tmp_path / "reviews.sqlite")
 
 
 # -- events --------------------------------------------------------------------------------
@@ -359,21 +334,11 @@ def test_exported_benchmark_feeds_the_estimators(tmp_path):
 
 
 def test_two_threads_writing_at_once_lose_nothing(store):
-    errors = []
-
     def write(name):
-        try:
-            for i in range(60):
-                review(store, ["a1", "b1", "c1"][i % 3], reviewer=name, notes=f"{name}-{i}")
-        except Exception as err:  # surfaced below: a lost write must fail the test
-            errors.append(err)
+        for i in range(60):
+            review(store, ["a1", "b1", "c1"][i % 3], reviewer=name, notes=f"{name}-{i}")
 
-    threads = [threading.Thread(target=write, args=(n,)) for n in ("ann", "bob", "cyd")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(write, ("ann", "bob", "cyd")) == []
     events = store.events()
     assert len(events) == 180
     assert sorted(events["notes"]) == sorted(
@@ -566,22 +531,13 @@ def test_assign_reviewers_errors():
 
 def test_stores_created_at_once_on_a_new_file(tmp_path):
     path = tmp_path / "new.sqlite"
-    errors = []
 
     def open_and_write(name):
-        try:
-            store = ReviewStore(path)
-            for i in range(10):
-                review(store, "a1", reviewer=name, notes=str(i))
-        except Exception as err:  # surfaced below
-            errors.append(err)
+        store = ReviewStore(path)
+        for i in range(10):
+            review(store, "a1", reviewer=name, notes=str(i))
 
-    threads = [threading.Thread(target=open_and_write, args=(f"t{k}",)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(open_and_write, [f"t{k}" for k in range(4)]) == []
     assert len(ReviewStore(path).events()) == 40
 
 

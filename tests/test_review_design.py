@@ -9,6 +9,7 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import PRED, review
 from sklearn.metrics import cohen_kappa_score
 
 from er_evaluation.review import (
@@ -23,23 +24,6 @@ from er_evaluation.review import (
     draw_queue,
     reviewer_queue,
 )
-
-PRED = pd.Series(
-    ["A", "A", "A", "A", "B", "B", "C", "D"],
-    index=pd.Index(["a1", "a2", "a3", "a4", "b1", "b2", "c1", "d1"]),
-)
-
-
-def review(store, sampled, *, reviewer, **kw):
-    cluster = PRED[sampled]
-    return store.record_review(
-        reviewer=reviewer,
-        sampled_record=sampled,
-        predicted_cluster=cluster,
-        shown_records=PRED.index[PRED == cluster].tolist(),
-        **kw,
-    )
-
 
 # -- double review ----------------------------------------------------------------------------
 

@@ -6,32 +6,10 @@ import os
 import sqlite3
 import stat
 
-import pandas as pd
 import pytest
+from _helpers import in_threads, review
 
 from er_evaluation.review import ReviewError, ReviewStore, StaleReviewError
-
-PRED = pd.Series(
-    ["A", "A", "A", "A", "B", "B", "C", "D"],
-    index=pd.Index(["a1", "a2", "a3", "a4", "b1", "b2", "c1", "d1"]),
-)
-
-
-def review(store, sampled, *, reviewer="ann", **kw):
-    cluster = PRED[sampled]
-    return store.record_review(
-        reviewer=reviewer,
-        sampled_record=sampled,
-        predicted_cluster=cluster,
-        shown_records=PRED.index[PRED == cluster].tolist(),
-        **kw,
-    )
-
-
-@pytest.fixture
-def store(tmp_path):
-    return ReviewStore(tmp_path / "reviews.sqlite")
-
 
 # -- ids -----------------------------------------------------------------------------------
 
@@ -134,24 +112,13 @@ def test_version_1_store_is_migrated_keeping_its_events(tmp_path):
 
 
 def test_a_store_opened_by_several_threads_at_once_is_migrated_once(tmp_path):
-    import threading
-
     path = tmp_path / "v1.sqlite"
     _write_v1_store(path)
-    errors = []
 
     def open_and_write(name):
-        try:
-            review(ReviewStore(path), "b1", reviewer=name)
-        except Exception as err:  # surfaced below
-            errors.append(err)
+        review(ReviewStore(path), "b1", reviewer=name)
 
-    threads = [threading.Thread(target=open_and_write, args=(f"t{k}",)) for k in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(open_and_write, [f"t{k}" for k in range(6)]) == []
     assert len(ReviewStore(path).events()) == 7
 
 

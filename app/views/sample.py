@@ -14,6 +14,7 @@ from app_common import (
 )
 
 from er_evaluation.designs import SIZE_BANDS
+from er_evaluation.review.project import queue_fits
 
 st.title("Sample what to review")
 data = load_project()
@@ -186,11 +187,9 @@ if queue is None:
     st.info("No sample yet: choose a design and draw one.")
     st.stop()
 settings = read_sample_config()
-if (
-    settings["version"] not in data.predictions
-    or (data.records.index.get_indexer(queue["record_id"]) < 0).any()
-):
-    st.warning("The saved sample no longer fits the project data: draw a new one.")
+reason = queue_fits(data, settings, queue)
+if reason:
+    st.warning(f"The saved sample no longer fits the project data ({reason}): draw a new one.")
     st.stop()
 st.subheader("What will be reviewed")
 st.write(

@@ -1,0 +1,145 @@
+"""Plain helpers shared by several test modules (the fixtures are in ``conftest.py``).
+
+Test modules import them as ``from _helpers import ...``: pytest puts ``tests/`` on the
+path, as it does for ``conftest.py``. Imports of optional packages (streamlit, playwright)
+stay inside the functions that need them, so that importing this module never skips or
+fails a test module that does not use them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[1] / "app"
+ENTRY = str(APP / "er_eval_app.py")
+
+# -- review store ----------------------------------------------------------------------------
+
+# A small prediction: A = {a1..a4}, B = {b1, b2}, singletons C = {c1} and D = {d1}.
+PRED = pd.Series(
+    ["A", "A", "A", "A", "B", "B", "C", "D"],
+    index=pd.Index(["a1", "a2", "a3", "a4", "b1", "b2", "c1", "d1"]),
+)
+
+
+def members(prediction: pd.Series, cluster) -> list:
+    """The records of ``cluster`` in ``prediction``, in record order."""
+    return prediction.index[prediction.to_numpy() == cluster].tolist()
+
+
+def review(store, sampled, *, reviewer="ann", prediction=PRED, **kw):
+    """Record a review of ``sampled`` showing its whole predicted cluster, as the app does;
+    ``kw`` (removed, added, notes, status, based_on, ...) go to ``record_review``."""
+    cluster = prediction[sampled]
+    return store.record_review(
+        reviewer=reviewer,
+        sampled_record=sampled,
+        predicted_cluster=cluster,
+        shown_records=members(prediction, cluster),
+        **kw,
+    )
+
+
+def in_threads(work: Callable, args: Iterable) -> list[Exception]:
+    """Run ``work(arg)`` for every arg, each in its own thread, all started before any is
+    joined; return the exceptions they raised (a lost write must fail the caller's test,
+    and an exception inside a thread would otherwise only be printed)."""
+    errors: list[Exception] = []
+
+    def run(arg) -> None:
+        try:
+            work(arg)
+        except Exception as err:  # handed back to the test, which asserts there are none
+            errors.append(err)
+
+    threads = [threading.Thread(target=run, args=(arg,)) for arg in args]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors
+
+
+# -- AppTest of the review app ---------------------------------------------------------------
+
+TICK = "does not belong"  # the tick column of the review page's cluster table
+
+
+def run_app(reviewer: str | None = None) -> AppTest:
+    """The app opened at its default page (the review queue), with no exception raised;
+    with ``reviewer``, that name typed in the sidebar."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    if reviewer:
+        at.text_input(key="reviewer").set_value(reviewer).run()
+    return at
+
+
+def shown_record(at: AppTest) -> str:
+    """The sampled record of the item on the review page (from its heading)."""
+    return at.subheader[0].value.split("`")[1]
+
+
+def tick(at: AppTest, record: str, rows: list[int]) -> None:
+    """Tick "does not belong" on the given rows of the cluster table (as a user would)."""
+    at.session_state[f"cluster_{record}"] = {
+        "edited_rows": {r: {TICK: True} for r in rows},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+
+
+# -- real browser ----------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
+
+
+def _load_serve():
+    # app/serve.py starts the app server for the browser tests and the screenshots; it is
+    # a script beside the app, not in a package, so it is loaded from its file.
+    spec = importlib.util.spec_from_file_location("serve", APP / "serve.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+serve = _load_serve()
+
+
+def launch_chromium(playwright):
+    """Debian chromium, headless, with the container flags of ``app/serve.py``."""
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=serve.CHROMIUM_ARGS
+    )
+
+
+def tick_row(page, row: int) -> None:
+    """Tick the "does not belong" checkbox of an unticked row of the cluster table (a canvas
+    grid: 35 px header and rows; the checkbox sits in the middle of the first column), then
+    wait until the server has the edit: the page's count of ticked records goes up by one
+    only once the script has rerun with it."""
+    from playwright.sync_api import expect
+
+    count = page.get_by_text(re.compile(r"^\d+ of \d+ records ticked as not belonging"))
+    ticked = int(count.inner_text().split()[0])
+    grid = page.locator("[data-testid='stDataFrameResizable']").first
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
+    expect(count).to_have_text(
+        re.compile(rf"^{ticked + 1} of \d+ records ticked"), timeout=TIMEOUT_MS
+    )
