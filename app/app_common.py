@@ -189,9 +189,9 @@ def open_store() -> ReviewStore:
 
 
 def min_dwell_seconds() -> float:
-    """Seconds after a save during which a save of another item is refused as the second
-    half of a double press (1 s; ``ER_EVAL_MIN_DWELL_S`` overrides it, the in-process
-    AppTests set 0)."""
+    """Seconds an item that came up after a save of another item must have been on screen
+    before a save of it counts; a quicker press is the second half of a double press
+    (1 s; ``ER_EVAL_MIN_DWELL_S`` overrides it, the in-process AppTests set 0)."""
     return float(os.environ.get("ER_EVAL_MIN_DWELL_S", "1.0"))
 
 

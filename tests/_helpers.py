@@ -128,6 +128,36 @@ def launch_chromium(playwright):
     )
 
 
+def item_heading(page, number: int) -> str:
+    """Wait for the heading of item ``number`` of the review queue; its sampled record."""
+    heading = page.get_by_text(re.compile(rf"Item {number} of 50: "))
+    heading.wait_for()
+    return re.search(rf"Item {number} of 50: (\S+)", heading.inner_text()).group(1)
+
+
+def settle(page) -> None:
+    """Wait until the script run is over: the heading of a new item shows before its
+    buttons (and their keyboard shortcuts) exist, and elements of the previous run stay on
+    the page, marked stale, until the run ends. Then wait out the app's guard against
+    double presses, which refuses a save of an item on screen for less than 1 s right
+    after another item's save (a time rule of the app, so a time is the condition)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')"
+        " && !document.querySelector('[data-stale=true]')"
+        " && [...document.querySelectorAll('p')].some(p => p.innerText.startsWith('Keys:'))"
+    )
+    page.wait_for_timeout(1_200)
+
+
+def on_item(page, number: int) -> str:
+    """Wait until item ``number`` is shown, its run is over and a save of it would count;
+    its sampled record."""
+    record = item_heading(page, number)
+    settle(page)
+    return record
+
+
 def tick_row(page, row: int) -> None:
     """Tick the "does not belong" checkbox of an unticked row of the cluster table (a canvas
     grid: 35 px header and rows; the checkbox sits in the middle of the first column), then

@@ -9,7 +9,7 @@ import re
 
 import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, launch_chromium, serve, tick_row
+from _helpers import TIMEOUT_MS, item_heading, launch_chromium, on_item, serve, tick_row
 
 from er_evaluation import datasets
 from er_evaluation.io import read_membership
@@ -37,18 +37,14 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
             page = browser.new_page(viewport={"width": 1280, "height": 1300})
             page.set_default_timeout(TIMEOUT_MS)
             page.goto(f"http://127.0.0.1:{port}/")
-            heading = page.get_by_text(re.compile(r"Item 1 of 50: "))
-            heading.wait_for()
-            first = re.search(r"Item 1 of 50: (\S+)", heading.inner_text()).group(1)
+            first = item_heading(page, 1)
 
             page.get_by_label("Reviewer").fill("ann")
             page.get_by_label("Reviewer").press("Enter")
 
             # Review 1: correct as is.
             page.get_by_role("button", name="Correct as is").click()
-            heading = page.get_by_text(re.compile(r"Item 2 of 50: "))
-            heading.wait_for()
-            second = re.search(r"Item 2 of 50: (\S+)", heading.inner_text()).group(1)
+            second = on_item(page, 2)  # and past the app's guard against double presses
 
             # Review 2: tick the second row (the first record after the sampled one).
             newest = datasets.load_patentsview_predictions(["2022-06-30"])["2022-06-30"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, launch_chromium, serve, tick_row
+from _helpers import TIMEOUT_MS, item_heading, launch_chromium, on_item, serve, tick_row
 from playwright.sync_api import Error as PlaywrightError
 
 from er_evaluation.review import ReviewStore
@@ -67,31 +67,6 @@ def open_page(browser, url: str):
 def review_url(server: str, folder: Path, reviewer: str | None = None) -> str:
     params = {"project": str(folder)} | ({"reviewer": reviewer} if reviewer else {})
     return f"{server}/review?{urllib.parse.urlencode(params)}"
-
-
-def item_heading(page, number: int) -> str:
-    heading = page.get_by_text(re.compile(rf"Item {number} of 50: "))
-    heading.wait_for()
-    return re.search(rf"Item {number} of 50: (\S+)", heading.inner_text()).group(1)
-
-
-def settle(page) -> None:
-    """Wait until the script run is over: the heading of a new item shows before its
-    buttons (and their keyboard shortcuts) exist, and elements of the previous run stay on
-    the page, marked stale, until the run ends."""
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " && !document.querySelector('[data-stale=true]')"
-        " && [...document.querySelectorAll('p')].some(p => p.innerText.startsWith('Keys:'))"
-    )
-    page.wait_for_timeout(1_200)  # more than the app's 1 s guard against double presses
-
-
-def on_item(page, number: int) -> str:
-    record = item_heading(page, number)
-    settle(page)
-    return record
 
 
 def test_a_double_press_never_saves_an_unseen_item(server, browser, tmp_path):

@@ -253,14 +253,19 @@ def save(
             f"Not saved: the press was for {item!r}, which is no longer on the page."
         )
         return
-    # A double press: the first saves the item and brings up the next, the second lands on
-    # the next item's button before anyone could have looked at it.
-    previous = st.session_state.get("last_saved")
-    since = time.monotonic() - st.session_state.get("last_save_at", -math.inf)
-    if previous != item and since < min_dwell_seconds():
+    # A double press: the first saves an item and brings up the next, the second lands on
+    # the next item's button before anyone could have looked at it. The time counts from
+    # the end of the run that drew the item (when it is on screen), not from the save: on
+    # a busy server drawing the next item alone can take longer than the guard.
+    saved, saved_at = st.session_state.get("last_save", (None, -math.inf))
+    drawn, drawn_at = st.session_state.get("drawn", (None, math.inf))
+    on_screen = time.monotonic() - drawn_at if drawn == item else 0.0
+    after_save = drawn != item or drawn_at >= saved_at
+    if saved not in (None, item) and after_save and on_screen < min_dwell_seconds():
         st.session_state["flash_error"] = (
-            f"Not saved: this press came {since:.1f} s after saving {previous!r}, before "
-            f"{item!r} could be looked at; press again to save it."
+            f"Not saved: {item!r} came up after saving {saved!r} and this press came "
+            f"{on_screen:.1f} s after it was shown, before it could be looked at; press "
+            "again to save it."
         )
         return
     removed = [] if correct else ticked(item, pd.Index(rows), start)
@@ -308,8 +313,8 @@ def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int |
     forget_item(item)
     if move_to is not None:
         st.session_state["queue_position"] = move_to
-    st.session_state["last_saved"] = item
-    st.session_state["last_save_at"] = time.monotonic()
+    st.session_state["last_saved"] = item  # for the toast, which pops it
+    st.session_state["last_save"] = (item, time.monotonic())
 
 
 def resolve(item, cluster, rows, mine: dict, theirs: ReviewEvent | None, how: str, alone: bool):
@@ -541,6 +546,10 @@ if st.session_state.get("last_saved"):
 st.caption(
     "Keys: " + ", ".join(f"{k} {v}" for k, v in SHORTCUTS.items()) + " (Ctrl is ⌘ on a Mac)."
 )
+# The item and its buttons are drawn (the export panel below opens collapsed): from here
+# on the item is on screen, and the double-press guard in save() counts from now.
+if st.session_state.get("drawn", (None,))[0] != record:
+    st.session_state["drawn"] = (record, time.monotonic())
 
 with st.expander("Export the reviewed benchmark / import a review sheet"):
     st.caption(
