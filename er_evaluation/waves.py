@@ -17,7 +17,16 @@ Two ways, both from independent waves of record draws:
   replacement (conservative for waves drawn without replacement).
 - :func:`combine_estimates`: per-wave estimates of one metric combined with
   inverse-variance weights, ``Σ_k w_k E_k`` with ``w_k ∝ 1/SE_k²``, SE = (Σ 1/SE_k²)^-1/2
-  (the weights are estimated, which adds a small bias when a wave is small).
+  (the weights are estimated from the same draws as the estimates, which biases the
+  result when a wave's SE moves with its estimate).
+
+Measured (``benchmarks/bench_stratified.py waves``, benchmarks/README.md "Multi-wave"; a
+uniform 200-record wave and a 200-record size-stratified wave, 400 replicates per row on
+RLdata10000 and PatentsView at 5% and 10% misattribution): the union's P, R and F1 have
+bias within 2 Monte-Carlo SE in 10 of 12 rows (at most 2.5) and 95% coverage 0.935-0.970
+in 11 of 12 (0.985 in one); the inverse-variance combination has about the same RMSE but
+biases up to 8 Monte-Carlo SE (PatentsView precision +0.004 at 10%) and coverage down to
+0.85. Prefer the union.
 """
 
 from __future__ import annotations

@@ -51,10 +51,14 @@ separate one needs the strata's denominator totals A_h, which only some designs 
 precision from predicted clusters, recall and the cluster-level metrics from true
 clusters), a records frame for the "size" denominators (B-cubed, cluster precision,
 entropies; there the two estimators coincide), and any census. Otherwise it is refused
-with a ValueError naming the column. Cochran's advice applies: the separate estimator
+with a ValueError naming the column. Cochran (1977, §6.10-6.11) compares the two: the separate estimator
 has less variance when the stratum ratios differ, but each stratum's ratio bias adds
 up, so it wants several draws in every stratum; with a constant denominator within each
-stratum the two estimators coincide and are unbiased. A stratum with no denominator
+stratum the two estimators coincide and are unbiased. Measured on the heavy-tailed
+benchmark (benchmarks/README.md, "Heavy-tailed truth"; predicted clusters in take-all +
+size strata, 400 replicates at 5% and 10% misattribution): the same RMSE as the combined
+estimator, but 95% coverage 0.90-0.92 (combined 0.975), its variance estimate 5-8% below
+the spread of its estimates. A stratum with no denominator
 (A_h = 0, e.g. predicted singletons for precision) gets weight 0; a sampled stratum whose
 draws all have a zero denominator while A_h > 0 gives an undefined (NaN) estimate.
 
