@@ -18,7 +18,8 @@ interpreter + engine + result; on Spark the JVM's peak is in the notes):
 - ``duckdb_estimate``: the cluster-block pairwise precision estimator (and record recall)
   for the prediction file from 1,000 reference clusters drawn through uniformly sampled
   records (the reviewed sample is a small pandas Series; the population stays in Parquet);
-- ``spark_metrics``: every exact metric on Spark local[2];
+- ``spark_metrics``, ``spark_estimate``: the same on Spark local[2] (the reviewed sample
+  is drawn by DuckDB as above);
 - ``duckdb_queries``: the time of each of the kernel's DuckDB queries for the exact
   metrics, run alone (validation of each file, the cells);
 - ``pandas_metrics``: read both files into pandas, then ``evaluate`` (to see where it stops),
@@ -47,7 +48,14 @@ import subprocess
 import sys
 import time
 
-TASKS = ["duckdb_metrics", "duckdb_estimate", "spark_metrics", "pandas_metrics", "duckdb_queries"]
+TASKS = [
+    "duckdb_metrics",
+    "duckdb_estimate",
+    "spark_metrics",
+    "pandas_metrics",
+    "duckdb_queries",
+    "spark_estimate",
+]
 DATA = os.environ.get("ER_ENGINES_DATA", "/work/tmp_engines")
 
 
@@ -182,15 +190,22 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
         con = _duckdb_connection(args["memory_limit"], args["threads"])
         pred = table(prediction, "record_id", "cluster_id", connection=con)
         ref = table(reference, "record_id", "cluster_id", connection=con)
-    if task == "duckdb_metrics":
+    elif task.startswith("spark"):
+        spark = _spark_session(args["spark_memory"])
+        jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+        pred = table(spark.read.parquet(prediction), "record_id", "cluster_id")
+        ref = table(spark.read.parquet(reference), "record_id", "cluster_id")
+    if task in ("duckdb_metrics", "spark_metrics"):
         from er_evaluation.metrics import evaluate
 
         run = lambda: evaluate(pred, ref)  # noqa: E731
-    elif task == "duckdb_estimate":
+    elif task in ("duckdb_estimate", "spark_estimate"):
         from er_evaluation.estimators import estimate_table
 
         start = time.perf_counter()
-        sample = _record_sample(reference, args["clusters"], 0, con)
+        # the reviewed sample is drawn from the reference file by DuckDB on both engines
+        sampler = con if task == "duckdb_estimate" else _duckdb_connection("2GB", 2)
+        sample = _record_sample(reference, args["clusters"], 0, sampler)
         info["sample_seconds"] = time.perf_counter() - start
         info["sample_clusters"] = sample.n_units
         info["sample_records"] = sample.n_records
@@ -202,14 +217,6 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
         )
     elif task == "duckdb_queries":
         run = lambda: _query_times(pred, ref, info)  # noqa: E731
-    elif task == "spark_metrics":
-        from er_evaluation.metrics import evaluate
-
-        spark = _spark_session(args["spark_memory"])
-        jvm = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-        pred = table(spark.read.parquet(prediction), "record_id", "cluster_id")
-        ref = table(spark.read.parquet(reference), "record_id", "cluster_id")
-        run = lambda: evaluate(pred, ref)  # noqa: E731
     elif task == "pandas_metrics":
         from er_evaluation.io import read_membership
         from er_evaluation.metrics import evaluate
