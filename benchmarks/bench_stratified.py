@@ -376,9 +376,9 @@ def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
                 t0 = time.perf_counter()
                 if source == "pilot":
                     pilot = sample_records(truth, 200, seed=(seed, int(rate * 100), 7))
-                    plan = plan_sample_size(pred, strata, target, pilot=pilot)
+                    plan = plan_sample_size(pred, strata, target, pilot=pilot, design="records")
                 else:
-                    plan = plan_sample_size(pred, strata, target, error_rate=rate)
+                    plan = plan_sample_size(pred, strata, target, error_rate=rate, design="records")
                 for r in range(reps):
                     s = sample_stratified(
                         truth, strata, plan.draws, seed=(seed, int(target * 1000), r, 3)

@@ -1,43 +1,67 @@
-"""Sample-size planning: how many records to review, per stratum, for a target interval
-half-width (design §7; Cochran 1977, §5.5 and §5.9).
+"""Sample-size planning: how many predicted clusters or records to review, per stratum,
+for a target interval half-width (design §7; Cochran 1977, §5.5 and §5.9).
 
-The stratified estimator of a metric (:mod:`er_evaluation.estimators.stratified`) has,
-to first order, the variance
+Two designs are planned, each with the estimator the package uses for it:
+
+- ``design="predicted_clusters"`` (precision): whole predicted clusters drawn without
+  replacement within strata of predicted cluster size, the largest reviewed entirely
+  (take-all), estimated by duality (Binette et al. 2023, Remark 2) with the stratified
+  ratio estimator of :mod:`er_evaluation.estimators.stratified`. The unit of the design is
+  the predicted cluster itself, so a giant *true* cluster cannot hide in a small stratum.
+- ``design="records"`` (recall, F1, paired differences; precision only with a warning):
+  records drawn within strata (one stratum: the uniform record design), each revealing
+  its true cluster, with Lavallée's weight share.
+
+For both, the stratified estimator of a metric has, to first order, the variance
 
     V(n_1..n_H) = (1/N²) Σ_h F_h² (1 - n_h/F_h) S_h² / n_h
 
-where S_h is the standard deviation, over the F_h records of stratum h, of the per-draw
-linearised value u(i) = grad' x(c(i)) (x: the estimator's per-record weight-share
-columns, grad: the metric's gradient). The planner finds the smallest total number of
-draws n whose allocation (:func:`~er_evaluation.designs.allocate`: proportional, Neyman
-or with take-all strata) gives ``z sqrt(V) <= half_width``, by bisection on n with the
-same allocation and rounding the design will use.
+with F_h the frame units (predicted clusters or records) of stratum h, N the records of the
+prediction and S_h² the variance (divisor F_h - 1) over the frame units of h of the
+linearised value u = grad' x (x: the estimator's per-unit columns, grad: the metric's
+gradient at the population means). A take-all stratum (n_h = F_h) contributes zero. For a
+linear statistic this is the exact design variance (checked by enumeration in the tests).
+The planner finds the smallest total n whose allocation (:func:`~er_evaluation.designs.allocate`:
+proportional or Neyman, take-all strata, at least ``minimum`` draws per other stratum) gives
+``z sqrt(V) <= half_width``, by bisection on n with the allocation and rounding the design uses.
 
 S_h comes from one of:
 
-- a **pilot sample or existing benchmark** (:func:`stratum_sd_from_sample`): the
-  reviewed clusters' linearised values, each record of a reviewed cluster weighted by the
-  inverse of its cluster's selection probability, grouped by the planned strata;
-- **assumed error rates** (:func:`stratum_sd_from_rates`): a record misattributed with
-  probability ε loses all its links, the others keep a share 1 - ε; with the record's
-  true cluster size approximated by its predicted cluster size s,
-  u(i) = (N/|P|)·((s - 1)/2)·(a_i - P) with a_i ∈ {0 (prob. ε), 1 - ε}, so
-  S_h² = (N/|P|)² ε (1-ε)³ E_h[(s - 1)²] / 4 (the same model for precision, recall and F1).
+- a **pilot sample or existing benchmark**: for predicted clusters, a reviewed sample of
+  predicted clusters (:meth:`~er_evaluation.sampling.Sample.reviewed_predicted`) gives
+  u(ĉ) = (B(ĉ) - P A(ĉ)) / Ā of every reviewed cluster (A = C(|ĉ|, 2) predicted links,
+  B = Σ_c C(|c ∩ ĉ|, 2) true ones, Ā = |P|/N), weighted by the inverse of its selection
+  probability (:func:`stratum_sd_from_clusters`); a reviewed sample of *true* clusters
+  gives only the misattribution rate ε̂ = 1 - sqrt(P̂) (P̂ its precision estimate), used
+  in the rate model below. For records, the reviewed true clusters' weight-share values,
+  each record of a reviewed cluster weighted by the inverse of its selection probability
+  (:func:`stratum_sd_from_sample`);
+- **assumed misattribution rate** ε (q = 1 - ε): a cluster of s records keeps K ~
+  Binomial(s, q) records of one true cluster, the others being foreign (each from a
+  different cluster), so that E[K(K-1)] = s(s-1)q² and
 
-:class:`Plan` carries the answer with every assumption it used.
+      Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial).
 
-Measured (``benchmarks/bench_stratified.py planner``, README "Planner"): on a Zipf(2)
-truth capped at 5,000 with 5-10% misattribution the achieved half-width of the planned
-record design was 1.7-4.5 times the target: records of giant true clusters misattributed
-to small predicted clusters put rare huge values in the small-size strata, which neither a
-pilot of 200 draws nor the assumed-rate model sees; on PatentsView (5-10%
-misattribution, target 0.02) it was 1.2-1.6 times the target. Treat a plan as a lower
-bound.
+  Predicted clusters (:func:`stratum_sd_from_cluster_rates`): B - q²A has mean 0 and
+  variance Var K(K-1)/4, so S_h² = mean_h[Var K(K-1)] / (4 Ā²). Records, recall
+  (:func:`stratum_sd_from_rates`): the record's true cluster (size s taken as its
+  predicted cluster's) keeps K records together, u = (K(K-1)/(2s) - q²(s-1)/2)/Ā with
+  Ā = mean (s-1)/2, so S_h² = mean_h[Var K(K-1)/(4s²)] / Ā². Records, precision and
+  F1: where misattributed records land (their out-links) has no simple closed form, so
+  the prediction is taken as the truth, misattributed at rate ε, and S_h is the census
+  standard deviation of that simulated population.
+
+:class:`Plan` carries the answer with every assumption it used (design, variance source,
+interval). Measured (``benchmarks/bench_planner.py``, README "Planner"): see the README
+for achieved/target half-widths per truth; the record design's precision (and the F1
+built on it) is under-estimated on heavy-tailed predictions, for which the planner warns
+(:class:`PlanWarning`).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
@@ -47,45 +71,78 @@ from scipy.special import ndtri
 
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import allocate
-from er_evaluation.errors import examples
-from er_evaluation.sampling import Sample
+from er_evaluation.errors import PopulationWarning, examples
+from er_evaluation.sampling import Sample, benchmark_sample
 
 __all__ = [
     "Plan",
+    "PlanWarning",
     "PLAN_METRICS",
+    "PLAN_DESIGNS",
+    "HEAVY_TAIL_EFFECTIVE_CLUSTERS",
+    "MIN_PLANNED_DRAWS",
+    "default_design",
+    "link_effective_clusters",
     "plan_sample_size",
     "planned_variance",
+    "stratum_sd_from_clusters",
+    "stratum_sd_from_cluster_rates",
     "stratum_sd_from_rates",
     "stratum_sd_from_sample",
 ]
 
-PLAN_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
+PLAN_METRICS = (P, R, F1)
+PLAN_DESIGNS = ("predicted_clusters", "records")
 
-# the estimator the stratified record design uses for each metric (weight share)
-_ESTIMATOR = {
-    "pairwise_precision": "cluster_block",
-    "pairwise_recall": "cluster",
-    "pairwise_f1": "cluster_block+cluster",
-}
+MIN_PLANNED_DRAWS = 30
+"""Fewest draws the planner plans outside take-all strata: the default interval needs
+about 10 effective units carrying both parts of a ratio, which a handful of draws cannot
+give even when the variance model says they would suffice."""
+
+HEAVY_TAIL_EFFECTIVE_CLUSTERS = 100.0
+"""Below this link-weighted effective number of predicted clusters
+(:func:`link_effective_clusters`) a prediction counts as heavy-tailed: the record design's
+precision variance is under-estimated there. Measured values: Zipf(2) sizes capped at
+5,000 (200k records) 12.5, PatentsView 2022-06-30 48-49 (record-design plans 2.6x and 1.34x
+the target), RLdata10000 about 1,000."""
+
+# the estimator the record design uses for each metric (weight share)
+_ESTIMATOR = {P: "cluster_block", R: "cluster", F1: "cluster_block+cluster"}
+
+
+class PlanWarning(UserWarning):
+    """A plan whose variance model is known to under-estimate the design's variance."""
+
+
+def default_design(metric: str) -> str:
+    """The design planned by default: predicted clusters for precision (well behaved on
+    heavy tails), records for recall and F1 (a sample of predicted clusters cannot
+    estimate them)."""
+    return "predicted_clusters" if metric == P else "records"
 
 
 @dataclass(frozen=True)
 class Plan:
     """A planned stratified design and the assumptions behind it.
 
-    ``draws``: draws per stratum (Series); ``table``: per stratum ``frame_size`` (F_h),
-    ``sd`` (S_h), ``draws``, ``take_all``, ``expected_records`` (the records a reviewer reads: a
-    take-all stratum's records, or the draws times the mean predicted cluster size of the
-    stratum's records, before duplicates); ``half_width``: the half-width the plan is expected to give;
-    ``assumptions``: what the answer rests on, to print beside it."""
+    ``design``: "predicted_clusters" (draws are predicted clusters) or "records";
+    ``draws``: draws per stratum (Series); ``table``: per stratum ``frame_size`` (F_h, in
+    frame units), ``sd`` (S_h), ``draws``, ``take_all``, ``expected_records`` (the records
+    a reviewer reads: a take-all stratum's records, or the draws times the mean size of the
+    stratum's predicted clusters, before duplicates); ``half_width``: the half-width the plan
+    is expected to give; ``assumptions``: what the answer rests on, to print beside it;
+    ``warnings``: reasons the plan may be optimistic (empty when none is known)."""
 
     metric: str
+    design: str
     target_half_width: float
     level: float
     half_width: float
     draws: pd.Series
     table: pd.DataFrame
     assumptions: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     @property
     def n_draws(self) -> int:
@@ -95,11 +152,16 @@ class Plan:
     def expected_records(self) -> float:
         return float(self.table["expected_records"].sum())
 
+    @property
+    def unit(self) -> str:
+        return "predicted clusters" if self.design == "predicted_clusters" else "sampled records"
+
     def summary(self) -> str:
-        """The answer and, beside it, the assumptions used."""
+        """The answer and, beside it, the assumptions used (and any warning)."""
+        where = "" if self.design == "predicted_clusters" else " in their true clusters"
         lines = [
-            f"Review {self.n_draws:,} sampled records ({self.expected_records:,.0f} records to "
-            f"read in their clusters, before duplicates) for a {self.level:.0%} interval of "
+            f"Review {self.n_draws:,} {self.unit} ({self.expected_records:,.0f} records to "
+            f"read{where}, before duplicates) for a {self.level:.0%} interval of "
             f"{self.metric} of half-width {self.half_width:.4f} "
             f"(target {self.target_half_width:.4f}).",
             "",
@@ -108,6 +170,7 @@ class Plan:
             "Assumptions:",
         ]
         lines += [f"  {k}: {v}" for k, v in self.assumptions.items()]
+        lines += [f"WARNING: {w}" for w in self.warnings]
         return "\n".join(lines)
 
 
@@ -115,12 +178,28 @@ def planned_variance(
     frame_sizes: pd.Series, sd: pd.Series, draws: pd.Series, population: int | None = None
 ) -> float:
     """First-order variance of the stratified estimator, (1/N²) Σ F_h² (1 - n_h/F_h)
-    S_h²/n_h, for draws n_h (N = Σ F_h unless ``population`` is given)."""
+    S_h²/n_h, for draws n_h (N = Σ F_h unless ``population`` is given: the records of the
+    prediction when the frame units are predicted clusters). Take-all strata add 0."""
     F = frame_sizes.astype(float)
     s = sd.reindex(F.index).astype(float)
     n = draws.reindex(F.index).astype(float)
     N = float(F.sum()) if population is None else float(population)
-    return float((F**2 * (1 - n / F) * s**2 / n).sum()) / N**2
+    term = np.where(n >= F, 0.0, F**2 * (1 - n / F) * s**2 / n)
+    return float(term.sum()) / N**2
+
+
+def link_effective_clusters(prediction: pd.Series) -> float:
+    """Kish's effective number of predicted clusters weighted by their predicted links,
+    (Σ L)² / Σ L² with L = C(|ĉ|, 2): small when a few clusters carry most links (heavy
+    tails; see :data:`HEAVY_TAIL_EFFECTIVE_CLUSTERS`)."""
+    s = _cluster_sizes(prediction).to_numpy(dtype=float)
+    links = s * (s - 1) / 2
+    total = float(links.sum())
+    return total**2 / float((links**2).sum()) if total > 0 else math.inf
+
+
+def _cluster_sizes(prediction: pd.Series) -> pd.Series:
+    return prediction.value_counts(sort=False)
 
 
 def _strata_of(strata: pd.Series, prediction: pd.Series) -> pd.Series:
@@ -132,28 +211,155 @@ def _strata_of(strata: pd.Series, prediction: pd.Series) -> pd.Series:
     return strata.reindex(prediction.index)
 
 
-def stratum_sd_from_sample(
-    prediction: pd.Series,
-    sample: Sample,
-    strata: pd.Series,
-    metric: str = "pairwise_precision",
-) -> pd.Series:
-    """S_h of ``metric`` for the planned ``strata`` (labels of the prediction's records),
-    from a reviewed pilot ``sample`` or existing benchmark of true clusters.
+def _cluster_labels(strata: pd.Series, prediction: pd.Series) -> pd.Series:
+    """Stratum of every predicted cluster (index: cluster id) from record-level labels
+    that must be constant within each predicted cluster (e.g. size bands)."""
+    strata = _strata_of(strata, prediction)
+    frame = pd.DataFrame({"c": prediction.to_numpy(), "h": strata.to_numpy()})
+    n_labels = frame.groupby("c", sort=False)["h"].nunique()
+    mixed = n_labels.index[n_labels.to_numpy() > 1]
+    if len(mixed):
+        raise ValueError(
+            f"a design of predicted clusters needs one stratum per predicted cluster; "
+            f"{len(mixed)} cluster(s) have records in several strata: {examples(mixed)}"
+        )
+    return frame.groupby("c", sort=False)["h"].first().rename("stratum")
 
-    Every reviewed cluster c gives the per-record linearised value u(c) = grad' x(c) of
-    the weight-share columns (x(c) = the cluster's totals / |c|, grad at the pilot's
-    estimate); each of its records in stratum h counts with weight w_c = (draws of c)/p_c
-    (p_c: its selection probability; for a stratified pilot, the draws' expansion weights
-    F_g/n_g per record of c). S_h² is the weighted variance of u over the records in h.
-    Strata without a reviewed record get the largest S_h seen (a conservative guess,
-    recorded by :func:`plan_sample_size` in the assumptions)."""
+
+def _binomial_pair_variance(s: np.ndarray, q: float) -> np.ndarray:
+    """Var K(K-1) for K ~ Binomial(s, q), from the falling-factorial moments
+    E[K₍ⱼ₎] = s₍ⱼ₎ qʲ and K₍₂₎² = K₍₄₎ + 4 K₍₃₎ + 2 K₍₂₎."""
+    s = np.asarray(s, dtype=float)
+    s2 = s * (s - 1)
+    s3 = s2 * (s - 2)
+    s4 = s3 * (s - 3)
+    return np.clip(s4 * q**4 + 4 * s3 * q**3 + 2 * s2 * q**2 - (s2 * q**2) ** 2, 0.0, None)
+
+
+def _check_rate(error_rate: float) -> float:
+    eps = float(error_rate)
+    if not 0 <= eps <= 1:
+        raise ValueError(f"error_rate must be in [0, 1], got {error_rate!r}")
+    return eps
+
+
+def stratum_sd_from_cluster_rates(
+    prediction: pd.Series, cluster_strata: pd.Series, error_rate: float
+) -> pd.Series:
+    """S_h of the predicted-cluster design's precision from an assumed misattribution
+    rate ε: S_h² = mean over the predicted clusters of h of Var K(K-1) / (4 Ā²), K ~
+    Binomial(|ĉ|, 1 - ε), Ā = |P|/N (module docstring). ``cluster_strata``: stratum of
+    every predicted cluster (index: cluster id)."""
+    prediction = validate_membership(prediction, name="prediction")
+    eps = _check_rate(error_rate)
+    sizes = _cluster_sizes(prediction)
+    labels = cluster_strata.reindex(sizes.index)
+    if labels.isna().any():
+        raise ValueError(
+            f"predicted clusters without a stratum: {examples(sizes.index[labels.isna().to_numpy()])}"
+        )
+    s = sizes.to_numpy(dtype=float)
+    links = float((s * (s - 1) / 2).sum())
+    if links == 0:
+        raise ValueError("the prediction has no predicted links: precision is undefined")
+    a_bar = links / len(prediction)
+    var = pd.Series(_binomial_pair_variance(s, 1 - eps) / 4).groupby(labels.to_numpy()).mean()
+    return (np.sqrt(var) / a_bar).rename("sd")
+
+
+def _pilot_weights(sample: Sample) -> np.ndarray:
+    """Per sampled unit, the inverse of its selection probability up to a constant (its
+    draws' expansion weights F_g/n_g for a stratified pilot)."""
+    st = sample.strata
+    if st is not None:
+        return np.bincount(
+            st.row_unit,
+            weights=st.row_count * (st.frame_size / st.n_draws)[st.row_stratum],
+            minlength=len(sample.units),
+        )
+    return np.asarray(sample.multiplicity, dtype=float) / np.asarray(
+        sample.probability, dtype=float
+    )
+
+
+def _weighted_sd(labels: np.ndarray, w: np.ndarray, u: np.ndarray, strata: Iterable) -> pd.Series:
+    """Per stratum, the weighted standard deviation of u (weights: inverse selection
+    probabilities) with the divisor of S_h² (F_h - 1 for a census: the weighted variance
+    times k/(k - 1), k the reviewed values in h); strata without a reviewed unit get the
+    largest one seen."""
+    frame = pd.DataFrame({"h": labels, "w": w, "wu": w * u, "wuu": w * u**2, "k": 1.0})
+    agg = frame.groupby("h")[["w", "wu", "wuu", "k"]].sum()
+    m = agg["wu"] / agg["w"]
+    k = agg["k"]
+    var = (agg["wuu"] / agg["w"] - m**2).clip(lower=0) * (k / (k - 1)).where(k > 1, 1.0)
+    sd = np.sqrt(var).reindex(pd.Index(list(strata)))
+    return sd.fillna(sd.max() if sd.notna().any() else 0.0).rename("sd")
+
+
+def stratum_sd_from_clusters(
+    prediction: pd.Series, pilot: Sample, cluster_strata: pd.Series
+) -> pd.Series:
+    """S_h of the predicted-cluster design's precision from a reviewed pilot sample of
+    predicted clusters (``pilot.sample_of == "predicted"``, e.g.
+    ``sample_clusters(prediction, n).reviewed_predicted(truth)``): u(ĉ) = (B(ĉ) - P̂ A(ĉ))/Ā
+    for every reviewed predicted cluster (A = C(|ĉ|,2), B = Σ_c C(|c ∩ ĉ|, 2), P̂ = Σ w B /
+    Σ w A, Ā = |P|/N), weighted by w = inverse selection probability, grouped by
+    ``cluster_strata`` (index: cluster id). Strata without a reviewed cluster get the
+    largest S_h seen."""
+    prediction = validate_membership(prediction, name="prediction")
+    if pilot.sample_of != "predicted":
+        raise ValueError(
+            "stratum_sd_from_clusters needs a reviewed sample of predicted clusters "
+            "(Sample.reviewed_predicted); a sample of true clusters gives only an error rate"
+        )
+    sizes = _cluster_sizes(prediction)
+    units = pd.Index(pilot.units)
+    unknown = units.difference(sizes.index)
+    if len(unknown):
+        raise ValueError(f"pilot clusters not in the prediction: {examples(unknown)}")
+    ref = pilot.reference
+    pred_of = prediction.reindex(ref.index)
+    if pred_of.isna().any():
+        raise ValueError(
+            f"reviewed records not in the prediction: {examples(ref.index[pred_of.isna().to_numpy()])}"
+        )
+    # B(ĉ): true links inside each reviewed predicted cluster
+    cell = pd.DataFrame({"c": pred_of.to_numpy(), "t": ref.to_numpy()}).value_counts(sort=False)
+    k = cell.to_numpy(dtype=float)
+    B = pd.Series(k * (k - 1) / 2).groupby(cell.index.get_level_values("c")).sum()
+    reviewed = B.reindex(units).fillna(0.0)
+    counted = pd.Series(k).groupby(cell.index.get_level_values("c")).sum().reindex(units)
+    short = units[(counted.fillna(0).to_numpy() < sizes.reindex(units).to_numpy())]
+    if len(short):
+        raise ValueError(
+            f"{len(short)} pilot cluster(s) are not reviewed entirely: {examples(short)}"
+        )
+    s = sizes.reindex(units).to_numpy(dtype=float)
+    A = s * (s - 1) / 2
+    allS = sizes.to_numpy(dtype=float)
+    links = float((allS * (allS - 1) / 2).sum())
+    if links == 0:
+        raise ValueError("the prediction has no predicted links: precision is undefined")
+    a_bar = links / len(prediction)
+    w = _pilot_weights(pilot)
+    if (w * A).sum() == 0:
+        raise ValueError("the pilot has no predicted link: it cannot estimate precision")
+    precision = float(w @ reviewed.to_numpy() / (w @ A))
+    u = (reviewed.to_numpy() - precision * A) / a_bar
+    labels = cluster_strata.reindex(units).to_numpy()
+    return _weighted_sd(labels, w, u, pd.unique(cluster_strata.to_numpy()))
+
+
+def _record_u(prediction: pd.Series, sample: Sample, metric: str) -> pd.DataFrame:
+    """Per reviewed record of the prediction: the weight-share linearised value u of
+    ``metric`` (record design estimator) and the weight of its cluster."""
     from er_evaluation.estimators._metric_fit import metric_function
     from er_evaluation.estimators.units import unit_table
 
-    if metric not in PLAN_METRICS:
-        raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
-    strata = _strata_of(strata, prediction)
+    if sample.sample_of == "predicted":
+        raise ValueError(
+            "the record design needs a pilot of reviewed true clusters, not of predicted clusters"
+        )
     ut = unit_table(prediction, sample)
     size = ut.q["size"]
     if (size < 1).any():
@@ -162,20 +368,9 @@ def stratum_sd_from_sample(
     _, phi, cols = metric_function(share, metric, _ESTIMATOR[metric], 1.0)
     names = phi.columns()
     X = np.column_stack([np.asarray(cols[c], dtype=float) for c in names])
-    if sample.strata is not None:
-        st = sample.strata
-        w = (
-            np.bincount(
-                st.row_unit,
-                weights=st.row_count * (st.frame_size / st.n_draws)[st.row_stratum],
-                minlength=len(sample.units),
-            )
-            / size
-        )
-    else:
-        w = np.asarray(sample.multiplicity, dtype=float) / np.asarray(
-            sample.probability, dtype=float
-        )
+    w = _pilot_weights(sample)
+    if sample.strata is not None and sample.strata.frame == "records":
+        w = w / size  # a draw's expansion weight is shared among its cluster's records
     index = {c: i for i, c in enumerate(names)}
     mean = (w * size) @ X / (w @ size)
     g = np.asarray(phi.evaluate(mean, index)[1], dtype=float)
@@ -183,114 +378,272 @@ def stratum_sd_from_sample(
     ref = sample.reference
     ref = ref[ref.index.isin(prediction.index)]
     unit = sample.units.get_indexer(ref.to_numpy())
-    frame = pd.DataFrame({"h": strata.reindex(ref.index).to_numpy(), "w": w[unit], "u": u[unit]})
-    frame["wu"], frame["wuu"] = frame["w"] * frame["u"], frame["w"] * frame["u"] ** 2
-    agg = frame.groupby("h")[["w", "wu", "wuu"]].sum()
-    m = agg["wu"] / agg["w"]
-    var = (agg["wuu"] / agg["w"] - m**2).clip(lower=0)
-    sd = np.sqrt(var).reindex(pd.unique(strata.to_numpy()))
-    return sd.fillna(sd.max() if sd.notna().any() else 0.0).rename("sd")
+    return pd.DataFrame({"w": w[unit], "u": u[unit]}, index=ref.index)
+
+
+def stratum_sd_from_sample(
+    prediction: pd.Series,
+    sample: Sample,
+    strata: pd.Series,
+    metric: str = P,
+    *,
+    baseline: pd.Series | None = None,
+) -> pd.Series:
+    """S_h of ``metric`` under the record design for the planned ``strata`` (labels of
+    the prediction's records), from a reviewed pilot ``sample`` or existing benchmark of
+    true clusters.
+
+    Every reviewed cluster c gives the per-record linearised value u(c) = grad' x(c) of
+    the weight-share columns (x(c) = the cluster's totals / |c|, grad at the pilot's
+    estimate); each of its records in stratum h counts with weight w_c = (draws of c)/p_c
+    (p_c: its selection probability; for a stratified pilot, the draws' expansion weights
+    F_g/n_g per record of c). S_h² is the weighted variance of u over the records in h.
+    With ``baseline`` (another prediction of the same records) u is the difference
+    u(prediction) - u(baseline): the paired difference's linearised value. Strata without a
+    reviewed record get the largest S_h seen (a conservative guess)."""
+    if metric not in PLAN_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
+    strata = _strata_of(strata, prediction)
+    frame = _record_u(prediction, sample, metric)
+    if baseline is not None:
+        baseline = validate_membership(baseline, name="baseline")
+        if not baseline.index.sort_values().equals(prediction.index.sort_values()):
+            raise ValueError("a paired difference needs two predictions of the same records")
+        other = _record_u(baseline, sample, metric).reindex(frame.index)
+        frame = frame.assign(u=frame["u"] - other["u"])
+    labels = strata.reindex(frame.index).to_numpy()
+    return _weighted_sd(
+        labels, frame["w"].to_numpy(), frame["u"].to_numpy(), pd.unique(strata.to_numpy())
+    )
 
 
 def stratum_sd_from_rates(
-    prediction: pd.Series, strata: pd.Series, error_rate: float | pd.Series
+    prediction: pd.Series,
+    strata: pd.Series,
+    error_rate: float | pd.Series,
+    metric: str = P,
+    *,
+    seed: int = 0,
 ) -> pd.Series:
-    """S_h from an assumed misattribution rate ε (one value, or one per stratum) and the
-    prediction's cluster sizes: S_h² = (N/|P|)² ε (1-ε)³ E_h[(s-1)²] / 4 (module
-    docstring; s = the record's predicted cluster size)."""
+    """S_h of the record design from an assumed misattribution rate ε (one value, or
+    one per stratum) and the prediction's cluster sizes s (standing for the true sizes).
+    Recall: S_h² = mean_h[Var K(K-1)/(4 s²)] / Ā², K ~ Binomial(s, 1 - ε), Ā = mean
+    (s - 1)/2. Precision and F1 (one rate): the census S_h of a simulated population,
+    the prediction taken as truth and misattributed at rate ε
+    (:func:`~er_evaluation.simulation.misattribute`, ``seed``)."""
     prediction = validate_membership(prediction, name="prediction")
     strata = _strata_of(strata, prediction)
     codes, _ = pd.factorize(prediction.to_numpy())
     sizes = np.bincount(codes)
     s = sizes[codes].astype(float)
-    N, links = len(prediction), float((sizes * (sizes - 1) / 2).sum())
+    links = float((sizes * (sizes - 1) / 2).sum())
     if links == 0:
         raise ValueError("the prediction has no predicted links: precision is undefined")
-    moment = pd.Series((s - 1) ** 2).groupby(strata.to_numpy()).mean()
+    labels = strata.to_numpy()
+    groups = pd.Index(pd.unique(labels))
     if isinstance(error_rate, pd.Series):
-        eps = error_rate.reindex(moment.index)
+        eps = error_rate.reindex(groups)
         if eps.isna().any():
             raise ValueError(
-                f"error_rate is missing for strata {examples(moment.index[eps.isna().to_numpy()])}"
+                f"error_rate is missing for strata {examples(groups[eps.isna().to_numpy()])}"
             )
     else:
-        eps = pd.Series(float(error_rate), index=moment.index)
+        eps = pd.Series(float(error_rate), index=groups)
     if ((eps < 0) | (eps > 1)).any():
         raise ValueError("error rates must be in [0, 1]")
-    sd = (N / links) * np.sqrt(eps * (1 - eps) ** 3 * moment) / 2
-    return sd.rename("sd")
+    if metric == R:
+        q = 1 - eps.reindex(labels).to_numpy()
+        var = _binomial_pair_variance(s, q)
+        a_bar = float(np.mean((s - 1) / 2))
+        per = pd.Series(var / (4 * s**2)).groupby(labels).mean().reindex(groups)
+        return (np.sqrt(per) / a_bar).rename("sd")
+    if metric not in PLAN_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
+    if eps.nunique() > 1:
+        raise ValueError(f"{metric} is planned from one error rate, not one per stratum")
+    # precision and F1 depend on where misattributed records land (their out-links), which
+    # has no simple closed form: take the prediction as the truth, misattribute it at the
+    # assumed rate and use the census standard deviations of that simulated population
+    from er_evaluation.simulation import misattribute
+
+    pseudo = misattribute(prediction, float(eps.iloc[0]), seed=seed)
+    census = benchmark_sample(
+        prediction, weights="cluster_size", multiplicity=prediction.value_counts()
+    )
+    with warnings.catch_warnings():
+        # the census covers the whole (simulated) population by construction
+        warnings.simplefilter("ignore", PopulationWarning)
+        return stratum_sd_from_sample(pseudo, census, strata, metric)
+
+
+def _pilot_rate(prediction: pd.Series, pilot: Sample) -> tuple[float, float]:
+    """(P̂, ε̂): the pilot's precision estimate and the misattribution rate 1 - sqrt(P̂)
+    it implies under the binomial model (P = (1-ε)²)."""
+    from er_evaluation.estimators.api import estimate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the pilot's own reliability is not the plan's
+        est = estimate(prediction, pilot, P, validate=False)
+    p_hat = float(np.clip(est.value, 0.0, 1.0))
+    return p_hat, 1 - math.sqrt(p_hat)
 
 
 def plan_sample_size(
     prediction: pd.Series,
-    strata: pd.Series,
+    strata: pd.Series | None,
     half_width: float,
     *,
-    metric: str = "pairwise_precision",
+    metric: str = P,
+    design: str | None = None,
     level: float = 0.95,
     pilot: Sample | None = None,
     error_rate: float | pd.Series | None = None,
+    baseline: pd.Series | None = None,
     method: str = "neyman",
     take_all: Iterable = (),
     minimum: int = 2,
+    min_draws: int = MIN_PLANNED_DRAWS,
 ) -> Plan:
-    """Smallest stratified record design whose ``level`` interval of ``metric`` has
+    """Smallest stratified design whose ``level`` interval of ``metric`` (or, with
+    ``baseline``, of the paired difference metric(prediction) - metric(baseline)) has
     half-width at most ``half_width`` (see the module docstring).
 
-    ``strata``: stratum of every record of ``prediction`` (e.g.
-    :func:`~er_evaluation.designs.size_strata`; one label for a uniform design). S_h comes
-    from ``pilot`` (a reviewed pilot sample or existing benchmark) or ``error_rate``
-    (assumed misattribution rate). ``method``: "neyman" or "proportional" allocation;
-    ``take_all``: strata reviewed entirely. Returns a :class:`Plan`.
+    ``design``: "predicted_clusters" or "records" (None: :func:`default_design`; records
+    for a paired difference). ``strata``: stratum of every record of ``prediction`` (e.g.
+    :func:`~er_evaluation.designs.size_strata`; constant within predicted clusters for the
+    predicted-cluster design; None: one stratum, the uniform design). S_h comes from
+    ``pilot`` (a reviewed pilot sample or existing benchmark) or ``error_rate`` (assumed
+    misattribution rate). ``method``: "neyman" or "proportional" allocation; ``take_all``:
+    strata reviewed entirely; ``minimum``: draws per sampled stratum; ``min_draws``: draws
+    outside take-all strata, at least (below about 30 the estimator's interval rests on too
+    few effective units, see :mod:`er_evaluation.estimators.diagnostics`, whatever the
+    variance model says). Returns a :class:`Plan`; a :class:`PlanWarning` (also in
+    ``Plan.warnings``) when the record design is asked for precision or F1 on a
+    heavy-tailed prediction, whose variance it under-estimates.
     """
     prediction = validate_membership(prediction, name="prediction")
+    if metric not in PLAN_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
     if not 0 < half_width < 1:
         raise ValueError(f"half_width must be in (0, 1), got {half_width!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    strata = _strata_of(strata, prediction)
     if (pilot is None) == (error_rate is None):
         raise ValueError("give exactly one of pilot= (a reviewed sample) or error_rate=")
-    if pilot is not None:
-        sd = stratum_sd_from_sample(prediction, pilot, strata, metric)
-        source = (
-            f"standard deviations from the reviewed pilot/benchmark ({pilot.n_units:,} clusters, "
-            f"{pilot.n_draws:,} draws, design {pilot.design!r})"
-        )
+    if design is None:
+        design = "records" if baseline is not None else default_design(metric)
+    if design not in PLAN_DESIGNS:
+        raise ValueError(f"design must be one of {PLAN_DESIGNS}, got {design!r}")
+    if strata is None:
+        strata = pd.Series("all", index=prediction.index, name="stratum")
+    take_all = list(take_all)
+    notes: list[str] = []
+    if design == "predicted_clusters":
+        if metric != P:
+            raise ValueError(
+                f"a sample of predicted clusters estimates precision only (by duality); "
+                f"{metric} needs the true clusters: use design='records'"
+            )
+        if baseline is not None:
+            raise ValueError(
+                "a paired difference is planned on the record design (design='records'): "
+                "one sample of predicted clusters belongs to one prediction"
+            )
+        labels = _cluster_labels(strata, prediction)
+        if pilot is not None and pilot.sample_of == "predicted":
+            sd = stratum_sd_from_clusters(prediction, pilot, labels)
+            source = (
+                f"from a reviewed pilot of {pilot.n_units:,} predicted clusters "
+                f"({pilot.n_draws:,} draws, design {pilot.design!r})"
+            )
+        else:
+            if pilot is not None:
+                p_hat, rate = _pilot_rate(prediction, pilot)
+                source = (
+                    f"binomial model at misattribution rate {rate:.4f} = 1 - sqrt(P̂), P̂ = "
+                    f"{p_hat:.4f} the precision estimated from the reviewed pilot/benchmark "
+                    f"of {pilot.n_units:,} true clusters (design {pilot.design!r})"
+                )
+            else:
+                if isinstance(error_rate, pd.Series):
+                    raise ValueError("the predicted-cluster design takes one error_rate value")
+                rate = float(error_rate)
+                source = f"binomial model at an assumed misattribution rate {rate}"
+            sd = stratum_sd_from_cluster_rates(prediction, labels, rate)
+            source += (
+                " (a predicted cluster of s records keeps K ~ Binomial(s, 1 - rate) records of "
+                "one true cluster, the others foreign)"
+            )
+        F = labels.value_counts(sort=False)
+        unit_sizes = _cluster_sizes(prediction).groupby(labels).mean().reindex(F.index)
+        estimator = "precision by duality: stratified ratio of true to predicted links"
     else:
-        if metric not in PLAN_METRICS:
-            raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
-        sd = stratum_sd_from_rates(prediction, strata, error_rate)
-        source = (
-            f"standard deviations from an assumed misattribution rate {error_rate} "
-            "(a misattributed record loses all its links; true cluster size ~ predicted size)"
-        )
-    F = strata.value_counts(sort=False)
+        strata = _strata_of(strata, prediction)
+        if baseline is not None and pilot is None:
+            raise ValueError(
+                "a paired difference is planned from a pilot: an assumed rate does not say "
+                "where the two predictions differ"
+            )
+        if pilot is not None:
+            sd = stratum_sd_from_sample(prediction, pilot, strata, metric, baseline=baseline)
+            source = (
+                f"from the reviewed pilot/benchmark ({pilot.n_units:,} true clusters, "
+                f"{pilot.n_draws:,} draws, design {pilot.design!r})"
+            )
+        else:
+            sd = stratum_sd_from_rates(prediction, strata, error_rate, metric)
+            source = f"from an assumed misattribution rate {error_rate} " + (
+                "(binomial model: a true cluster of s records keeps K ~ Binomial(s, 1 - rate) "
+                "together; true size ~ predicted size)"
+                if metric == R
+                else "(census of a simulated population: the prediction taken as truth, "
+                "misattributed at that rate)"
+            )
+        F = strata.value_counts(sort=False)
+        codes, _ = pd.factorize(prediction.to_numpy())
+        size = pd.Series(np.bincount(codes)[codes], index=prediction.index)
+        unit_sizes = size.groupby(strata.to_numpy()).mean().reindex(F.index)
+        estimator = f"weight-share {_ESTIMATOR[metric]} estimator"
+        effective = link_effective_clusters(prediction)
+        if metric in (P, F1) and effective < HEAVY_TAIL_EFFECTIVE_CLUSTERS:
+            notes.append(
+                f"heavy-tailed prediction (link-weighted effective number of predicted "
+                f"clusters {effective:.1f} < {HEAVY_TAIL_EFFECTIVE_CLUSTERS:g}): the record "
+                f"design's {metric} variance is under-estimated there (misattributed records "
+                f"of giant true clusters sit in small predicted clusters), so this plan is "
+                f"optimistic"
+                + (
+                    "; plan precision on the predicted-cluster design instead"
+                    if metric == P
+                    else "; plan precision (on the predicted-cluster design) and recall separately"
+                )
+            )
     sd = sd.reindex(F.index)
     z = float(ndtri(0.5 + level / 2))
     target = (half_width / z) ** 2
+    N = len(prediction)
 
-    def design(n: int) -> pd.Series:
+    def allocation(n: int) -> pd.Series:
         return allocate(F, n, method=method, sd=sd, take_all=take_all, minimum=minimum)
 
-    lo = int(F[list(take_all)].sum()) + sum(
-        min(minimum, int(f)) for h, f in F.items() if h not in set(take_all)
+    fixed = int(F[take_all].sum())
+    rest = int(F.sum()) - fixed
+    lo = fixed + max(
+        sum(min(minimum, int(f)) for h, f in F.items() if h not in set(take_all)),
+        min(min_draws, rest),
     )
     hi = int(F.sum())
-    if planned_variance(F, sd, design(lo)) <= target:
+    if planned_variance(F, sd, allocation(lo), N) <= target:
         n = lo
     else:
         while hi - lo > 1:  # smallest n with V(n) <= target; V(F) = 0
             mid = (lo + hi) // 2
-            if planned_variance(F, sd, design(mid)) <= target:
+            if planned_variance(F, sd, allocation(mid), N) <= target:
                 hi = mid
             else:
                 lo = mid
         n = hi
-    draws = design(n)
-    codes, _ = pd.factorize(prediction.to_numpy())
-    size = pd.Series(np.bincount(codes)[codes], index=prediction.index)
-    mean_size = size.groupby(strata.to_numpy()).mean().reindex(F.index)
+    draws = allocation(n)
     table = pd.DataFrame(
         {
             "stratum": F.index,
@@ -298,26 +651,40 @@ def plan_sample_size(
             "sd": sd.to_numpy(),
             "draws": draws.to_numpy(),
             "take_all": (draws == F).to_numpy(),
-            # a take-all stratum is read once (its records' clusters); a sampled one
-            # costs about its draws times the clusters' size (duplicates not removed)
-            "expected_records": np.where(draws == F, F, draws * mean_size),
+            # a take-all stratum is read once; a sampled one costs about its draws times
+            # the mean predicted cluster size (records design: duplicates not removed)
+            "expected_records": np.where(
+                draws == F,
+                F * (unit_sizes if design == "predicted_clusters" else 1),
+                draws * unit_sizes,
+            ),
         }
     )
-    achieved = z * math.sqrt(planned_variance(F, sd, draws))
+    achieved = z * math.sqrt(planned_variance(F, sd, draws, N))
+    what = f"{metric}" + (" difference (prediction - baseline)" if baseline is not None else "")
+    frame = "predicted clusters" if design == "predicted_clusters" else "records"
     assumptions = {
-        "metric": f"{metric} with the {_ESTIMATOR.get(metric, '')} weight-share estimator",
-        "S_h": source,
-        "allocation": f"{method}"
-        + (f", take-all strata {list(take_all)}" if list(take_all) else ""),
-        "interval": f"normal approximation, z = {z:.3f}, first-order (delta-method) variance",
-        "population": f"{len(prediction):,} records in {len(F)} strata; draws without replacement",
+        "design": f"{frame} drawn without replacement within strata ({len(F)} strata; "
+        f"{N:,} records, {int(F.sum()):,} {frame} in the frame)",
+        "metric": f"{what} with the {estimator}",
+        "variance source": f"stratum standard deviations {source}",
+        "allocation": f"{method}, at least {minimum} draws per sampled stratum and "
+        f"{min_draws} outside take-all strata"
+        + (f", take-all strata {take_all}" if take_all else "")
+        + "; strata whose Neyman share exceeds their size are taken entirely (no variance)",
+        "interval": f"normal approximation, z = {z:.3f}, first-order (delta-method) variance "
+        "with finite-population correction",
     }
+    for note in notes:
+        warnings.warn(note, PlanWarning, stacklevel=2)
     return Plan(
         metric=metric,
+        design=design,
         target_half_width=float(half_width),
         level=float(level),
         half_width=float(achieved),
         draws=draws,
         table=table,
         assumptions=assumptions,
+        warnings=tuple(notes),
     )

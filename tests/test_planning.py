@@ -5,20 +5,31 @@ minimality of the planned size, and the command line."""
 from __future__ import annotations
 
 import itertools
+import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import ndtri
 
 from er_evaluation.cli import main
-from er_evaluation.designs import TAKE_ALL, allocate, size_strata
+from er_evaluation.designs import TAKE_ALL, allocate, sample_stratified_clusters, size_strata
 from er_evaluation.planning import (
+    HEAVY_TAIL_EFFECTIVE_CLUSTERS,
+    MIN_PLANNED_DRAWS,
+    PlanWarning,
+    default_design,
+    link_effective_clusters,
     plan_sample_size,
     planned_variance,
+    stratum_sd_from_cluster_rates,
+    stratum_sd_from_clusters,
     stratum_sd_from_rates,
     stratum_sd_from_sample,
 )
-from er_evaluation.sampling import benchmark_sample
+from er_evaluation.sampling import benchmark_sample, sample_records
+from er_evaluation.simulation import misattribute
 
 
 def test_planned_variance_by_hand():
@@ -27,7 +38,9 @@ def test_planned_variance_by_hand():
     n = pd.Series([5, 5], index=["a", "b"])
     # (10² (1 - 5/10) 1²/5 + 20² (1 - 5/20) 2²/5) / 30²
     assert planned_variance(F, sd, n) == pytest.approx((10 + 240) / 900)
-    assert planned_variance(F, sd, F) == 0.0
+    assert planned_variance(F, sd, F) == 0.0  # take-all strata add nothing
+    # frame units are predicted clusters: N is the records of the prediction
+    assert planned_variance(F, sd, n, population=60) == pytest.approx((10 + 240) / 3600)
 
 
 def _population(seed=0, n=120):
@@ -65,19 +78,21 @@ def test_stratum_sd_from_a_census_pilot_is_the_population_sd():
     census = benchmark_sample(truth, weights="cluster_size", multiplicity=truth.value_counts())
     sd = stratum_sd_from_sample(pred, census, strata, "pairwise_precision")
     u = _brute_force_u(truth, pred)
-    expected = u.groupby(strata).std(ddof=0)
+    # S_h²: divisor F_h - 1; a stratum of one record has no spread
+    expected = u.groupby(strata).std(ddof=1).fillna(0.0)
     assert sd.reindex(expected.index).to_numpy() == pytest.approx(expected.to_numpy(), rel=1e-9)
 
 
 def test_plan_is_the_smallest_design_reaching_the_target():
     truth, pred = _population(1, n=3000)
     strata = size_strata(pred, (2, 5, 10))
-    plan = plan_sample_size(pred, strata, 0.03, error_rate=0.1)
-    assert plan.half_width <= 0.03
+    plan = plan_sample_size(pred, strata, 0.01, metric="pairwise_recall", error_rate=0.1)
+    assert plan.design == "records" and plan.half_width <= 0.01
+    assert plan.n_draws > MIN_PLANNED_DRAWS  # set by the variance, not by the floor
     F = strata.value_counts(sort=False)
     sd = plan.table.set_index("stratum")["sd"]
     smaller = allocate(F, plan.n_draws - 1, method="neyman", sd=sd)
-    assert 1.959963984540054 * planned_variance(F, sd, smaller) ** 0.5 > 0.03
+    assert 1.959963984540054 * planned_variance(F, sd, smaller) ** 0.5 > 0.01
     assert plan.draws.sum() == plan.n_draws
     text = plan.summary()
     assert "Assumptions:" in text and "assumed misattribution rate 0.1" in text
@@ -89,8 +104,9 @@ def test_take_all_strata_and_rates_model():
     plan = plan_sample_size(pred, strata, 0.05, error_rate=0.05, take_all=[TAKE_ALL])
     row = plan.table.set_index("stratum").loc[TAKE_ALL]
     assert row["take_all"] and row["draws"] == row["frame_size"]
-    sd = stratum_sd_from_rates(pred, strata, 0.0)
-    assert (sd == 0).all()  # no errors, no spread
+    for metric in ("pairwise_precision", "pairwise_recall", "pairwise_f1"):
+        sd = stratum_sd_from_rates(pred, strata, 0.0, metric)
+        assert sd.to_numpy() == pytest.approx(0.0, abs=1e-12)  # no errors, no spread
     with pytest.raises(ValueError, match="exactly one of"):
         plan_sample_size(pred, strata, 0.05)
     with pytest.raises(ValueError, match="half_width"):
@@ -128,3 +144,224 @@ def test_cli_plan_prints_the_answer_with_its_assumptions(tmp_path, capsys):
     assert captured.out.startswith("stratum,") and "reviewed pilot" in captured.err
     assert main(["plan", str(pred_path), "--half-width", "0.05"]) == 1
     assert "exactly one of --pilot" in capsys.readouterr().err
+
+
+# --- the designs that work: predicted clusters for precision, records for recall / F1 ---
+
+
+def _tiny_clusters():
+    """Eight predicted clusters (sizes 1, 2, 2, 3, 3, 4, 4, 6) of 25 records, a truth
+    splitting some of them, and strata: small (sizes 1-2), mid (3-4), big (6)."""
+    pred_sizes = [1, 2, 2, 3, 3, 4, 4, 6]
+    # true cluster of each record, cluster by cluster (labels local to the cluster, plus
+    # one true cluster "x" spanning clusters 3 and 5)
+    truth_parts = [
+        ["a"],
+        ["b", "b"],
+        ["c", "d"],
+        ["e", "e", "x"],
+        ["f", "f", "f"],
+        ["g", "g", "h", "h"],
+        ["x", "x", "x", "i"],
+        ["j"] * 4 + ["k", "l"],
+    ]
+    ids = [f"r{i}" for i in range(sum(pred_sizes))]
+    pred = pd.Series(np.repeat([f"p{k}" for k in range(8)], pred_sizes), index=ids)
+    truth = pd.Series([t for part in truth_parts for t in part], index=ids)
+    strata = size_strata(pred, (3, 6))
+    return pred, truth, strata
+
+
+def _brute_force_cluster_u(pred, truth):
+    """u(ĉ) = (B - P A)/Ā per predicted cluster, with B counted over explicit pairs."""
+    A, B = {}, {}
+    for c, members in pred.groupby(pred).groups.items():
+        members = list(members)
+        A[c] = len(members) * (len(members) - 1) / 2
+        B[c] = sum(truth[i] == truth[j] for i, j in itertools.combinations(members, 2))
+    A, B = pd.Series(A), pd.Series(B, dtype=float)
+    precision = B.sum() / A.sum()
+    return (B - precision * A) / (A.sum() / len(pred))
+
+
+def test_cluster_design_planned_variance_is_the_exact_design_variance():
+    """Exhaustive enumeration of every stratified sample of predicted clusters: the
+    variance of the linearised estimator (1/N) Σ_h F_h/n_h Σ u equals the planned
+    variance with S_h from a census pilot (stratum_sd_from_clusters)."""
+    pred, truth, strata = _tiny_clusters()
+    labels = pd.Series(strata.to_numpy(), index=pred.to_numpy()).groupby(level=0).first()
+    F = labels.value_counts(sort=False)
+    census = sample_stratified_clusters(pred, labels, F).reviewed_predicted(truth)
+    sd = stratum_sd_from_clusters(pred, census, labels)
+    u = _brute_force_cluster_u(pred, truth)
+    assert sd.to_numpy() == pytest.approx(
+        u.groupby(labels).std(ddof=1).fillna(0.0).reindex(sd.index).to_numpy(), rel=1e-12
+    )
+    draws = pd.Series({"1-2": 2, "3-5": 2, "6+": 1})
+    members = {h: list(labels.index[labels == h]) for h in F.index}
+    totals = []
+    for picks in itertools.product(
+        *[itertools.combinations(members[h], int(draws[h])) for h in F.index]
+    ):
+        totals.append(
+            sum(F[h] / draws[h] * u[list(p)].sum() for h, p in zip(F.index, picks, strict=True))
+            / len(pred)
+        )
+    exact = float(np.var(totals))  # every sample equally likely
+    assert planned_variance(F, sd, draws, len(pred)) == pytest.approx(exact, rel=1e-12)
+
+
+def test_cluster_plan_by_hand_from_an_assumed_rate():
+    """One stratum of predicted clusters of sizes 1, 1, 2, 2, 3, 3 (N = 12, |P| = 8),
+    error rate 0.1 (q = 0.9): Var K(K-1) is 0 (s = 1), 4q²(1 - q²) = 0.6156 (s = 2) and
+    24q³ + 12q² - 36q⁴ = 3.5964 (s = 3), so S² = mean/4 / Ā² with Ā = 8/12."""
+    pred = pd.Series(list("abccddeeefff"), index=range(12))
+    q = 0.9
+    v2, v3 = 4 * q**2 * (1 - q**2), 24 * q**3 + 12 * q**2 - 36 * q**4
+    assert (v2, v3) == pytest.approx((0.6156, 3.5964))
+    var = np.array([0, 0, v2, v2, v3, v3])
+    S = math.sqrt(var.mean() / 4) / (8 / 12)
+    labels = pd.Series("all", index=list("abcdef"))
+    sd = stratum_sd_from_cluster_rates(pred, labels, 0.1)
+    assert sd["all"] == pytest.approx(S, rel=1e-12)
+    # V(n) = (1/N²) F² (1 - n/F) S²/n with F = 6, N = 12; the smallest n with
+    # 1.96 sqrt(V) <= 0.4, by hand: n = 2 gives 0.5028, n = 3 gives 0.3555
+    V = {n: 36 * (1 - n / 6) * S**2 / n / 144 for n in (2, 3)}
+    assert 1.96 * math.sqrt(V[2]) == pytest.approx(0.5028, abs=1e-4)
+    assert 1.96 * math.sqrt(V[3]) == pytest.approx(0.3555, abs=1e-4)
+    plan = plan_sample_size(pred, None, 0.4, error_rate=0.1, minimum=1, min_draws=1)
+    assert plan.design == "predicted_clusters" and plan.n_draws == 3
+    assert plan.half_width == pytest.approx(float(ndtri(0.975)) * math.sqrt(V[3]), rel=1e-12)
+    text = plan.summary()
+    assert "Review 3 predicted clusters" in text
+    assert "design: predicted clusters drawn without replacement" in text
+    assert "binomial model at an assumed misattribution rate 0.1" in text
+
+
+def test_binomial_pair_variance_against_the_distribution():
+    from scipy.stats import binom
+
+    from er_evaluation.planning import _binomial_pair_variance
+
+    for s in (1, 2, 3, 7, 40):
+        k = np.arange(s + 1)
+        pmf = binom.pmf(k, s, 0.85)
+        x = k * (k - 1.0)
+        direct = pmf @ x**2 - (pmf @ x) ** 2
+        assert _binomial_pair_variance(np.array([s]), 0.85)[0] == pytest.approx(direct, abs=1e-9)
+
+
+def test_recall_rate_model_matches_a_simulated_census():
+    """Recall's binomial model against the census standard deviation of a simulated
+    misattribution of a clustering with clusters of 1-30 records."""
+    rng = np.random.default_rng(4)
+    truth = pd.Series(np.repeat(np.arange(400), rng.integers(1, 30, 400)))
+    truth.index = [f"r{i}" for i in range(len(truth))]
+    pred = misattribute(truth, 0.1, seed=5)
+    one = pd.Series("all", index=pred.index)
+    census = benchmark_sample(truth, weights="cluster_size", multiplicity=truth.value_counts())
+    actual = stratum_sd_from_sample(pred, census, one, "pairwise_recall")["all"]
+    model = stratum_sd_from_rates(pred, one, 0.1, "pairwise_recall")["all"]
+    assert model == pytest.approx(actual, rel=0.25)
+
+
+def test_design_choices_and_refusals():
+    truth, pred = _population(5, n=600)
+    one = pd.Series("all", index=pred.index)
+    assert default_design("pairwise_precision") == "predicted_clusters"
+    assert default_design("pairwise_recall") == "records"
+    plan = plan_sample_size(pred, None, 0.05, metric="pairwise_recall", error_rate=0.1)
+    assert plan.design == "records" and "Review" in plan.summary()
+    assert plan.n_draws >= MIN_PLANNED_DRAWS
+    with pytest.raises(ValueError, match="estimates precision only"):
+        plan_sample_size(
+            pred, one, 0.05, metric="pairwise_recall", design="predicted_clusters", error_rate=0.1
+        )
+    with pytest.raises(ValueError, match="one stratum per predicted cluster"):
+        mixed = pd.Series(np.arange(len(pred)) % 2, index=pred.index)
+        plan_sample_size(pred, mixed, 0.05, error_rate=0.1)
+    with pytest.raises(ValueError, match="paired difference is planned from a pilot"):
+        plan_sample_size(pred, one, 0.05, metric="pairwise_f1", baseline=pred, error_rate=0.1)
+    with pytest.raises(ValueError, match="design must be one of"):
+        plan_sample_size(pred, one, 0.05, design="blocks", error_rate=0.1)
+
+
+def test_paired_difference_plan_from_a_pilot():
+    truth, pred = _population(6, n=900)
+    other = misattribute(truth, 0.2, seed=9)
+    pilot = sample_records(truth, 150, seed=3)
+    one = pd.Series("all", index=pred.index)
+    same = stratum_sd_from_sample(pred, pilot, one, "pairwise_f1", baseline=pred)
+    assert (same == 0).all()  # identical predictions: the difference is exactly 0
+    sd = stratum_sd_from_sample(pred, pilot, one, "pairwise_f1", baseline=other)
+    a = stratum_sd_from_sample(pred, pilot, one, "pairwise_f1")
+    assert sd["all"] > 0 and sd["all"] != pytest.approx(a["all"])
+    with pytest.warns(PlanWarning):  # 25 true clusters of 36 records: heavy-tailed
+        plan = plan_sample_size(pred, None, 0.05, metric="pairwise_f1", pilot=pilot, baseline=other)
+    assert plan.design == "records"
+    assert "difference (prediction - baseline)" in plan.assumptions["metric"]
+
+
+def test_heavy_tail_warning_on_the_record_design_for_precision():
+    heavy = pd.Series(np.repeat(np.arange(30), [400] * 3 + [1] * 27), name="p")
+    light = pd.Series(np.repeat(np.arange(500), 2), name="p")
+    assert link_effective_clusters(heavy) < HEAVY_TAIL_EFFECTIVE_CLUSTERS
+    assert link_effective_clusters(light) == pytest.approx(500)
+    with pytest.warns(PlanWarning, match="heavy-tailed prediction"):
+        plan = plan_sample_size(heavy, None, 0.05, design="records", error_rate=0.05)
+    assert plan.warnings and "WARNING: heavy-tailed" in plan.summary()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PlanWarning)
+        assert not plan_sample_size(light, None, 0.05, design="records", error_rate=0.05).warnings
+        # the predicted-cluster design is not concerned
+        assert not plan_sample_size(heavy, None, 0.05, error_rate=0.05).warnings
+
+
+def test_cli_plan_designs_pilot_of_predicted_clusters_and_baseline(tmp_path, capsys):
+    truth, pred = _population(7, n=1500)
+    other = misattribute(truth, 0.2, seed=2)
+    paths = {name: tmp_path / f"{name}.csv" for name in ("pred", "other", "true", "clusters")}
+    pred.rename_axis("id").rename("cluster").to_csv(paths["pred"])
+    other.rename_axis("id").rename("cluster").to_csv(paths["other"])
+    truth[truth.isin(truth.iloc[:300].unique())].rename_axis("id").rename("c").to_csv(paths["true"])
+    # a pilot of whole predicted clusters: the records of 10 of them with their truth
+    picked = pred.isin(pd.unique(pred.to_numpy())[:10])
+    truth[picked].rename_axis("id").rename("c").to_csv(paths["clusters"])
+    base = ["plan", str(paths["pred"]), "--half-width", "0.05"]
+    assert main([*base, "--pilot", str(paths["clusters"]), "--pilot-of", "predicted"]) == 0
+    out = capsys.readouterr().out
+    assert "predicted clusters (" in out.splitlines()[0]
+    assert "from a reviewed pilot of 10 predicted clusters" in out
+    assert main([*base, "--metric", "pairwise_recall", "--error-rate", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "sampled records" in out.splitlines()[0] and "design: records drawn" in out
+    assert (
+        main(
+            [
+                *base,
+                "--metric",
+                "pairwise_f1",
+                "--pilot",
+                str(paths["true"]),
+                "--baseline",
+                str(paths["other"]),
+            ]
+        )
+        == 0
+    )
+    assert "pairwise_f1 difference (prediction - baseline)" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                *base,
+                "--metric",
+                "pairwise_recall",
+                "--design",
+                "predicted-clusters",
+                "--error-rate",
+                "0.1",
+            ]
+        )
+        == 1
+    )
+    assert "estimates precision only" in capsys.readouterr().err

@@ -119,7 +119,7 @@ if st.button("Draw and save the sample", key="draw_sample", type="primary"):
 
 with st.expander("Plan the sample size"):
     from er_evaluation.designs import TAKE_ALL, size_strata
-    from er_evaluation.planning import PLAN_METRICS, plan_sample_size
+    from er_evaluation.planning import PLAN_METRICS, default_design, plan_sample_size
     from er_evaluation.sampling import benchmark_sample
 
     p1, p2, p3 = st.columns(3)
@@ -135,6 +135,21 @@ with st.expander("Plan the sample size"):
     plan_metric = p2.selectbox("Metric", PLAN_METRICS, key="plan_metric")
     plan_take_all = p3.number_input(
         "Take-all from cluster size", min_value=2, value=50, key="plan_take_all"
+    )
+    plan_design = st.radio(
+        "Design to plan",
+        ["auto", "predicted_clusters", "records"],
+        format_func={
+            "auto": "the one that works for the metric",
+            "predicted_clusters": "predicted clusters by size band (precision)",
+            "records": "records drawn uniformly (recall, F1)",
+        }.get,
+        key="plan_design",
+        horizontal=True,
+        help="Precision is planned on whole predicted clusters, stratified by size with the "
+        "largest reviewed entirely: on heavy-tailed cluster sizes the record design's "
+        "precision variance is under-estimated. Recall and F1 need the true clusters: "
+        "records drawn uniformly.",
     )
     sources = (["benchmark"] if data.benchmark is not None else []) + ["rate"]
     source = st.radio(
@@ -155,7 +170,11 @@ with st.expander("Plan the sample size"):
     if st.button("Plan", key="plan_button"):
         prediction = data.predictions[version]
         with plain_errors("Could not plan"):
-            strata = size_strata(prediction, SIZE_BANDS, take_all_size=int(plan_take_all))
+            design_name = default_design(plan_metric) if plan_design == "auto" else plan_design
+            strata, take_all = None, []
+            if design_name == "predicted_clusters":
+                strata = size_strata(prediction, SIZE_BANDS, take_all_size=int(plan_take_all))
+                take_all = [TAKE_ALL] if (strata == TAKE_ALL).any() else []
             pilot = None
             if source == "benchmark":
                 # its records in this version's population (a version may lack some)
@@ -166,18 +185,22 @@ with st.expander("Plan the sample size"):
                 strata,
                 float(target),
                 metric=plan_metric,
+                design=design_name,
                 pilot=pilot,
                 error_rate=rate,
-                take_all=[TAKE_ALL] if (strata == TAKE_ALL).any() else [],
+                take_all=take_all,
             )
             st.session_state["plan_result"] = plan
     plan = st.session_state.get("plan_result")
     if plan is not None:
+        where = "" if plan.design == "predicted_clusters" else " in their true clusters"
         st.markdown(
-            f"**{plan.n_draws:,} records** to draw (~{plan.expected_records:,.0f} to read in "
-            f"their clusters) for a {plan.level:.0%} interval of {plan.metric} of half-width "
-            f"{plan.half_width:.4f} (target {plan.target_half_width:.4f})."
+            f"**{plan.n_draws:,} {plan.unit}** to review (~{plan.expected_records:,.0f} "
+            f"records to read{where}) for a {plan.level:.0%} interval of {plan.metric} of "
+            f"half-width {plan.half_width:.4f} (target {plan.target_half_width:.4f})."
         )
+        for note in plan.warnings:
+            st.warning(note)
         st.dataframe(plan.table, hide_index=True, key="plan_table")
         st.markdown("**Assumptions**")
         st.markdown("\n".join(f"- {k}: {v}" for k, v in plan.assumptions.items()))

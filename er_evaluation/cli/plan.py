@@ -1,18 +1,29 @@
-"""er-eval plan: how many records to review, per stratum, for a target interval.
+"""er-eval plan: how many predicted clusters or records to review, per stratum, for a
+target interval half-width.
 
     er-eval plan PREDICTION --half-width 0.02 (--pilot REF | --error-rate 0.05)
-                 [--metric pairwise_precision] [--level 0.95] [--bands 2 5 20 100]
-                 [--take-all-size N] [--allocation neyman|proportional]
-                 [--strata FILE --strata-col COL]
+                 [--metric pairwise_precision] [--design auto|predicted-clusters|records]
+                 [--level 0.95] [--bands 2 5 20 100 500] [--take-all-size N]
+                 [--allocation neyman|proportional] [--strata FILE --strata-col COL]
+                 [--baseline OTHER_PREDICTION]
     er-eval plan --demo --half-width 0.02   # PatentsView 2022-06-30, Binette 2022 benchmark as pilot
 
-Strata are bands of predicted cluster size (--bands; records of predicted clusters of at
-least --take-all-size records reviewed entirely), or a record-level column of a table
-(--strata FILE --strata-col COL, record id in the first column). The standard deviation
-of each stratum comes from a reviewed pilot sample or existing benchmark (--pilot: true
-clusters of records drawn uniformly, --pilot-weights cluster_size; or of clusters drawn
-uniformly, uniform) or from an assumed misattribution rate (--error-rate). The answer
-(er_evaluation.planning.plan_sample_size) is printed with every assumption it used.
+Designs (--design auto picks the first for precision, the second for recall and F1):
+predicted-clusters = whole predicted clusters drawn within bands of predicted size, the
+largest reviewed entirely (precision by duality; right on heavy-tailed cluster sizes);
+records = records drawn uniformly (or within --bands / --strata strata), their true
+clusters reviewed (recall, F1, paired differences with --baseline; for precision on a
+heavy-tailed prediction the plan is flagged as optimistic).
+
+Strata are bands of predicted cluster size (--bands, lower bounds above 1; predicted
+clusters of at least --take-all-size records reviewed entirely), or a record-level column
+of a table (--strata FILE --strata-col COL, record id in the first column). The standard
+deviation of each stratum comes from a reviewed pilot sample or existing benchmark
+(--pilot: true clusters of records drawn uniformly, --pilot-weights cluster_size; of
+clusters drawn uniformly, uniform; or, --pilot-of predicted, whole predicted clusters
+drawn uniformly with their records' true clusters) or from an assumed misattribution rate
+(--error-rate). The answer (er_evaluation.planning.plan_sample_size) is printed with every
+assumption it used: design, variance source, allocation and interval.
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ import sys
 from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
 from er_evaluation.designs import TAKE_ALL, record_strata, size_strata
 from er_evaluation.io import read_table
-from er_evaluation.planning import PLAN_METRICS, plan_sample_size
+from er_evaluation.planning import PLAN_METRICS, default_design, plan_sample_size
 from er_evaluation.sampling import benchmark_sample
 
 
@@ -46,9 +57,27 @@ def register(subparsers) -> None:
         "--half-width", type=float, required=True, help="target interval half-width (e.g. 0.02)"
     )
     parser.add_argument("--metric", choices=PLAN_METRICS, default="pairwise_precision")
+    parser.add_argument(
+        "--design",
+        choices=["auto", "predicted-clusters", "records"],
+        default="auto",
+        help="auto (default): predicted-clusters for precision, records for recall and F1",
+    )
+    parser.add_argument(
+        "--baseline",
+        help="clustering file of a second prediction: plan the paired difference "
+        "metric(PREDICTION) - metric(BASELINE) (records design, needs --pilot)",
+    )
     parser.add_argument("--level", type=float, default=0.95, help="confidence level (0.95)")
     parser.add_argument(
         "--pilot", help="reviewed true clusters of a pilot sample or existing benchmark"
+    )
+    parser.add_argument(
+        "--pilot-of",
+        choices=["true", "predicted"],
+        default="true",
+        help="what the pilot's clusters are: true clusters (default) or whole predicted "
+        "clusters of PREDICTION drawn uniformly, each record labelled with its true cluster",
     )
     parser.add_argument(
         "--pilot-weights",
@@ -64,8 +93,8 @@ def register(subparsers) -> None:
         "--bands",
         type=int,
         nargs="+",
-        default=[2, 5, 20, 100, 500],
-        help="lower bounds of the predicted-size bands above 1 (default: 2 5 20 100 500)",
+        help="lower bounds of the predicted-size bands above 1 (default: 2 5 20 100 500 for "
+        "predicted clusters; one stratum, the uniform design, for records)",
     )
     parser.add_argument(
         "--take-all-size", type=int, help="review predicted clusters of at least this size entirely"
@@ -83,30 +112,47 @@ def register(subparsers) -> None:
 
 def _inputs(args: argparse.Namespace):
     if args.demo:
-        if args.prediction or args.pilot:
-            raise ValueError("--demo uses the bundled data: give no PREDICTION or --pilot")
+        if args.prediction or args.pilot or args.baseline:
+            raise ValueError(
+                "--demo uses the bundled data: give no PREDICTION, --pilot or --baseline"
+            )
         from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
 
         prediction = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
         pilot = (
             None if args.error_rate is not None else benchmark_sample(load_patentsview_benchmark())
         )
-        return prediction, pilot
+        return prediction, pilot, None
     if not args.prediction:
         raise ValueError("give a PREDICTION file (or --demo)")
     prediction = read_clustering(args.prediction, args, "prediction")
+    baseline = read_clustering(args.baseline, args, "baseline") if args.baseline else None
     pilot = None
     if args.pilot:
-        pilot = benchmark_sample(
-            read_clustering(args.pilot, args, "pilot"), weights=args.pilot_weights
-        )
-    return prediction, pilot
+        reviewed = read_clustering(args.pilot, args, "pilot")
+        if args.pilot_of == "predicted":
+            unknown = reviewed.index.difference(prediction.index)
+            if len(unknown):
+                raise ValueError(
+                    f"--pilot {args.pilot}: {len(unknown)} record(s) are not in the prediction"
+                )
+            # the reviewed records' predicted clusters, drawn uniformly, with their truth
+            drawn = prediction.reindex(reviewed.index)
+            pilot = benchmark_sample(drawn, weights="uniform").reviewed_predicted(reviewed)
+        else:
+            pilot = benchmark_sample(reviewed, weights=args.pilot_weights)
+    return prediction, pilot, baseline
 
 
 def run(args: argparse.Namespace) -> int:
-    prediction, pilot = _inputs(args)
+    prediction, pilot, baseline = _inputs(args)
     if (pilot is None) == (args.error_rate is None):
         raise ValueError("give exactly one of --pilot (a reviewed sample) or --error-rate")
+    if args.design == "auto":
+        design = "records" if baseline is not None else default_design(args.metric)
+    else:
+        design = args.design.replace("-", "_")
+    take_all = []
     if args.strata:
         if not args.strata_col:
             raise ValueError("--strata needs --strata-col (the stratum column)")
@@ -115,20 +161,25 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"--strata-col {args.strata_col!r} is not a column of {args.strata}")
         column = table.set_index(table.columns[0])[args.strata_col]
         strata = record_strata(prediction, column, level="record")
-        take_all = []
+    elif args.bands is not None or design == "predicted_clusters":
+        bands = args.bands if args.bands is not None else [2, 5, 20, 100, 500]
+        strata = size_strata(prediction, bands, take_all_size=args.take_all_size)
+        if args.take_all_size is not None and (strata == TAKE_ALL).any():
+            take_all = [TAKE_ALL]
     else:
-        strata = size_strata(prediction, args.bands, take_all_size=args.take_all_size)
-        take_all = (
-            [TAKE_ALL] if args.take_all_size is not None and (strata == TAKE_ALL).any() else []
-        )
+        if args.take_all_size is not None:
+            raise ValueError("--take-all-size needs size strata: give --bands too")
+        strata = None  # the uniform record design
     plan = plan_sample_size(
         prediction,
         strata,
         args.half_width,
         metric=args.metric,
+        design=design,
         level=args.level,
         pilot=pilot,
         error_rate=args.error_rate,
+        baseline=baseline,
         method=args.allocation,
         take_all=take_all,
     )

@@ -1,0 +1,232 @@
+"""The sample-size planner (:func:`~er_evaluation.planning.plan_sample_size`) by
+simulation: does the planned design achieve the target interval half-width?
+
+For a truth, a misattribution rate (:func:`~er_evaluation.simulation.misattribute`), a
+metric, a target half-width and a source of the stratum standard deviations, the script
+plans a design, draws it ``--reps`` times against the truth, estimates the metric with the
+package defaults (interval ``score``) and records:
+
+- achieved half-width = 1.96 x the standard deviation of the estimates over replicates
+  (relative Monte-Carlo SE about 1/sqrt(2 (reps - 1))), over the target and over the
+  plan's own half-width;
+- reported half-width = mean half-width of the reported intervals, over the target;
+- coverage of the reported intervals (Monte-Carlo SE sqrt(c (1 - c)/reps)).
+
+Designs (the planner's defaults): precision on the predicted-cluster design (predicted
+clusters drawn without replacement within bands of predicted size (2, 5, 20, 100, 500,
+2,000), Neyman allocation, strata taken entirely when their Neyman share exceeds their
+size); recall and F1 on the uniform record design (one stratum, records drawn without
+replacement, their true clusters reviewed). Sources: ``rate`` = the true misattribution rate as the assumed rate;
+``pilot`` = a pilot drawn once per cell (precision: 10 predicted clusters per stratum,
+reviewed; recall and F1: 200 records drawn uniformly, their true clusters reviewed);
+``benchmark`` (precision only) = the 200-record pilot of true clusters, whose precision
+estimate gives the rate (1 - sqrt(P̂)) for the binomial model.
+
+Truths: ``zipf`` (200,000 records in clusters of Zipf(2) sizes capped at 5,000),
+``patentsview`` (the bundled 2022-06-30 disambiguation), ``rldata`` (RLdata10000
+identities: singletons and pairs). Each run writes its per-cell summary rows into
+``benchmarks/data/bench_planner.csv`` (rows of the same cell are replaced), so cells can
+be run in separate processes:
+
+    nice -n 10 python benchmarks/bench_planner.py --truth zipf --metrics pairwise_precision \\
+        --targets 0.01 0.02 --sources rate pilot benchmark --reps 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import platform
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation import metrics
+from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
+from er_evaluation.designs import sample_stratified, sample_stratified_clusters, size_strata
+from er_evaluation.estimators import estimate_table
+from er_evaluation.planning import default_design, plan_sample_size
+from er_evaluation.sampling import sample_records
+from er_evaluation.simulation import misattribute
+
+DATA = Path(__file__).parent / "data"
+SUMMARY = DATA / "bench_planner.csv"
+P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
+BANDS = (2, 5, 20, 100, 500, 2000)
+EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_f1}
+KEYS = ["truth", "rate", "metric", "design", "source", "target"]
+
+
+def zipf_truth(n_records: int = 200_000, seed: int = 0) -> pd.Series:
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.zipf(2.0, size=n_records), 5000)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_records) + 1]
+    labels = np.repeat(np.arange(len(sizes)), sizes)[:n_records]
+    return pd.Series(labels, index=pd.RangeIndex(n_records, name="record"), name="truth")
+
+
+def load_truth(name: str) -> pd.Series:
+    if name == "zipf":
+        return zipf_truth()
+    if name == "patentsview":
+        truth = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+    elif name == "rldata":
+        truth = load_rldata10000()[1]
+    else:
+        raise ValueError(f"unknown truth {name!r}")
+    # integer codes: the metrics do not depend on labels and factorisations are faster
+    return pd.Series(pd.factorize(truth.to_numpy())[0], name="truth")
+
+
+def _cluster_labels(pred: pd.Series, strata: pd.Series) -> pd.Series:
+    return pd.Series(strata.to_numpy(), index=pred.to_numpy()).groupby(level=0).first()
+
+
+def _plan(pred, truth, metric, design, target, source, rate, seed):
+    """(plan, strata, cluster labels) for one cell; pilots drawn with ``seed``."""
+    if design == "predicted_clusters":
+        strata = size_strata(pred, BANDS)
+        labels = _cluster_labels(pred, strata)
+    else:
+        strata = pd.Series("all", index=pred.index, name="stratum")
+        labels = None
+    kwargs = {}
+    if source == "rate":
+        kwargs["error_rate"] = rate
+    elif source == "benchmark" or (source == "pilot" and design == "records"):
+        kwargs["pilot"] = sample_records(truth, 200, seed=seed)
+    else:  # a reviewed pilot of predicted clusters, 10 per stratum
+        F = labels.value_counts(sort=False)
+        pilot = sample_stratified_clusters(pred, labels, F.clip(upper=10), seed=seed)
+        kwargs["pilot"] = pilot.reviewed_predicted(truth)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the heavy-tail warning is measured, not shown
+        plan = plan_sample_size(pred, strata, target, metric=metric, design=design, **kwargs)
+    if plan.design != design:
+        raise RuntimeError(f"planned {plan.design}, asked for {design}")
+    return plan, strata, labels
+
+
+def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, seed) -> dict:
+    t0 = time.perf_counter()
+    plan, strata, labels = _plan(pred, truth, metric, design, target, source, rate, (seed, 7))
+    values, halves, covered, cost = [], [], [], []
+    for r in range(reps):
+        if plan.design == "predicted_clusters":
+            s = sample_stratified_clusters(pred, labels, plan.draws, seed=(seed, r))
+            s = s.reviewed_predicted(truth)
+        else:
+            s = sample_stratified(truth, strata, plan.draws, seed=(seed, r))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # reliability flags are not measured here
+            row = estimate_table({"p": pred}, s, (metric,), validate=False).iloc[0]
+        values.append(row.value)
+        halves.append((row.ci_high - row.ci_low) / 2)
+        covered.append(row.ci_low <= exact <= row.ci_high)
+        cost.append(s.n_records)
+    sd = float(np.std(values, ddof=1))
+    achieved = 1.96 * sd
+    cov = float(np.mean(covered))
+    out = {
+        "planned_draws": plan.n_draws,
+        "planned_half_width": plan.half_width,
+        "floor_bound": plan.half_width < 0.98 * target,
+        "achieved_half_width": achieved,
+        "achieved/target": achieved / target,
+        "achieved/planned": achieved / plan.half_width if plan.half_width > 0 else math.nan,
+        "ratio_mc_se_rel": 1 / math.sqrt(2 * (reps - 1)),
+        "reported/target": float(np.nanmean(halves)) / target,
+        "coverage": cov,
+        "coverage_mc_se": math.sqrt(cov * (1 - cov) / reps),
+        "bias": float(np.mean(values)) - exact,
+        "mean_records_read": float(np.mean(cost)),
+        "reps": reps,
+        "seconds": time.perf_counter() - t0,
+    }
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--truth", choices=["zipf", "patentsview", "rldata"], required=True)
+    parser.add_argument("--rates", type=float, nargs="+", default=[0.05, 0.10])
+    parser.add_argument("--metrics", nargs="+", default=[P, R, F1])
+    parser.add_argument("--targets", type=float, nargs="+", default=[0.01, 0.02])
+    parser.add_argument("--sources", nargs="+", default=["rate", "pilot"])
+    parser.add_argument(
+        "--design",
+        choices=["default", "records"],
+        default="default",
+        help="default: the planner's design for the metric; records: the record design",
+    )
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(
+        f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+        f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell",
+        file=sys.stderr,
+    )
+    DATA.mkdir(exist_ok=True)
+    truth = load_truth(args.truth)
+    for rate in args.rates:
+        pred = misattribute(truth, rate, seed=args.seed + 1)
+        for metric in args.metrics:
+            exact = EXACT[metric](pred, truth)
+            for target in args.targets:
+                for source in args.sources:
+                    if source == "benchmark" and metric != P:
+                        continue
+                    seed = (args.seed, int(rate * 1000), PLAN_SEED[metric], int(target * 1e4))
+                    design = default_design(metric) if args.design == "default" else "records"
+                    row = {
+                        "truth": args.truth,
+                        "rate": rate,
+                        "metric": metric,
+                        "design": design,
+                        "source": source,
+                        "target": target,
+                        **run_cell(
+                            truth,
+                            pred,
+                            exact,
+                            metric,
+                            design,
+                            target,
+                            source,
+                            rate,
+                            args.reps,
+                            seed,
+                        ),
+                    }
+                    _save(row)
+                    print(
+                        " ".join(
+                            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                            for k, v in row.items()
+                        ),
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    return 0
+
+
+PLAN_SEED = {P: 1, R: 2, F1: 3}
+
+
+def _save(row: dict) -> None:
+    """Replace this cell's row in the summary file (cells run in separate processes)."""
+    new = pd.DataFrame([row])
+    if SUMMARY.exists():
+        old = pd.read_csv(SUMMARY)
+        same = (old[KEYS].astype(str) == new[KEYS].astype(str).iloc[0]).all(axis=1)
+        new = pd.concat([old[~same], new], ignore_index=True)
+    new.to_csv(SUMMARY, index=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
