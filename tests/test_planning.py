@@ -21,8 +21,10 @@ from er_evaluation.planning import (
     PlanWarning,
     default_design,
     link_effective_clusters,
+    model_precision,
     plan_sample_size,
     planned_variance,
+    rate_for_precision,
     stratum_sd_from_cluster_rates,
     stratum_sd_from_clusters,
     stratum_sd_from_rates,
@@ -211,31 +213,53 @@ def test_cluster_design_planned_variance_is_the_exact_design_variance():
     assert planned_variance(F, sd, draws, len(pred)) == pytest.approx(exact, rel=1e-12)
 
 
-def test_cluster_plan_by_hand_from_an_assumed_rate():
-    """One stratum of predicted clusters of sizes 1, 1, 2, 2, 3, 3 (N = 12, |P| = 8),
-    error rate 0.1 (q = 0.9): Var K(K-1) is 0 (s = 1), 4q²(1 - q²) = 0.6156 (s = 2) and
-    24q³ + 12q² - 36q⁴ = 3.5964 (s = 3), so S² = mean/4 / Ā² with Ā = 8/12."""
-    pred = pd.Series(list("abccddeeefff"), index=range(12))
-    q = 0.9
-    v2, v3 = 4 * q**2 * (1 - q**2), 24 * q**3 + 12 * q**2 - 36 * q**4
-    assert (v2, v3) == pytest.approx((0.6156, 3.5964))
-    var = np.array([0, 0, v2, v2, v3, v3])
-    S = math.sqrt(var.mean() / 4) / (8 / 12)
+def test_cluster_plan_by_hand_from_a_census_pilot():
+    """Six predicted clusters of 10 records: two true pairs (B = 1), two false pairs
+    (B = 0), two singletons. |P| = 4, P = 0.5, Ā = 4/10, so u = ±1.25 on the pairs and 0
+    on the singletons: S² = 4 x 1.5625 / 5 = 1.25. V(n) = (1/N²) F² (1 - n/F) S²/n with
+    F = 6, N = 10: 1.96 sqrt(V) = 0.7591 (n = 2), 0.5368 (n = 3), 0.3796 (n = 4), so a
+    target of 0.4 needs n = 4."""
+    pred = pd.Series(list("aabbccddef"), index=range(10))
+    truth = pd.Series(["t1", "t1", "t2", "t2", "t3", "t4", "t5", "t6", "t7", "t8"], index=range(10))
+    census = benchmark_sample(pred, weights="uniform").reviewed_predicted(truth)
     labels = pd.Series("all", index=list("abcdef"))
-    sd = stratum_sd_from_cluster_rates(pred, labels, 0.1)
-    assert sd["all"] == pytest.approx(S, rel=1e-12)
-    # V(n) = (1/N²) F² (1 - n/F) S²/n with F = 6, N = 12; the smallest n with
-    # 1.96 sqrt(V) <= 0.4, by hand: n = 2 gives 0.5028, n = 3 gives 0.3555
-    V = {n: 36 * (1 - n / 6) * S**2 / n / 144 for n in (2, 3)}
-    assert 1.96 * math.sqrt(V[2]) == pytest.approx(0.5028, abs=1e-4)
-    assert 1.96 * math.sqrt(V[3]) == pytest.approx(0.3555, abs=1e-4)
-    plan = plan_sample_size(pred, None, 0.4, error_rate=0.1, minimum=1, min_draws=1)
-    assert plan.design == "predicted_clusters" and plan.n_draws == 3
-    assert plan.half_width == pytest.approx(float(ndtri(0.975)) * math.sqrt(V[3]), rel=1e-12)
+    sd = stratum_sd_from_clusters(pred, census, labels)
+    assert sd["all"] == pytest.approx(math.sqrt(1.25), rel=1e-12)
+    hw = {n: 1.96 * math.sqrt(36 * (1 - n / 6) * 1.25 / n / 100) for n in (2, 3, 4)}
+    assert [round(hw[n], 4) for n in (2, 3, 4)] == [0.7591, 0.5368, 0.3796]
+    plan = plan_sample_size(pred, None, 0.4, pilot=census, minimum=1, min_draws=1)
+    assert plan.design == "predicted_clusters" and plan.n_draws == 4
+    assert plan.half_width == pytest.approx(float(ndtri(0.975)) / 1.96 * hw[4], rel=1e-12)
     text = plan.summary()
-    assert "Review 3 predicted clusters" in text
+    assert "Review 4 predicted clusters" in text
     assert "design: predicted clusters drawn without replacement" in text
-    assert "binomial model at an assumed misattribution rate 0.1" in text
+    assert "from a reviewed pilot of 6 predicted clusters" in text
+
+
+def test_cluster_rate_model_against_a_simulated_census():
+    """The forward misattribution model's S_h (and precision) against the census of an
+    actual misattribution (Binette et al. 2023, §2.4) of a truth with clusters of 1-60
+    records, stratified by predicted size; and its closed-form precision."""
+    rng = np.random.default_rng(11)
+    truth = pd.Series(np.repeat(np.arange(3000), rng.zipf(1.8, 3000).clip(max=60)))
+    truth.index = [f"r{i}" for i in range(len(truth))]
+    pred = misattribute(truth, 0.1, seed=12)
+    strata = size_strata(pred, (2, 5, 20))
+    labels = pd.Series(strata.to_numpy(), index=pred.to_numpy()).groupby(level=0).first()
+    census = benchmark_sample(pred, weights="uniform").reviewed_predicted(truth)
+    actual = stratum_sd_from_clusters(pred, census, labels)
+    model = stratum_sd_from_cluster_rates(pred, labels, 0.1)
+    assert model["1"] == 0.0 and actual["1"] == 0.0  # singletons have no links
+    for h in ("2-4", "5-19", "20+"):
+        assert model[h] == pytest.approx(actual[h], rel=0.3), h
+    from er_evaluation.metrics import pairwise_precision
+
+    assert model_precision(pred, 0.1) == pytest.approx(pairwise_precision(pred, truth), abs=0.05)
+    assert model_precision(pred, 0.0) == 1.0
+    assert rate_for_precision(pred, model_precision(pred, 0.07)) == pytest.approx(0.07, abs=1e-9)
+    with pytest.raises(ValueError, match="strata of predicted cluster size only"):
+        odd = pd.Series(np.arange(len(labels)) % 2, index=labels.index)
+        stratum_sd_from_cluster_rates(pred, odd, 0.1)
 
 
 def test_binomial_pair_variance_against_the_distribution():

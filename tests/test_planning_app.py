@@ -39,7 +39,7 @@ def test_precision_is_planned_on_predicted_clusters():
     text = " ".join(m.value for m in at.markdown)
     assert f"**{expected.n_draws:,} predicted clusters**" in text
     assert "design: predicted clusters drawn without replacement" in text
-    assert "variance source: stratum standard deviations binomial model" in text
+    assert "variance source: stratum standard deviations misattribution model" in text
     shown = next(d.value for d in at.dataframe if "sd" in d.value)
     assert shown["draws"].tolist() == expected.table["draws"].tolist()
 
