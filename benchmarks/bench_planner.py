@@ -164,6 +164,12 @@ def main(argv=None) -> int:
         help="default: the planner's design for the metric; records: the record design",
     )
     parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=SUMMARY,
+        help="summary file (default benchmarks/data/bench_planner.csv; one per parallel run)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(
@@ -203,7 +209,7 @@ def main(argv=None) -> int:
                             seed,
                         ),
                     }
-                    _save(row)
+                    _save(row, args.out)
                     print(
                         " ".join(
                             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -218,14 +224,14 @@ def main(argv=None) -> int:
 PLAN_SEED = {P: 1, R: 2, F1: 3}
 
 
-def _save(row: dict) -> None:
+def _save(row: dict, path: Path) -> None:
     """Replace this cell's row in the summary file (cells run in separate processes)."""
     new = pd.DataFrame([row])
-    if SUMMARY.exists():
-        old = pd.read_csv(SUMMARY)
+    if path.exists():
+        old = pd.read_csv(path)
         same = (old[KEYS].astype(str) == new[KEYS].astype(str).iloc[0]).all(axis=1)
         new = pd.concat([old[~same], new], ignore_index=True)
-    new.to_csv(SUMMARY, index=False)
+    new.to_csv(path, index=False)
 
 
 if __name__ == "__main__":
