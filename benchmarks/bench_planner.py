@@ -152,7 +152,13 @@ def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, see
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--truth", choices=["zipf", "patentsview", "rldata"], required=True)
+    parser.add_argument("--truth", choices=["zipf", "patentsview", "rldata"])
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        help="print the markdown table of these summary files (no simulation)",
+    )
     parser.add_argument("--rates", type=float, nargs="+", default=[0.05, 0.10])
     parser.add_argument("--metrics", nargs="+", default=[P, R, F1])
     parser.add_argument("--targets", type=float, nargs="+", default=[0.01, 0.02])
@@ -172,6 +178,11 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.report:
+        print(report(pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)))
+        return 0
+    if args.truth is None:
+        parser.error("--truth is required (or --report)")
     print(
         f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
         f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell",
@@ -222,6 +233,39 @@ def main(argv=None) -> int:
 
 
 PLAN_SEED = {P: 1, R: 2, F1: 3}
+
+
+def report(df: pd.DataFrame) -> str:
+    """Markdown table of summary rows, and the mean achieved/target over the cells whose
+    size the variance model set (not the 30-draw floor)."""
+    order = {"rldata": 0, "patentsview": 1, "zipf": 2}
+    df = df.assign(_o=df["truth"].map(order)).sort_values(
+        ["_o", "metric", "design", "rate", "target", "source"]
+    )
+    lines = [
+        "| truth | metric | design | rate | target | S_h from | planned draws | records read "
+        "| achieved / target | achieved / planned | reported / target | coverage |",
+        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for _, r in df.iterrows():
+        floor = " (floor)" if r["floor_bound"] else ""
+        lines.append(
+            f"| {r['truth']} | {r['metric'].replace('pairwise_', '')} | {r['design']} "
+            f"| {r['rate']:.0%} | {r['target']:g} | {r['source']} | "
+            f"{int(r['planned_draws']):,}{floor} | {r['mean_records_read']:,.0f} | "
+            f"{r['achieved/target']:.2f} | {r['achieved/planned']:.2f} | "
+            f"{r['reported/target']:.2f} | {r['coverage']:.3f} ± {r['coverage_mc_se']:.3f} |"
+        )
+    free = df[~df["floor_bound"]]
+    lines.append("")
+    for key, g in [("all cells", free), *free.groupby(["metric", "design"])]:
+        name = key if isinstance(key, str) else " / ".join(key)
+        lines.append(
+            f"- {name}: mean achieved/target {g['achieved/target'].mean():.3f} over "
+            f"{len(g)} cells (range {g['achieved/target'].min():.2f}-"
+            f"{g['achieved/target'].max():.2f})"
+        )
+    return "\n".join(lines)
 
 
 def _save(row: dict, path: Path) -> None:

@@ -36,14 +36,15 @@ S_h comes from one of:
   rate model below gives P̂ (:func:`rate_for_precision`). For records, the reviewed true clusters' weight-share values,
   each record of a reviewed cluster weighted by the inverse of its selection probability
   (:func:`stratum_sd_from_sample`);
-- **assumed misattribution rate** ε (q = 1 - ε), the prediction's cluster sizes standing
-  for the true ones. Predicted clusters (:func:`stratum_sd_from_cluster_rates`): the
-  forward model of misattribution (Binette et al. 2023, §2.4) — a cluster of t records
-  keeps K ~ Binomial(t, q) of them together and receives M ~ Poisson(ε t) foreign records —
-  gives each predicted cluster of s = K + M records A = C(s, 2) and B = C(K, 2); S_h is the
-  spread of u over the exact (K, M) distribution of the clusters whose size s falls in h
-  (a singleton that received a record is a false pair in the pairs' stratum). Records,
-  recall (:func:`stratum_sd_from_rates`): the record's true cluster keeps K ~ Binomial(s,
+- **assumed misattribution rate** ε (q = 1 - ε). Predicted clusters
+  (:func:`stratum_sd_from_cluster_rates`): the forward model of misattribution (Binette et
+  al. 2023, §2.4) — a true cluster of t records keeps K ~ Binomial(t, q) of them together
+  and receives M ~ Poisson(ε t) foreign records — gives each predicted cluster of s = K + M
+  records A = C(s, 2) and B = C(K, 2); the true sizes are deconvolved from the predicted
+  ones (:func:`true_size_counts`); S_h is the spread of u over the exact (K, M)
+  distribution of the clusters whose size s falls in h (a singleton that received a record
+  is a false pair in the pairs' stratum). The record models below take the prediction's
+  cluster sizes as the true ones. Records, recall (:func:`stratum_sd_from_rates`): the record's true cluster keeps K ~ Binomial(s,
   q) records together, with
 
       Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial),
@@ -90,6 +91,7 @@ __all__ = [
     "stratum_sd_from_clusters",
     "stratum_sd_from_cluster_rates",
     "model_precision",
+    "true_size_counts",
     "rate_for_precision",
     "stratum_sd_from_rates",
     "stratum_sd_from_sample",
@@ -271,6 +273,7 @@ def _cluster_rate_model(t: np.ndarray, count: np.ndarray, eps: float, tail: floa
     q = 1 - eps
     parts = []
     for size, c in zip(t, count, strict=True):  # one grid per distinct size (few)
+        size = int(size)
         sd_k, lam = math.sqrt(size * q * eps), eps * size
         k = np.arange(
             max(0, math.floor(size * q - tail * sd_k) - 1),
@@ -284,17 +287,64 @@ def _cluster_rate_model(t: np.ndarray, count: np.ndarray, eps: float, tail: floa
     return grid[:, 0], grid[:, 1], grid[:, 2]
 
 
+DECONVOLVE_MAX_SIZE = 100
+"""Predicted sizes up to this are turned back into true sizes (:func:`true_size_counts`);
+larger clusters change size by a few percent only and are kept as they are."""
+
+
+def _size_kernel(t: np.ndarray, s: np.ndarray, eps: float) -> np.ndarray:
+    """P(predicted size s | true size t) under the forward model, K ~ Binomial(t, q)
+    kept plus M ~ Poisson(ε t) received (rows: t, columns: s)."""
+    from scipy.stats import binom, poisson
+
+    k = np.arange(int(t.max()) + 1)
+    pk = binom.pmf(k[None, :], t[:, None], 1 - eps)  # t x k
+    m = s[None, :] - k[:, None]  # k x s
+    pm = np.where(m >= 0, poisson.pmf(np.clip(m, 0, None)[None], (eps * t)[:, None, None]), 0)
+    return np.einsum("tk,tks->ts", pk, pm)
+
+
+def true_size_counts(
+    prediction: pd.Series, error_rate: float, *, iterations: int = 300
+) -> tuple[np.ndarray, np.ndarray]:
+    """(true sizes t, number of true clusters of each size) whose forward misattribution
+    at rate ε gives the prediction's cluster sizes: Richardson-Lucy deconvolution
+    (Richardson 1972; Lucy 1974) n_t <- n_t Σ_s P(s|t) c_s / (f_s e_t), f_s = Σ_t' n_t'
+    P(s|t'), e_t = Σ_s P(s|t), over sizes 1..:data:`DECONVOLVE_MAX_SIZE` (c_s: predicted
+    clusters of size s). Taking the predicted sizes as the true ones instead over-counts true
+    links (a singleton that received a record is a false pair, not a true one): on
+    RLdata10000 at 5% it gives the model precision 0.68 for an actual 0.61."""
+    eps = _check_rate(error_rate)
+    observed = _cluster_sizes(prediction).value_counts().sort_index()
+    small = observed[observed.index <= DECONVOLVE_MAX_SIZE]
+    large = observed[observed.index > DECONVOLVE_MAX_SIZE]
+    if eps == 0 or small.empty:
+        return observed.index.to_numpy(dtype=float), observed.to_numpy(dtype=float)
+    grid = np.arange(1, int(small.index.max()) + 1, dtype=float)
+    c = small.reindex(grid.astype(int), fill_value=0).to_numpy(dtype=float)
+    kernel = _size_kernel(grid, grid, eps)  # observed sizes 1.. only (s = 0 is not seen)
+    efficiency = kernel.sum(axis=1)
+    n = c.copy()
+    for _ in range(iterations):
+        f = n @ kernel
+        n = n * (kernel @ np.divide(c, f, out=np.zeros_like(c), where=f > 0)) / efficiency
+    t = np.concatenate([grid, large.index.to_numpy(dtype=float)])
+    count = np.concatenate([n, large.to_numpy(dtype=float)])
+    keep = count > 1e-9
+    return t[keep], count[keep]
+
+
 def model_precision(prediction: pd.Series, error_rate: float) -> float:
     """Pairwise precision the forward misattribution model (:func:`stratum_sd_from_cluster_rates`)
-    gives at rate ε, the prediction's cluster sizes standing for the true ones:
-    Σ C(t,2) q² / Σ E C(K+M, 2), with E C(K+M, 2) = (t² + t ε (1 + q) - t)/2."""
+    gives at rate ε on the true sizes of :func:`true_size_counts`:
+    Σ n_t C(t,2) q² / Σ n_t E C(K+M, 2), with E C(K+M, 2) = (t² + t ε (1 + q) - t)/2."""
     eps = _check_rate(error_rate)
-    t = _cluster_sizes(prediction).to_numpy(dtype=float)
+    t, n = true_size_counts(prediction, eps)
     q = 1 - eps
-    links = float((t * (t - 1) / 2).sum())
+    links = float(n @ (t * (t - 1) / 2))
     if links == 0:
         raise ValueError("the prediction has no predicted links: precision is undefined")
-    return links * q**2 / float(((t**2 + t * eps * (1 + q) - t) / 2).sum())
+    return links * q**2 / float(n @ ((t**2 + t * eps * (1 + q) - t) / 2))
 
 
 def rate_for_precision(prediction: pd.Series, precision: float) -> float:
@@ -302,10 +352,15 @@ def rate_for_precision(prediction: pd.Series, precision: float) -> float:
     (bisection; the model's precision decreases with the rate)."""
     if not 0 < precision <= 1:
         raise ValueError(f"precision must be in (0, 1], got {precision!r}")
+    model_precision(prediction, 0.0)  # a prediction without links is an error here
     lo, hi = 0.0, 1.0
-    for _ in range(60):
+    for _ in range(30):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if model_precision(prediction, mid) > precision else (lo, mid)
+        try:
+            above = model_precision(prediction, mid) > precision
+        except ValueError:  # so high a rate leaves no true link: too high
+            above = False
+        lo, hi = (mid, hi) if above else (lo, mid)
     return (lo + hi) / 2
 
 
@@ -313,7 +368,8 @@ def stratum_sd_from_cluster_rates(
     prediction: pd.Series, cluster_strata: pd.Series, error_rate: float
 ) -> pd.Series:
     """S_h of the predicted-cluster design's precision from an assumed misattribution
-    rate ε, the prediction's cluster sizes t standing for the true ones.
+    rate ε, on the true cluster sizes t deconvolved from the predicted ones
+    (:func:`true_size_counts`).
 
     Forward model (the misattribution of Binette et al. 2023, §2.4): a true cluster of t
     records keeps K ~ Binomial(t, 1 - ε) of them together and receives M ~ Poisson(ε t)
@@ -333,7 +389,7 @@ def stratum_sd_from_cluster_rates(
             f"predicted clusters without a stratum: {examples(sizes.index[labels.isna().to_numpy()])}"
         )
     present, label_of = _size_labels(sizes, labels)
-    t, count = np.unique(sizes.to_numpy(), return_counts=True)
+    t, count = true_size_counts(prediction, eps)
     s, K, w = _cluster_rate_model(t, count, eps)
     keep = s > 0  # a cluster that lost every record and received none is gone
     s, K, w = s[keep], K[keep], w[keep]

@@ -29,6 +29,7 @@ from er_evaluation.planning import (
     stratum_sd_from_clusters,
     stratum_sd_from_rates,
     stratum_sd_from_sample,
+    true_size_counts,
 )
 from er_evaluation.sampling import benchmark_sample, sample_records
 from er_evaluation.simulation import misattribute
@@ -256,6 +257,14 @@ def test_cluster_rate_model_against_a_simulated_census():
 
     assert model_precision(pred, 0.1) == pytest.approx(pairwise_precision(pred, truth), abs=0.05)
     assert model_precision(pred, 0.0) == 1.0
+    # deconvolution: a truth of singletons and pairs misattributed at 5%
+    pairs = pd.Series(np.repeat(np.arange(9000), [2] * 1000 + [1] * 8000))
+    mis = misattribute(pairs, 0.05, seed=3)
+    t, n = true_size_counts(mis, 0.05)
+    found = dict(zip(t, n, strict=True))
+    assert [found[1.0], found[2.0]] == pytest.approx([8000, 1000], rel=0.05)
+    assert sum(v for k, v in found.items() if k > 2) < 50  # (the prediction has 100+)
+    assert model_precision(mis, 0.05) == pytest.approx(pairwise_precision(mis, pairs), abs=0.02)
     assert rate_for_precision(pred, model_precision(pred, 0.07)) == pytest.approx(0.07, abs=1e-9)
     with pytest.raises(ValueError, match="strata of predicted cluster size only"):
         odd = pd.Series(np.arange(len(labels)) % 2, index=labels.index)
