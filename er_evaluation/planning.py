@@ -708,7 +708,7 @@ def plan_sample_size(
                 if isinstance(error_rate, pd.Series):
                     raise ValueError("the predicted-cluster design takes one error_rate value")
                 rate = float(error_rate)
-                source = f"misattribution model at an assumed rate {rate}"
+                source = f"misattribution model at an assumed misattribution rate {rate}"
             sd = stratum_sd_from_cluster_rates(prediction, labels, rate)
             source += (
                 " (a cluster of t records, t = a predicted size, keeps K ~ Binomial(t, 1 - rate) "
