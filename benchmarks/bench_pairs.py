@@ -10,7 +10,9 @@ interval width, the share of undefined estimates, draws per label and time per d
 
 Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K),
 ``oasis:ais`` (the same runs estimated with the weighted ratio of Marchant & Rubinstein 2017 instead of the
-library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata).
+library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata),
+``oasis:vprior=S`` (the same runs with the variance model's prior rescaled to S
+pseudo-labels per stratum).
 
 Speed: stratifying a synthetic pool of 10 million pairs, and sampler overhead per draw
 (draw + observe, oracle excluded) at that pool size. Times are CPU seconds of this
@@ -37,7 +39,12 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
+from bench_pairs_pools import (  # noqa: E402
+    cached,
+    febrl_pool,
+    patentsview_pool,
+    restaurant_research_pool,
+)
 
 from er_evaluation.datasets import load_pool  # noqa: E402
 from er_evaluation.pairs import (  # noqa: E402
@@ -62,6 +69,8 @@ def pools(names):
     for name in names:
         if name in ("abt-buy", "dblp-acm", "restaurant"):
             yield name, load_pool(name)
+        elif name == "restaurant-all":
+            yield name, restaurant_research_pool()
         elif name == "febrl":
             yield name, cached("febrl", febrl_pool)
         elif name == "patentsview":
@@ -71,13 +80,14 @@ def pools(names):
 
 
 def parse_variant(spec: str) -> tuple[str, dict, bool]:
-    """``method[:key=value,...][:ais|:poststrat]`` -> (method, sampler parameters, estimator
-    override: the weighted ratio of Marchant & Rubinstein 2017 everywhere, or post-stratification within
-    the strata of an adaptive run)."""
+    """``method[:key=value,...][:ais|:poststrat|:vprior=S]`` -> (method, sampler parameters,
+    estimator override: the weighted ratio of Marchant & Rubinstein 2017 everywhere,
+    post-stratification within the strata of an adaptive run, or the variance model's
+    prior rescaled to S pseudo-labels per stratum)."""
     method, *rest = spec.split(":")
     params, ais = {}, ""
     for part in rest:
-        if part in ("ais", "poststrat"):
+        if part in ("ais", "poststrat") or part.startswith("vprior="):
             ais = part
             continue
         for item in part.split(","):
@@ -95,7 +105,12 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
     strata = stratify(pool.scores, pool.predicted, n_strata)
     groups: dict[str, list[str]] = {}
     for spec in methods:
-        groups.setdefault(spec.replace(":ais", "").replace(":poststrat", ""), []).append(spec)
+        sampler_spec = ":".join(
+            part
+            for part in spec.split(":")
+            if part not in ("ais", "poststrat") and not part.startswith("vprior=")
+        )
+        groups.setdefault(sampler_spec, []).append(spec)
     rows = []
     for sampler_spec, specs in groups.items():
         method, extra, _ = parse_variant(sampler_spec)
@@ -126,6 +141,10 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
                     run = replace(run, strata=None, static_proposal=False, adaptive=False)
                 elif override == "poststrat":
                     run = replace(run, adaptive=False)
+                elif override.startswith("vprior="):
+                    prior = run.stratum_prior
+                    strength = float(override.split("=")[1])
+                    run = replace(run, stratum_prior=strength * prior / prior.sum(axis=0))
                 start = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -233,16 +252,21 @@ RESEARCH = {
     ("abt-buy", "importance"): (6.1e-3, 3.9e-3),
     ("dblp-acm", "oasis"): (2.6e-4, 1.7e-5),
     ("dblp-acm", "importance"): (4.7e-4, 2.4e-4),
-    ("restaurant", "oasis"): (6.1e-5, 9.5e-6),
-    ("restaurant", "importance"): (1.0e-3, 5.6e-4),
+    # the research restaurant pool keeps all 149,747 listed pairs ("restaurant-all")
+    ("restaurant-all", "oasis"): (6.1e-5, 9.5e-6),
+    ("restaurant-all", "importance"): (1.0e-3, 5.6e-4),
 }
 
 
 def report(paths) -> str:
     """Markdown tables from result CSVs: MSE (undefined = squared error 1) and 95% CI
-    coverage of precision, recall and F1 per pool, method and budget, then F1 MSE against
-    the research figures."""
-    table = pd.concat([pd.read_csv(p) for p in paths])
+    coverage of precision, recall and F1 per pool, method and budget, then F1 MSE of
+    OASIS against the research figures and the `oasis` 0.1.3 package
+    (``bench_oasis_package.py``'s CSV, recognised by its method "oasis-0.1.3")."""
+    frames = [pd.read_csv(p) for p in paths]
+    package_frames = [f for f in frames if (f.method == "oasis-0.1.3").all()]
+    package = pd.concat(package_frames) if package_frames else None
+    table = pd.concat([f for f in frames if not (f.method == "oasis-0.1.3").all()])
     lines = [
         "| pool | method | labels | MSE P | MSE R | MSE F1 (± MCSE) | cover P | cover R | cover F1 | undefined | draws/label |",
         "|---" * 11 + "|",
@@ -259,13 +283,33 @@ def report(paths) -> str:
         "|---|---|---|---|",
     ]
     for (pool, method), ref in RESEARCH.items():
-        got = table[(table.pool == pool) & (table.method == method)].set_index("budget")
+        got = table[(table.pool == pool) & (table.method == method)]
+        got = got.drop_duplicates("budget", keep="last").set_index("budget")
         if got.empty:
             continue
         lines.append(
             f"| {pool} | {method} | {got.mse_F1[1000]:.1e} ({ref[0]:.1e}) "
             f"| {got.mse_F1[2000]:.1e} ({ref[1]:.1e}) |"
         )
+    if package is not None:
+        lines += [
+            "",
+            "| pool | labels | F1 MSE ours, `oasis` (± MCSE) | F1 MSE `oasis` 0.1.3 (± MCSE) | runs (ours / package) |",
+            "|---|---|---|---|---|",
+        ]
+        for _, r in package.iterrows():
+            ours = table[
+                (table.pool == r.pool) & (table.method == "oasis") & (table.budget == r.budget)
+            ]
+            mine = (
+                f"{ours.mse_F1.iloc[0]:.1e} ± {ours.mse_F1_mcse.iloc[0]:.1e}"
+                if len(ours)
+                else "not run"
+            )
+            runs = f"{ours.reps.iloc[0]} / {r.reps}" if len(ours) else f"- / {r.reps}"
+            lines.append(
+                f"| {r.pool} | {r.budget} | {mine} | {r.mse_F1:.1e} ± {r.mse_F1_mcse:.1e} | {runs} |"
+            )
     return "\n".join(lines)
 
 

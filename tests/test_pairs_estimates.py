@@ -309,3 +309,119 @@ def test_reuse_and_continued_sampling_are_unbiased_over_many_runs():
         assert abs(precision.mean() - truth["pairwise_precision"]) <= 4 * mcse
         assert abs(np.nanmean(values[:, 1]) - truth["pairwise_recall"]) < 0.05
         assert abs(np.nanmean(values[:, 2]) - truth["pairwise_f1"]) < 0.05
+
+
+# --- variance of OASIS runs from the stratum model (issue 10, item 1) -------------------
+
+
+def _oasis_run(index, label, weight, strata, prior, n):
+    index = np.asarray(index)
+    return LabelRun(
+        "importance",
+        n,
+        index,
+        np.asarray(label, dtype=np.int8),
+        np.asarray(weight, dtype=float),
+        strata.codes[index].astype(int),
+        np.ones(len(index), bool),
+        strata=strata,
+        adaptive=True,
+        stratum_prior=np.asarray(prior, dtype=float),
+    )
+
+
+def test_oasis_variance_from_the_stratum_model_hand_computed():
+    # stratum 0 = pairs 0-3 (predicted non-matches), stratum 1 = pairs 4-6 (predicted matches)
+    strata = two_strata([4, 3], [0, 1])
+    predicted = np.array([0, 0, 0, 0, 1, 1, 1])
+    prior = [[0.2, 1.5], [1.8, 0.5]]  # pseudo-matches, pseudo-non-matches per stratum
+    run = _oasis_run([4, 0, 5, 4, 1], [1, 1, 0, 1, 0], [0.5, 2.0, 0.5, 0.8, 4.0], strata, prior, 7)
+    result = estimate_from_labels(run, predicted)
+    # A = sum w l h = 0.5 + 0.8, C = sum w l (1 - h) = 2.0: recall A / (A + C)
+    a, c = 1.3, 2.0
+    assert result.recall.value == pytest.approx(a / (a + c))
+    # S per cell: stratum 0 draws w = 2, 4 -> 20; stratum 1 draws 0.5, 0.5, 0.8 -> 1.14
+    # posterior means (m + a_k) / (d + a_k + b_k): (1 + 0.2) / 4 = 0.3, (1 + 1.5) / 4 = 0.625
+    # recall's influence of a match: -A / (A + C)^2 in stratum 0, C / (A + C)^2 in stratum 1
+    var = 20 * 0.3 * (a / (a + c) ** 2) ** 2 + 1.14 * 0.625 * (c / (a + c) ** 2) ** 2
+    assert result.recall.std_error == pytest.approx(math.sqrt(var), rel=1e-12)
+
+
+def test_oasis_model_variance_matches_numerical_differentiation():
+    """Independent computation: the influence of each cell from finite differences of F
+    as a function of the three weighted sums, then sum_c S_c E_c[g_c(l)^2]."""
+    pool = noisy_pool(n=4000, seed=3)
+    sampler = OASISSampler(pool, 7, n_strata=4)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 60)
+    assert run.stratum_prior is not None
+    result = estimate_from_labels(run, pool.predicted, alpha=0.5)
+    pred = pool.predicted.astype(float)
+    pp = pred.sum()
+    h_t, y, w = pred[run.index], run.label.astype(float), run.weight
+    sums = np.array([np.sum(w * y * h_t), np.sum(w * y * (1 - h_t)), np.sum(w * h_t)])
+    assert np.sum(run.label[np.unique(run.index, return_index=True)[1]]) < pool.labels.sum()
+
+    def metric(s, alpha):
+        tp, fn = pp * s[0] / s[2], pp * s[1] / s[2]
+        return tp / (alpha * pp + (1 - alpha) * (tp + fn))
+
+    k = sampler.strata.n_strata
+    cell_t = 2 * sampler.strata.codes[run.index] + pool.predicted[run.index]
+    rows, first = np.unique(run.index, return_index=True)
+    d = np.bincount(cell_t[first], minlength=2 * k)
+    m = np.bincount(cell_t[first], weights=y[first], minlength=2 * k)
+    # the variance model's prior: the sampler's prior mean with 30 pseudo-labels
+    np.testing.assert_allclose(run.stratum_prior.sum(axis=0), 30.0)
+    np.testing.assert_allclose(run.stratum_prior[0] / 30.0, sampler.prior1 / sampler.eta)
+    a0, b0 = np.repeat(run.stratum_prior[0], 2), np.repeat(run.stratum_prior[1], 2)
+    pi = (m + a0) / (d + a0 + b0)
+    s_c = np.bincount(cell_t, weights=w * w, minlength=2 * k)
+    for est, alpha in ((result.precision, 1.0), (result.recall, 0.0), (result.f[0], 0.5)):
+        grad = np.zeros(3)
+        for j in range(3):
+            step = np.zeros(3)
+            step[j] = 1e-6 * sums[j]
+            grad[j] = (metric(sums + step, alpha) - metric(sums - step, alpha)) / (2 * step[j])
+        h_c = np.arange(2 * k) % 2
+        g1 = np.where(h_c == 1, grad[0] + grad[2], grad[1])
+        g0 = np.where(h_c == 1, grad[2], 0.0)
+        var = np.sum(s_c * (pi * g1**2 + (1 - pi) * g0**2))
+        assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-5)
+
+
+def test_oasis_squared_weights_estimate_the_conditional_variances_without_bias():
+    """Exact expectation over every draw path of a tiny OASIS run: the per-cell sum of
+    squared weights S_c has the expectation of sum_t omega_c^2 / v_tc, the unknown
+    factor of the martingale's conditional variances."""
+    import copy
+
+    from er_evaluation.pairs.samplers import Draw
+
+    labels = np.array([0, 1, 0, 0, 1, 1])
+    pool = pool_of(labels, [0, 0, 0, 1, 1, 1], scores=[0.1, 0.2, 0.3, 0.6, 0.7, 0.9])
+    strata = two_strata([3, 3], [0, 1])
+    root = OASISSampler(pool, 0, strata=strata, eta=2.0, epsilon=0.2)
+    n_draws = 3
+    total = np.zeros(2)  # E[S_k - sum_t omega_k^2 / v_tk] per stratum
+    mass = 0.0
+
+    def walk(sampler, prob, depth, acc):
+        nonlocal mass
+        if depth == n_draws:
+            total[:] += prob * acc
+            mass += prob
+            return
+        v = sampler._v
+        for k in range(2):
+            for i in strata.members(k):
+                nxt = copy.deepcopy(sampler)
+                draw = Draw(int(i), k, v[k] / 3, float(sampler.omega[k] / v[k]))
+                nxt._last = draw
+                nxt.observe(int(i), int(labels[i]))
+                step = -(sampler.omega**2) / v
+                step[k] += draw.weight**2
+                walk(nxt, prob * v[k] / 3, depth + 1, acc + step)
+
+    walk(root, 1.0, 0, np.zeros(2))
+    assert mass == pytest.approx(1.0)
+    np.testing.assert_allclose(total, 0.0, atol=1e-12)

@@ -12,7 +12,10 @@ Three estimators (:mod:`er_evaluation.pairs._remainder`):
 - Importance runs (static importance sampling, OASIS, pooled reuse runs; each draw with
   its own weight p/q_t): a prediction group whose pairs are all labelled enters exactly,
   the rest by the weighted ratio below normalised to the known PP (``hybrid_estimate``);
-  it equals the weighted ratio until a group is complete.
+  it equals the weighted ratio until a group is complete. The variance of OASIS runs
+  takes each stratum's match rate from its Beta posterior (the martingale's conditional
+  variances; ``LabelRun.stratum_prior``), so strata whose matches were not yet drawn
+  still count.
 - Weighted ratio, for importance runs built by hand (no sampler flags):
 
       F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
@@ -81,7 +84,11 @@ class LabelRun:
     unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
     proposal q = p / weight (static importance sampling), so inclusion probabilities
     are known; ``adaptive``: the proposal adapted to the labels (OASIS), so strata are used
-    only to take fully labelled ones exactly (the rest by importance weights).
+    only to take fully labelled ones exactly (the rest by importance weights);
+    ``stratum_prior``: Beta prior per stratum of the variance model, shape (2, K): prior
+    pseudo-counts of matches and of non-matches (OASIS: its prior mean with 30
+    pseudo-labels), from which the variance of an adaptive run is computed
+    (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`); None: from the labels alone.
     """
 
     design: str
@@ -97,6 +104,7 @@ class LabelRun:
     strata: Strata | None = None
     static_proposal: bool = False
     adaptive: bool = False
+    stratum_prior: np.ndarray | None = None
 
     @property
     def n_draws(self) -> int:
@@ -284,7 +292,16 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
         # are labelled; finer cells (OASIS strata) covered worse (benchmarks/README.md)
         codes, n_cells = cell_codes(predicted, None)
         sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
-        return hybrid_estimate(codes, sizes, run.index, run.label, run.weight, alphas, z)
+        return hybrid_estimate(
+            codes,
+            sizes,
+            run.index,
+            run.label,
+            run.weight,
+            alphas,
+            z,
+            model=_stratum_model(run, predicted),
+        )
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
         rows, first = _distinct(run)
@@ -292,6 +309,29 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
             codes, sizes, key, rows, run.label[first], np.ones(len(rows)), alphas, z
         )
     return _ais_interval(run, predicted, alphas, z, variance)
+
+
+def _stratum_model(run: LabelRun, predicted: np.ndarray):
+    """(cell of every draw, posterior mean match rate per cell) of an adaptive run drawn
+    uniformly within strata with a Beta prior per stratum (OASIS); cells are stratum x
+    prediction, 2 k + h. The posterior of cell c in stratum k is
+    (m_c + a_k) / (d_c + a_k + b_k): its m_c matches among d_c distinct labelled pairs and
+    the prior pseudo-counts (a_k, b_k) of ``run.stratum_prior`` (Marchant & Rubinstein
+    2017, eq. 11).
+    None when the run has no strata or no prior (static IS, runs built by hand)."""
+    if run.strata is None or run.stratum_prior is None:
+        return None
+    prior = np.asarray(run.stratum_prior, dtype=np.float64)
+    k = run.strata.n_strata
+    if prior.shape != (2, k):
+        raise ValueError(f"stratum_prior must have shape (2, {k}), got {prior.shape}")
+    cell_t = 2 * run.strata.codes[run.index] + predicted[run.index].astype(np.int64)
+    rows, first = _distinct(run)
+    cell_d = cell_t[first]
+    d = np.bincount(cell_d, minlength=2 * k)
+    m = np.bincount(cell_d, weights=run.label[first].astype(np.float64), minlength=2 * k)
+    a, b = np.repeat(prior[0], 2), np.repeat(prior[1], 2)
+    return cell_t, (m + a) / (d + a + b)
 
 
 def prefix(run: LabelRun, n_draws: int) -> LabelRun:
@@ -366,7 +406,9 @@ def estimate_from_labels(
     IS, OASIS, pooled reuse runs): a prediction group whose pairs are all labelled enters
     exactly, the rest by the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3,
     line 11) normalised to the known PP, with its martingale delta-method variance
-    (Marchant & Rubinstein 2021 §3.3.2). Exact at census. Intervals are Wilson score
+    (Marchant & Rubinstein 2021 §3.3.2); for OASIS runs the conditional variances take
+    each stratum's match rate from its Beta posterior (``run.stratum_prior``) rather than
+    from the labels drawn alone. Exact at census. Intervals are Wilson score
     intervals on an effective sample size (``ci_method="wilson"``), never of zero width
     unless every pair the metric depends on is labelled (then ``"census"``). Coverage
     and MSE by pool and budget: benchmarks/README.md.

@@ -99,6 +99,7 @@ def run_of_sampler(
         strata=strata if getattr(sampler, "uniform_within_strata", False) else None,
         static_proposal=bool(getattr(sampler, "static_proposal", False)),
         adaptive=bool(getattr(sampler, "adaptive", False)),
+        stratum_prior=getattr(sampler, "stratum_prior", None),
     )
 
 

@@ -45,6 +45,12 @@ __all__ = [
 
 METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 
+DEFAULT_ETA = 30.0
+"""OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
+
+VARIANCE_PRIOR_STRENGTH = 30.0
+"""Pseudo-labels per stratum of the variance model of OASIS runs (:attr:`OASISSampler.stratum_prior`)."""
+
 
 @dataclass(frozen=True)
 class Draw:
@@ -258,18 +264,25 @@ class OASISSampler(_Base):
     """OASIS (Marchant & Rubinstein 2017, Algorithms 1-3): adaptive importance sampling over CSF strata.
 
     Per stratum a Beta model of pi_k = P(match) with prior eta * [pi0_k, 1 - pi0_k],
-    pi0_k = mean score probability in the stratum (Algorithm 2); ``eta`` defaults to 2K
-    (K strata), the setting of the paper's experiments (§6). With ``decay`` (Marchant & Rubinstein 2017
-    Remark 4) the prior column of stratum k is multiplied by 1 / n_k once n_k labels were
-    drawn from it: the posterior mean is (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). The
-    default is no decay: on abt-buy (benchmarks/README.md) decay with eta = 2 gave an F1
-    MSE at 2,000 labels of 1.4e-2 +- 7.9e-3 (40 runs, the paper's weighted-ratio estimate)
-    against 2.2e-3 +- 7.4e-4 without (100 runs), and cost 47 draws per label instead of
-    1.4: a stratum whose first labels are non-matches keeps only the epsilon share of the
-    proposal and a match drawn there later carries a weight near 1 / epsilon. Each draw uses v_k = eps omega_k + (1 - eps) v*_k
-    with v*_k proportional to omega_k times the optimal term of design §5 step 3 at the
-    current F_alpha estimate; weight w = omega_k / v_k (Algorithm 3, line 6). ``observe``
-    adds the label to stratum k's counts and updates
+    pi0_k = mean score probability in the stratum (Algorithm 2). The paper's experiments
+    (§6) write the prior strength as eta = 2K; the authors' package (`oasis` 0.1.3,
+    ``_calc_BB_prior``) divides it by K, i.e. 2 pseudo-labels per stratum. Here ``eta``
+    counts pseudo-labels per stratum and defaults to 30, chosen by benchmark
+    (benchmarks/README.md, 100 runs, 30 strata per prediction group): F1 MSE at 1,000 /
+    2,000 labels on abt-buy 3.3e-3 / 2.0e-3 with eta = 30 against 4.7e-3 / 2.1e-3 with
+    eta = 2K = 120, while eta = 2 let strata starve (abt-buy recall coverage 80% at 2,000
+    labels over 50 runs, one run with F1 error 0.44) although it is best on the research
+    restaurant pool (5.5e-5 / 1.4e-5 against 3.4e-4 / 8.1e-5 with eta = 30). With
+    ``decay`` (Marchant & Rubinstein 2017 Remark 4) the prior column of stratum k is
+    multiplied by 1 / n_k once n_k labels were drawn from it: the posterior mean is
+    (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). The default is no decay: on abt-buy decay
+    with eta = 2 gave an F1 MSE at 2,000 labels of 1.4e-2 +- 7.9e-3 (40 runs, the paper's
+    weighted-ratio estimate) and cost 47 draws per label instead of 1.4: a stratum whose
+    first labels are non-matches keeps only the epsilon share of the proposal and a match
+    drawn there later carries a weight near 1 / epsilon. Each draw uses
+    v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
+    term of design §5 step 3 at the current F_alpha estimate; weight w = omega_k / v_k
+    (Algorithm 3, line 6). ``observe`` adds the label to stratum k's counts and updates
     F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l) (Algorithm 3, line 11).
     """
 
@@ -313,7 +326,7 @@ class OASISSampler(_Base):
         st = self.strata
         prob = score_probabilities(pool.scores, threshold)
         pi0 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
-        self.eta = float(2 * st.n_strata if eta is None else eta)
+        self.eta = float(DEFAULT_ETA if eta is None else eta)
         self.omega = st.omega
         self.lam = st.predicted.astype(np.float64)
         self.prior1 = self.eta * pi0  # prior pseudo-counts of matches
@@ -330,6 +343,18 @@ class OASISSampler(_Base):
         self._w1 = self.omega * self.lam
         self._eps_omega = epsilon * self.omega
         self._v = self._proposal()
+
+    @property
+    def stratum_prior(self) -> np.ndarray:
+        """The Beta prior of the estimator's variance model per stratum, shape (2, K):
+        pseudo-counts of matches and of non-matches, VARIANCE_PRIOR_STRENGTH * [pi0_k,
+        1 - pi0_k] with the sampler's prior mean pi0_k whatever ``eta`` is
+        (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`). 30 pseudo-labels were
+        chosen by benchmark (benchmarks/README.md): on the same abt-buy runs recall
+        coverage at 1,000 / 2,000 labels was 89% / 90% with 2, 92% / 92% with 8 and
+        96% / 97% with 30."""
+        pi0 = self.prior1 / self.eta
+        return VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
 
     def posterior_mean(self) -> np.ndarray:
         """pi-hat_k: posterior mean of each stratum's match rate (Marchant & Rubinstein 2017 eq. 11, with the
