@@ -12,7 +12,9 @@ Package settings, its defaults except where the comparison needs them fixed:
 ``OASISSampler(alpha=0.5, epsilon=1e-3, prior_strength=None`` (= 2K in total, i.e. 2
 pseudo-labels per stratum), ``decaying_prior=True`` (Remark 4), K = 30 strata by the
 cumulative sqrt(F) method over all scores (predictions not separated), ``proba=True``
-for the calibrated probabilities (the logistic of the score otherwise). Each run samples
+for the calibrated probabilities (the logistic of the score otherwise). Where the
+package's automatic histogram size fails (0 bins when the scores' interquartile range
+is 0, as on dblp-acm) the CSF histogram gets 10,000 bins. Each run samples
 until 500, 1,000 and 2,000 distinct labels (``sample_distinct``); the package's estimate
 after that draw is compared with the truth; an undefined estimate counts as squared
 error 1, as in ``bench_pairs.py``. The package draws from numpy's global generator,
@@ -37,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 BUDGETS = (500, 1000, 2000)
+FALLBACK_BINS = 10_000
 POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
 
 
@@ -57,16 +60,19 @@ def worker(npz: str, reps: int, seed: int, n_strata: int) -> None:
     n_iter = 0
     for rep in range(reps):
         np.random.seed(seed + 1000 * rep)  # noqa: NPY002 (the package draws from the global generator)
-        sampler = oasis.OASISSampler(
-            0.5,
-            predicted,
-            scores,
-            lambda i: int(labels[i]),
-            proba=proba,
-            epsilon=1e-3,
-            max_iter=400 * max(BUDGETS),
-            stratification_n_strata=n_strata,
-        )
+        args = (0.5, predicted, scores, lambda i: int(labels[i]))
+        options = dict(proba=proba, epsilon=1e-3, max_iter=400 * max(BUDGETS))
+        try:
+            sampler = oasis.OASISSampler(*args, **options, stratification_n_strata=n_strata)
+        except ValueError:
+            # the package's automatic histogram size is 0 when the scores' interquartile
+            # range is 0 (dblp-acm): give it a fixed one
+            sampler = oasis.OASISSampler(
+                *args,
+                **options,
+                stratification_n_strata=n_strata,
+                stratification_n_bins=FALLBACK_BINS,
+            )
         done = 0
         for b, budget in enumerate(BUDGETS):
             sampler.sample_distinct(budget - done)
