@@ -12,7 +12,8 @@ Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1``
 ``oasis:ais`` (the same runs estimated with the weighted ratio of Marchant & Rubinstein 2017 instead of the
 library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata),
 ``oasis:vprior=S`` (the same runs with the variance model's prior rescaled to S
-pseudo-labels per stratum).
+pseudo-labels per stratum), ``oasis:vdecay`` (the same runs with the variance model's
+prior decayed as 1 / d_c).
 
 Speed: stratifying a synthetic pool of 10 million pairs, and sampler overhead per draw
 (draw + observe, oracle excluded) at that pool size. Times are CPU seconds of this
@@ -49,6 +50,7 @@ from bench_pairs_pools import (  # noqa: E402
 from er_evaluation.datasets import load_pool  # noqa: E402
 from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
+    estimates,  # noqa: E402
     history,
     make_sampler,
     metric_names,
@@ -80,14 +82,14 @@ def pools(names):
 
 
 def parse_variant(spec: str) -> tuple[str, dict, bool]:
-    """``method[:key=value,...][:ais|:poststrat|:vprior=S]`` -> (method, sampler parameters,
+    """``method[:key=value,...][:ais|:poststrat|:vdecay|:vprior=S]`` -> (method, sampler parameters,
     estimator override: the weighted ratio of Marchant & Rubinstein 2017 everywhere,
     post-stratification within the strata of an adaptive run, or the variance model's
     prior rescaled to S pseudo-labels per stratum)."""
     method, *rest = spec.split(":")
     params, ais = {}, ""
     for part in rest:
-        if part in ("ais", "poststrat") or part.startswith("vprior="):
+        if part in ("ais", "poststrat", "vdecay") or part.startswith("vprior="):
             ais = part
             continue
         for item in part.split(","):
@@ -108,7 +110,7 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
         sampler_spec = ":".join(
             part
             for part in spec.split(":")
-            if part not in ("ais", "poststrat") and not part.startswith("vprior=")
+            if part not in ("ais", "poststrat", "vdecay") and not part.startswith("vprior=")
         )
         groups.setdefault(sampler_spec, []).append(spec)
     rows = []
@@ -146,9 +148,12 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
                     strength = float(override.split("=")[1])
                     run = replace(run, stratum_prior=strength * prior / prior.sum(axis=0))
                 start = time.perf_counter()
+                # vdecay: the variance model's prior decayed as 1 / d_c
+                estimates.MODEL_PRIOR_DECAY = override == "vdecay"
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     hist = history(run, pool.predicted, at=BUDGETS)
+                estimates.MODEL_PRIOR_DECAY = False
                 est_time[i] += time.perf_counter() - start
                 for _, row in hist.iterrows():
                     if int(row["n_labels"]) not in BUDGETS:
@@ -267,6 +272,18 @@ def report(paths) -> str:
     package_frames = [f for f in frames if (f.method == "oasis-0.1.3").all()]
     package = pd.concat(package_frames) if package_frames else None
     table = pd.concat([f for f in frames if not (f.method == "oasis-0.1.3").all()])
+    # rows by pool (first appearance), then method (first appearance), then budget
+    pool_rank = {p: i for i, p in enumerate(dict.fromkeys(table.pool))}
+    method_rank = {m: i for i, m in enumerate(dict.fromkeys(table.method))}
+    table = table.sort_values(
+        ["pool", "method", "budget"],
+        key=lambda c: (
+            c.map(pool_rank)
+            if c.name == "pool"
+            else (c.map(method_rank) if c.name == "method" else c)
+        ),
+        kind="stable",
+    )
     lines = [
         "| pool | method | labels | MSE P | MSE R | MSE F1 (± MCSE) | cover P | cover R | cover F1 | undefined | draws/label |",
         "|---" * 11 + "|",

@@ -45,7 +45,7 @@ __all__ = [
 
 METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 
-DEFAULT_ETA = 30.0
+DEFAULT_ETA = 2.0
 """OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
 
 VARIANCE_PRIOR_STRENGTH = 30.0
@@ -267,13 +267,13 @@ class OASISSampler(_Base):
     pi0_k = mean score probability in the stratum (Algorithm 2). The paper's experiments
     (§6) write the prior strength as eta = 2K; the authors' package (`oasis` 0.1.3,
     ``_calc_BB_prior``) divides it by K, i.e. 2 pseudo-labels per stratum. Here ``eta``
-    counts pseudo-labels per stratum and defaults to 30, chosen by benchmark
-    (benchmarks/README.md, 100 runs, 30 strata per prediction group): F1 MSE at 1,000 /
-    2,000 labels on abt-buy 3.3e-3 / 2.0e-3 with eta = 30 against 4.7e-3 / 2.1e-3 with
-    eta = 2K = 120, while eta = 2 let strata starve (abt-buy recall coverage 80% at 2,000
-    labels over 50 runs, one run with F1 error 0.44) although it is best on the research
-    restaurant pool (5.5e-5 / 1.4e-5 against 3.4e-4 / 8.1e-5 with eta = 30). With
-    ``decay`` (Marchant & Rubinstein 2017 Remark 4) the prior column of stratum k is
+    counts pseudo-labels per stratum and defaults to 2, chosen by benchmark
+    (benchmarks/README.md, 100 runs, 30 strata per prediction group, F1 MSE at 1,000 /
+    2,000 labels): research restaurant pool 5.5e-5 / 1.4e-5 with eta = 2 against 3.4e-4 /
+    8.1e-5 with eta = 30 and 3.6e-4 / 8.2e-5 with eta = 2K = 120; abt-buy 2.8e-3 / 2.4e-3
+    against 3.3e-3 / 2.0e-3 and 4.7e-3 / 2.1e-3 (a weak prior may starve a stratum that
+    still holds matches: heavier-tailed errors on abt-buy at 2,000 labels).
+    With ``decay`` (Marchant & Rubinstein 2017 Remark 4) the prior column of stratum k is
     multiplied by 1 / n_k once n_k labels were drawn from it: the posterior mean is
     (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). The default is no decay: on abt-buy decay
     with eta = 2 gave an F1 MSE at 2,000 labels of 1.4e-2 +- 7.9e-3 (40 runs, the paper's
@@ -349,10 +349,11 @@ class OASISSampler(_Base):
         """The Beta prior of the estimator's variance model per stratum, shape (2, K):
         pseudo-counts of matches and of non-matches, VARIANCE_PRIOR_STRENGTH * [pi0_k,
         1 - pi0_k] with the sampler's prior mean pi0_k whatever ``eta`` is
-        (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`). 30 pseudo-labels were
-        chosen by benchmark (benchmarks/README.md): on the same abt-buy runs recall
-        coverage at 1,000 / 2,000 labels was 89% / 90% with 2, 92% / 92% with 8 and
-        96% / 97% with 30."""
+        (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`; the estimator decays it
+        as 1 / d_c in labelled cells). 30 pseudo-labels were chosen by benchmark
+        (benchmarks/README.md; eta = 120 runs, prior not decayed): on the same abt-buy
+        runs recall coverage at 1,000 / 2,000 labels was 89% / 90% with 2, 92% / 92% with
+        8 and 96% / 97% with 30."""
         pi0 = self.prior1 / self.eta
         return VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
 
