@@ -279,12 +279,3 @@ def reviewer_spread(data, store, settings, queue, versions: list[str], metrics: 
     )
     wide["spread"] = wide.max(axis=1) - wide.min(axis=1)
     st.dataframe(wide.reset_index(), hide_index=True, key="est_reviewer_spread")
-
-
-def compared_versions(data: ProjectData, settings: dict) -> tuple[pd.Series, pd.Series]:
-    """Baseline and compared versions of a change design, on the records they share
-    (versions may cover different populations; the comparison is on the shared one)."""
-    a = data.predictions[settings["version"]]
-    b = data.predictions[settings["other_version"]]
-    shared = a.index.intersection(b.index)
-    return a.loc[shared], b.loc[shared]

@@ -5,6 +5,7 @@ page prints its assumptions."""
 
 from __future__ import annotations
 
+import io
 import os
 import warnings
 from pathlib import Path
@@ -79,7 +80,7 @@ def test_stratified_design_estimates_and_per_stratum_contributions():
 
 
 @pytest.mark.usefixtures("project")
-def test_change_design_shows_the_paired_precision_difference():
+def test_change_design_shows_the_paired_precision_difference(cli):
     folder = _folder()
     at = _draw("change", 3, other="v2")
     queue = pd.read_parquet(folder / "queue.parquet")
@@ -95,6 +96,15 @@ def test_change_design_shows_the_paired_precision_difference():
     # |P_v1| = |P_v2| = 10: the precision difference needs no benchmark; recall and F1 do
     assert at.metric[0].value == f"{d.value:+.3f}"
     assert any("needs a benchmark" in i.value for i in at.info)
+    # the CLI gives the same difference, never level estimates over changed records only
+    code, out, err = cli(["review", "estimate", folder, "--format", "csv"])
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out)).set_index("metric")
+    assert list(table.index) == ["pairwise_precision difference"]
+    assert table.loc["pairwise_precision difference", "value"] == pytest.approx(d.value, abs=1e-12)
+    assert "pairwise_recall" in err and "needs a benchmark" in err
+    code, _, err = cli(["review", "estimate", folder, "--versions", "v1"])
+    assert code != 0 and "only the difference" in err
 
 
 @pytest.mark.usefixtures("project")

@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 from app_common import (
     DESIGNS,
-    compared_versions,
     data_key,
     load_project,
     open_store,
@@ -18,9 +17,9 @@ from app_common import (
 )
 
 from er_evaluation.estimators import compare, estimate_table
-from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.stratified import stratum_contributions
 from er_evaluation.plots import plot_estimates
+from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import benchmark_sample
 from er_evaluation.vocabulary import REGISTRY
 
@@ -80,24 +79,15 @@ else:
     st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
 
 if source == "reviews" and settings["design"] == "change":
-    # a sample of changed records estimates differences only (design §8): the levels
-    # TP_A and |T| come from the project's benchmark, |P_A| and |P_B| from the versions
+    # a sample of changed records estimates differences only (design §8)
     base, other = settings["version"], settings["other_version"]
-    a, b = compared_versions(data, settings)
-    bench = None
-    if data.benchmark is not None:
-        bench = benchmark_sample(
-            data.benchmark[data.benchmark.index.isin(a.index)], weights="cluster_size"
-        )
+    differences, refused = change_differences(data, settings, sample, METRICS)
     st.subheader(f"Paired difference {other} − {base} from the changed records")
     for col, (metric, label) in zip(st.columns(len(METRICS)), METRICS.items(), strict=True):
-        try:
-            d = compare_changed(
-                a, b, sample, bench, metric, names=(other, base), on_missing="restrict"
-            )
-        except ValueError as error:
-            col.info(f"{label}: {error}")
+        if metric in refused:
+            col.info(f"{label}: {refused[metric]}")
             continue
+        d = differences[metric]
         col.metric(
             f"{label}: {other} − {base}",
             f"{d.value:+.3f}",

@@ -24,6 +24,8 @@ import pandas as pd
 from er_evaluation.cli._common import add_output_options, emit, plain
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.review import DESIGNS, Project, ReviewError, agreement
+from er_evaluation.review.project import change_differences
+from er_evaluation.sampling import Sample
 
 
 def register(subparsers) -> None:
@@ -157,6 +159,8 @@ def project_estimates(
     if sample is None:
         raise ReviewError(f"{project.folder}: no finished review yet: nothing to estimate")
     data, settings = project.data, project.settings
+    if settings["design"] == "change":
+        return _change_table(project, sample, versions, metrics)
     if sample.sample_of == "predicted":
         allowed = [settings["version"]]
         metrics = list(metrics or PREDICTED_SAMPLE_METRICS)
@@ -175,6 +179,29 @@ def project_estimates(
         return estimate_table(
             {v: data.predictions[v] for v in versions}, sample, metrics, on_missing="restrict"
         )
+
+
+def _change_table(
+    project: Project, sample: Sample, versions: list[str] | None, metrics: list[str] | None
+) -> pd.DataFrame:
+    """A change sample estimates the paired difference of its two versions only."""
+    from er_evaluation.estimators.results import estimates_frame
+
+    settings = project.settings
+    pair = [settings["version"], settings["other_version"]]
+    if versions and sorted(versions) != sorted(pair):
+        raise ReviewError(
+            f"a sample of changed records estimates only the difference "
+            f"{pair[1]} − {pair[0]}; use --versions {' '.join(pair)} or leave it out"
+        )
+    differences, refused = change_differences(
+        project.data, settings, sample, list(metrics or DEFAULT_METRICS)
+    )
+    for metric, reason in refused.items():
+        print(f"er-eval review estimate: {metric}: {reason}", file=sys.stderr)
+    if not differences:
+        raise ReviewError("no metric can be estimated from this change sample (see above)")
+    return estimates_frame(differences.values())
 
 
 def run_estimate(args: argparse.Namespace) -> int:

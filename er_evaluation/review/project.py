@@ -18,8 +18,10 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -29,7 +31,10 @@ from er_evaluation.io import chmod_like_new_file, read_table, write_table_atomic
 from er_evaluation.review._design import draw_queue, reviewed_sample
 from er_evaluation.review._model import ReviewError
 from er_evaluation.review._store import ReviewStore
-from er_evaluation.sampling import Sample
+from er_evaluation.sampling import Sample, benchmark_sample
+
+if TYPE_CHECKING:
+    from er_evaluation.estimators.results import Estimate
 
 CONFIG_NAME = "project.json"
 STORE_NAME = "reviews.sqlite"
@@ -423,6 +428,53 @@ def project_sample(
         blocks=data.blocks,
         **_strata_settings(data, settings),
     )
+
+
+def compared_versions(data: ProjectData, settings: dict) -> tuple[pd.Series, pd.Series]:
+    """Baseline and compared versions of a change design, on the records they share
+    (versions may cover different populations; the comparison is on the shared one)."""
+    a = data.predictions[settings["version"]]
+    b = data.predictions[settings["other_version"]]
+    shared = a.index.intersection(b.index)
+    return a.loc[shared], b.loc[shared]
+
+
+def change_differences(
+    data: ProjectData,
+    settings: dict,
+    sample: Sample,
+    metrics: Iterable[str],
+    *,
+    level: float = 0.95,
+) -> tuple[dict[str, Estimate], dict[str, str]]:
+    """Paired differences ``metric(other_version) - metric(version)`` of a change-design
+    project, by :func:`~er_evaluation.estimators.change.compare_changed` (design §8).
+
+    A sample of changed records estimates differences only: its reviews give the change of
+    the link totals between the two versions, the project's benchmark (restricted to the
+    records both versions cover) gives TP_A and |T|, the versions give |P_A| and |P_B|.
+    Returns the estimates by metric and, for each metric that cannot be estimated from what the
+    project holds (e.g. recall without a benchmark), the reason.
+    """
+    from er_evaluation.estimators.change import compare_changed
+
+    base, other = settings["version"], settings["other_version"]
+    a, b = compared_versions(data, settings)
+    bench = None
+    if data.benchmark is not None:
+        bench = benchmark_sample(
+            data.benchmark[data.benchmark.index.isin(a.index)], weights="cluster_size"
+        )
+    estimates: dict[str, Estimate] = {}
+    refused: dict[str, str] = {}
+    for metric in metrics:
+        try:
+            estimates[metric] = compare_changed(
+                a, b, sample, bench, metric, level=level, names=(other, base), on_missing="restrict"
+            )
+        except ValueError as error:
+            refused[metric] = str(error)
+    return estimates, refused
 
 
 @dataclass(frozen=True)
