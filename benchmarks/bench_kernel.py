@@ -1,13 +1,22 @@
-"""Speed and peak memory of the contingency kernel, pairwise P+R, all metrics and from_pairs,
-side by side with scikit-learn, for 1e5, 1e6 and 1e7 records.
+"""Speed and peak memory of the contingency kernel, pairwise P+R, all metrics, a
+400-cluster estimate and from_pairs, side by side with scikit-learn and with a bare
+factorize-and-count floor, for 1e5, 1e6 and 1e7 records (3e7 on request).
 
 Every (task, size, id type) runs in its own child process: the child builds the data,
 records its resident memory (``data MB``: interpreter + inputs), resets the kernel's
-peak-RSS counter (``/proc/self/clear_refs``), times the task (best of 3 runs; 1 for scikit-learn at 1e7)
-and reports its peak RSS over the task (``peak MB``: interpreter + inputs + everything
+peak-RSS counter (``/proc/self/clear_refs``), times the task (best of 3 runs, wall and
+CPU time; 1 run for scikit-learn at 1e7 and for every task above 1e7) and reports its
+peak RSS over the task (``peak MB``: interpreter + inputs + everything
 the task allocates). The data generator's own transients (numpy fixed-width strings)
 are thereby excluded; the whole child's peak, generator included, is also kept in the
 JSON output (``process_peak_mb``, from ``os.wait4``).
+
+Before the timed runs the child runs the task once under ``tracemalloc`` (after a
+warm-up on 1,000 records, so that lazy imports are not counted): ``traced peak MB`` is
+the most the task allocated on top of the inputs (numpy arrays and pandas hash tables
+are traced; Arrow's own buffers are not, the RSS peak covers them), ``held KB`` what it
+still holds once its result is deleted (caches left on the caller's objects or in
+modules), and ``new caches`` the keys it added to the caller's indexes' ``_cache``.
 
 Data: reference cluster sizes drawn from a Zipf law (exponent 2, capped at 10,000: heavy
 tailed, about half singletons by cluster count); the prediction moves 10% of the records,
@@ -17,9 +26,17 @@ permutation of 0..n-1 ("int"), or the same numbers as strings "r<k>" with cluste
 (one table with two cluster columns); ``kernel_shuffled`` gives the reference in another
 record order, so the kernel must align ids. scikit-learn gets the label arrays already
 aligned (it has no notion of record ids), i.e. strictly less work than our tasks.
+``floor_pr`` is the least any pairwise P+R can cost on these inputs: ``pd.factorize`` of
+both cluster-id columns, one int64 key per record, ``pd.factorize`` and ``np.bincount`` of
+the keys, the three link counts; no validation and no record-id work. ``estimate`` is
+``estimate(prediction, sample, "pairwise_precision")`` for a sample of 400 reference
+clusters drawn with probability proportional to size (the sample is drawn before the
+measurement); its extra memory should follow the sample, not the population.
 
     nice -n 0 python benchmarks/bench_kernel.py                 # all sizes, ~15 min
     python benchmarks/bench_kernel.py --sizes 100000 --ids int  # quick look
+    prlimit --as=$((10*1024**3)) nice -n 10 python benchmarks/bench_kernel.py \
+        --sizes 30000000 --tasks estimate pairwise_pr floor_pr --limit 1200
 """
 
 from __future__ import annotations
@@ -41,6 +58,8 @@ TASKS = [
     "sk_pair_confusion",
     "sk_adjusted_rand",
     "sk_homogeneity_completeness_v",
+    "floor_pr",
+    "estimate",
 ]
 
 
@@ -76,6 +95,79 @@ def make_pairs(n: int, seed: int = 0):
     return records, pairs
 
 
+def floor_pr(prediction, reference) -> tuple[float, float]:
+    """Pairwise precision and recall with nothing but factorize and count (records already
+    aligned, nothing validated): the floor the library's pairwise P+R is compared with."""
+    import numpy as np
+    import pandas as pd
+
+    def links(counts):
+        counts = counts.astype(np.int64)
+        return int((counts * (counts - 1) // 2).sum())
+
+    pred_codes, pred_labels = pd.factorize(prediction.array)
+    ref_codes, ref_labels = pd.factorize(reference.array)
+    key = pred_codes.astype(np.int64) * len(ref_labels) + ref_codes
+    cells, _ = pd.factorize(key)
+    true_positive = links(np.bincount(cells))
+    return (
+        true_positive / links(np.bincount(pred_codes)),
+        true_positive / links(np.bincount(ref_codes)),
+    )
+
+
+def task_function(task: str, prediction, reference):
+    """The call measured for ``task`` on (prediction, reference)."""
+    if task == "floor_pr":
+        return lambda: floor_pr(prediction, reference)
+    if task == "estimate":
+        from er_evaluation.estimators import estimate
+        from er_evaluation.sampling import sample_clusters
+
+        sample = sample_clusters(reference, 400, weights="cluster_size", seed=0)
+        return lambda: estimate(prediction, sample, "pairwise_precision")
+    if task.startswith("sk_"):
+        import sklearn.metrics as skm
+        from sklearn.metrics.cluster import pair_confusion_matrix
+
+        labels_true, labels_pred = reference.to_numpy(), prediction.to_numpy()
+        function = {
+            "sk_pair_confusion": pair_confusion_matrix,
+            "sk_adjusted_rand": skm.adjusted_rand_score,
+            "sk_homogeneity_completeness_v": skm.homogeneity_completeness_v_measure,
+        }[task]
+        return lambda: function(labels_true, labels_pred)
+    if task in ("kernel", "kernel_shuffled"):
+        from er_evaluation import contingency
+
+        return lambda: contingency(prediction, reference)
+    from er_evaluation.metrics import evaluate
+
+    chosen = ["pairwise_precision", "pairwise_recall"] if task == "pairwise_pr" else None
+    return lambda: evaluate(prediction, reference, chosen)
+
+
+def traced(run, inputs) -> dict:
+    """Run once under tracemalloc: peak allocated, memory still held once the result is
+    deleted, and the cache keys added to the inputs' indexes."""
+    import gc
+    import tracemalloc
+
+    before = [set(index._cache) for index in inputs]
+    gc.collect()
+    tracemalloc.start()
+    result = run()
+    _, peak = tracemalloc.get_traced_memory()
+    del result
+    gc.collect()
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    added = sorted(
+        {k for index, keys in zip(inputs, before, strict=True) for k in set(index._cache) - keys}
+    )
+    return {"traced_peak_mb": peak / 2**20, "held_kb": held / 2**10, "new_caches": added}
+
+
 def rss_mb(field: str = "VmRSS") -> float:
     with open("/proc/self/status") as handle:
         for line in handle:
@@ -103,39 +195,34 @@ def child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
         records, pairs = make_pairs(n)
         data_mb = rss_mb()
         run = lambda: from_pairs(pairs, records=records)  # noqa: E731
+        memory = {}
     else:
+        import warnings
+
+        warnings.simplefilter("ignore")  # the estimate's reliability warnings
+        small = make_data(1000, ids)
+        task_function(task, *small)()  # warm-up: lazy imports are not the task's memory
         prediction, reference = make_data(n, ids)
         if task == "kernel_shuffled":
             reference = reference.sample(frac=1.0, random_state=1)
+        run = task_function(task, prediction, reference)
         data_mb = rss_mb()
-        if task.startswith("sk_"):
-            import sklearn.metrics as skm
-            from sklearn.metrics.cluster import pair_confusion_matrix
-
-            labels_true, labels_pred = reference.to_numpy(), prediction.to_numpy()
-            function = {
-                "sk_pair_confusion": pair_confusion_matrix,
-                "sk_adjusted_rand": skm.adjusted_rand_score,
-                "sk_homogeneity_completeness_v": skm.homogeneity_completeness_v_measure,
-            }[task]
-            run = lambda: function(labels_true, labels_pred)  # noqa: E731
-        elif task in ("kernel", "kernel_shuffled"):
-            from er_evaluation import contingency
-
-            run = lambda: contingency(prediction, reference)  # noqa: E731
-        else:
-            from er_evaluation.metrics import evaluate
-
-            chosen = ["pairwise_precision", "pairwise_recall"] if task == "pairwise_pr" else None
-            run = lambda: evaluate(prediction, reference, chosen)  # noqa: E731
+        memory = traced(run, [prediction.index, reference.index])
     reset_peak_rss()
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = run()
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
         del result
-    return {"seconds": float(np.min(times)), "data_mb": data_mb, "peak_mb": rss_mb("VmHWM")}
+    return {
+        "seconds": float(np.min(times)),
+        "cpu_seconds": float(np.min(cpu)),
+        "data_mb": data_mb,
+        "peak_mb": rss_mb("VmHWM"),
+        **memory,
+    }
 
 
 def run_child(task: str, n: int, ids: str, repeat: int, limit: int) -> dict:
@@ -194,14 +281,17 @@ def main() -> None:
         f"numpy {numpy.__version__}, pandas {pandas.__version__}, scikit-learn {sklearn.__version__}"
     )
     rows = []
-    header = f"| {'task':32} | {'records':>10} | ids | {'seconds':>8} | {'peak MB':>8} | {'data MB':>8} |"
+    header = (
+        f"| {'task':32} | {'records':>10} | ids | {'seconds':>8} | CPU s | {'peak MB':>8} | "
+        f"{'data MB':>8} | traced peak MB | held KB | new caches |"
+    )
     print(header)
     print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|", flush=True)
     configs = [(t, n, i) for n in args.sizes for i in args.ids for t in args.tasks]
     if args.pairs:
         configs.append(("from_pairs", args.pairs, "int"))
     for task, n, ids in configs:
-        repeat = 1 if n >= 10_000_000 and task.startswith("sk_") else 3
+        repeat = 1 if (n >= 10_000_000 and task.startswith("sk_")) or n > 10_000_000 else 3
         row = run_child(task, n, ids, repeat, args.limit)
         rows.append(row)
         if "seconds" in row:
@@ -209,7 +299,15 @@ def main() -> None:
         else:
             seconds = f"{'> ' + str(args.limit) if 'timeout' in row else 'failed':>8}"
         peak, data = (f"{row.get(k, float('nan')):8.0f}" for k in ("peak_mb", "data_mb"))
-        print(f"| {task:32} | {n:>10,} | {ids:3} | {seconds} | {peak} | {data} |", flush=True)
+        traced_mb = f"{row.get('traced_peak_mb', float('nan')):14.1f}"
+        held = f"{row.get('held_kb', float('nan')):7.1f}"
+        caches = ", ".join(row.get("new_caches", [])) or "none"
+        print(
+            f"| {task:32} | {n:>10,} | {ids:3} | {seconds} | {row.get('cpu_seconds', float('nan')):5.2f} "
+            f"| {peak} | {data} | {traced_mb} | "
+            f"{held} | {caches} |",
+            flush=True,
+        )
         if "error" in row:
             print(f"    error: {row['error']}", flush=True)
     os.makedirs(args.out, exist_ok=True)

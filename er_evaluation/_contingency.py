@@ -15,13 +15,11 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from er_evaluation.clustering import (
-    _dense_ints,
-    check_structure,
-    duplicate_error,
-    duplicated_ids,
-)
+from er_evaluation._record_ids import check_unique, locate
+from er_evaluation.clustering import _dense_ints, check_structure, duplicate_error
 from er_evaluation.engines import Table, as_table
 from er_evaluation.errors import CoverageError, CoverageWarning, Offenders, examples, smallest
 
@@ -37,6 +35,8 @@ __all__ = [
 
 OnMissing = Literal["error", "restrict"]
 Scope = Literal["shared", "prediction"]
+#: records per chunk when counting a population's compact integer cluster ids
+_CHUNK = 1 << 20
 
 
 def comb2(x: np.ndarray) -> np.ndarray:
@@ -231,9 +231,13 @@ def contingency(
     if prediction.index.equals(reference.index):
         ref_pos = None  # same records in the same order: the common fast path
         if validate:
-            _raise_duplicates(prediction.index, "prediction")
+            check_unique(prediction.index, "prediction")
     else:
-        ref_pos = _positions(prediction.index, reference.index, validate)
+        ref_pos = None
+        if scope == "prediction":  # population read once, sample-sized arrays only
+            ref_pos = locate(prediction.index, reference.index, validate=validate)
+        if ref_pos is None:
+            ref_pos = _positions(prediction.index, reference.index, validate)
         absent = ref_pos < 0
         if absent.any():
             ids = reference.index[absent]
@@ -263,47 +267,37 @@ def contingency(
                 total=len(prediction),
             )
 
-    if ref_pos is None:
-        pred = _Codes.of(pred_values)
-        shared_pred_raw = pred.raw
-    elif scope == "shared":
-        pred = _Codes.of(pred_values[ref_pos])
-        shared_pred_raw = pred.raw
+    if scope == "prediction":
+        # the predicted clusters the sample touches, with their sizes in the whole
+        # prediction, and the prediction's totals: the table stays sample-sized
+        pred, population = _touched_clusters(pred_values, ref_pos)
     else:
-        pred = _Codes.of(pred_values)
-        shared_pred_raw = pred.raw[ref_pos]
+        pred = _Codes.of(pred_values if ref_pos is None else pred_values[ref_pos])
+        population = None
     ref = _Codes.of(ref_values)
 
-    # one int64 key per record names its cell; counting the keys is the whole table
-    key = shared_pred_raw.astype(np.int64, copy=False) * ref.span
+    # one int64 key per record names its cell; counting the keys is the whole table.
+    # Sorted in place and counted by runs: faster than hashing them (pd.factorize) and
+    # no array beyond the keys and their run starts
+    key = pred.raw.astype(np.int64) * ref.span
     key += ref.raw
-    cell_codes, cell_keys = pd.factorize(key)
-    count = np.bincount(cell_codes).astype(np.int64)
-    cell_keys = np.asarray(cell_keys, dtype=np.int64)
-    cell_pred = pred.compact(cell_keys // ref.span)
-    pred_size, pred_labels, population = pred.sizes, pred.labels, None
-    if scope == "prediction":
-        # keep the predicted clusters the sample touches (the table stays sample-sized)
-        # and the whole prediction's totals
-        links = comb2(pred.sizes).astype(float)
-        population = PredictionTotals(
-            n_clusters=len(pred.sizes),
-            links=int(comb2(pred.sizes).sum()),
-            size_entropy=float(xlogx(pred.sizes).sum()),
-            links_squared=float(links @ links),
-        )
-        touched, cell_pred = np.unique(cell_pred, return_inverse=True)
-        pred_size, pred_labels = pred.sizes[touched], pred.labels[touched]
+    key.sort()
+    new_cell = np.ones(len(key), dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=new_cell[1:])
+    starts = np.flatnonzero(new_cell)
+    del new_cell
+    count = np.diff(starts, append=len(key)).astype(np.int64)
+    cell_keys = key[starts]
     return Contingency(
-        pred=cell_pred.reshape(-1),
+        pred=pred.compact(cell_keys // ref.span),
         ref=ref.compact(cell_keys % ref.span),
         count=count,
-        pred_size=pred_size,
+        pred_size=pred.sizes,
         ref_size=ref.sizes,
-        pred_labels=pred_labels,
+        pred_labels=pred.labels,
         ref_labels=ref.labels,
         scope=scope,
-        n_records=len(pred.raw),
+        n_records=len(prediction) if scope == "prediction" else len(pred.raw),
         n_shared=len(ref.raw),
         dropped_reference_ids=dropped_ref,
         dropped_prediction_ids=dropped_pred,
@@ -353,10 +347,61 @@ class _Codes:
         return raw if self.relabel is None else self.relabel[raw]
 
 
-def _raise_duplicates(index: pd.Index, name: str) -> None:
-    duplicated = duplicated_ids(index)
-    if len(duplicated):
-        raise duplicate_error(duplicated, name)
+def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, PredictionTotals]:
+    """The predicted clusters of the sampled records (``values[positions]``; all records
+    if ``positions`` is None) as compact codes, with each cluster's size in the whole
+    prediction ``values``, and the prediction's totals (K, |P|, Σ|ĉ|ln|ĉ|, Σ C(|ĉ|,2)²).
+
+    One pass over the population's cluster ids, without a code per record: counted by
+    direct addressing (compact integers, a chunk at a time) or by one hash count of the
+    K clusters (``value_counts``; Arrow's for Arrow-backed strings); the sampled records'
+    clusters are factorised and looked up among those K. Every other array is
+    sample-sized.
+    """
+    ints = _dense_ints(values, slack=2)
+    if ints is not None:
+        lo = int(ints.min())
+        if 0 <= lo <= len(ints):  # count the ids themselves: no shifted copy
+            counts, lo = np.bincount(ints), 0
+        else:
+            counts = np.zeros(int(ints.max()) - lo + 1, dtype=np.int64)
+            for start in range(0, len(ints), _CHUNK):
+                counts += np.bincount(ints[start : start + _CHUNK] - lo, minlength=len(counts))
+        sizes = counts[counts > 0]
+        sampled = ints if positions is None else ints[positions]
+        touched, codes = np.unique(sampled - lo if lo else sampled, return_inverse=True)
+        dtype = np.asarray(values[:1]).dtype
+        labels = pd.Index((touched + lo).astype(dtype, copy=False))
+        touched_sizes = counts[touched].astype(np.int64)
+    else:
+        # count every cluster (a table of the K clusters, no per-record codes), then find
+        # the sampled records' clusters among them
+        sampled = values if positions is None else values.take(positions)
+        codes, uniques = pd.factorize(sampled)
+        arrow = getattr(values, "_pa_array", None)
+        if isinstance(arrow, pa.ChunkedArray) and (
+            pa.types.is_string(arrow.type) or pa.types.is_large_string(arrow.type)
+        ):
+            counted = pc.value_counts(arrow)
+            sizes = counted.field("counts").to_numpy().astype(np.int64)
+            where = pc.index_in(uniques._pa_array, value_set=counted.field("values"))
+            touched_sizes = sizes[where.to_numpy()]
+        else:
+            counted = pd.Series(values, copy=False).value_counts(sort=False)
+            counted = counted[counted.to_numpy() > 0]  # a categorical's unused categories
+            sizes = counted.to_numpy(dtype=np.int64)
+            touched_sizes = counted.reindex(pd.Index(uniques)).to_numpy(dtype=np.int64)
+        labels = pd.Index(uniques)
+        touched = labels
+    links = comb2(sizes).astype(float)
+    totals = PredictionTotals(
+        n_clusters=len(sizes),
+        links=int(comb2(sizes).sum()),
+        size_entropy=float(xlogx(sizes).sum()),
+        links_squared=float(links @ links),
+    )
+    codes = codes.reshape(-1).astype(np.int64, copy=False)
+    return _Codes(codes, len(touched), touched_sizes, labels), totals
 
 
 def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.ndarray:
@@ -374,8 +419,8 @@ def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.
         both = both - lo
         pred, ref = both[:n_pred], both[n_pred:]
         if validate:
-            _raise_duplicates(pred_index, "prediction")
-            _raise_duplicates(ref_index, "reference")
+            check_unique(pred_index, "prediction")
+            check_unique(ref_index, "reference")
         table = np.full(int(both.max()) + 1, -1, dtype=np.int64)
         table[pred] = np.arange(n_pred)
         return table[ref]
