@@ -367,7 +367,7 @@ def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, Pre
             counts = np.zeros(int(ints.max()) - lo + 1, dtype=np.int64)
             for start in range(0, len(ints), _CHUNK):
                 counts += np.bincount(ints[start : start + _CHUNK] - lo, minlength=len(counts))
-        sizes = counts[counts > 0]
+        sizes = counts  # with zeros for absent ids, which add nothing to the totals
         sampled = ints if positions is None else ints[positions]
         touched, codes = np.unique(sampled - lo if lo else sampled, return_inverse=True)
         dtype = np.asarray(values[:1]).dtype
@@ -393,15 +393,27 @@ def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, Pre
             touched_sizes = counted.reindex(pd.Index(uniques)).to_numpy(dtype=np.int64)
         labels = pd.Index(uniques)
         touched = labels
-    links = comb2(sizes).astype(float)
-    totals = PredictionTotals(
-        n_clusters=len(sizes),
-        links=int(comb2(sizes).sum()),
-        size_entropy=float(xlogx(sizes).sum()),
-        links_squared=float(links @ links),
-    )
     codes = codes.reshape(-1).astype(np.int64, copy=False)
-    return _Codes(codes, len(touched), touched_sizes, labels), totals
+    return _Codes(codes, len(touched), touched_sizes, labels), _prediction_totals(sizes)
+
+
+def _prediction_totals(sizes: np.ndarray) -> PredictionTotals:
+    """K, |P|, Σ|ĉ|ln|ĉ| and Σ C(|ĉ|,2)² of the cluster ``sizes`` (zeros are no cluster),
+    a chunk at a time so that the temporaries stay small."""
+    links, links_squared, entropy = 0, 0.0, 0.0
+    for start in range(0, len(sizes), _CHUNK):
+        part = sizes[start : start + _CHUNK]
+        pairs = comb2(part)
+        links += int(pairs.sum())
+        pairs = pairs.astype(float)
+        links_squared += float(pairs @ pairs)
+        entropy += float(xlogx(part).sum())
+    return PredictionTotals(
+        n_clusters=int(np.count_nonzero(sizes)),
+        links=links,
+        size_entropy=entropy,
+        links_squared=links_squared,
+    )
 
 
 def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.ndarray:
