@@ -279,7 +279,7 @@ def contingency(
     # one int64 key per record names its cell; counting the keys is the whole table.
     # Sorted in place and counted by runs: faster than hashing them (pd.factorize) and
     # no array beyond the keys and their run starts
-    key = pred.raw.astype(np.int64) * ref.span
+    key = pred.raw.astype(np.int64, copy=False) * ref.span  # a new array: sorted in place
     key += ref.raw
     key.sort()
     new_cell = np.ones(len(key), dtype=bool)
@@ -331,6 +331,12 @@ class _Codes:
     @classmethod
     def of(cls, values) -> _Codes:
         ints = _dense_ints(values, slack=2)
+        encoded = _dictionary_encoded(values) if ints is None else None
+        if encoded is not None:  # Arrow strings: Arrow's own codes, 4 bytes each
+            codes = encoded.indices.to_numpy()
+            sizes = np.bincount(codes, minlength=len(encoded.dictionary)).astype(np.int64)
+            labels = pd.array(encoded.dictionary, dtype=values.dtype)
+            return cls(codes, len(labels), sizes, pd.Index(labels))
         if ints is None:
             codes, labels = pd.factorize(values)
             sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
@@ -345,6 +351,18 @@ class _Codes:
 
     def compact(self, raw: np.ndarray) -> np.ndarray:
         return raw if self.relabel is None else self.relabel[raw]
+
+
+def _dictionary_encoded(values) -> pa.DictionaryArray | None:
+    """Arrow-backed string cluster ids dictionary-encoded by Arrow (what ``pd.factorize``
+    does for them, without widening the codes to int64); None for other values, or
+    missing ones (left to ``pd.factorize``)."""
+    data = getattr(values, "_pa_array", None)
+    if not isinstance(data, pa.ChunkedArray) or data.null_count:
+        return None
+    if not (pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
+        return None
+    return data.dictionary_encode().combine_chunks()
 
 
 def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, PredictionTotals]:
