@@ -24,15 +24,14 @@ benchmark (benchmarks/README.md, ``bench_pairs_reuse.py``):
   2021, Theorem 1).
 
 Measured (400 runs on abt-buy and restaurant, 100 on FEBRL; 1,000 OASIS labels for A,
-300 more for B): on the same OASIS draws the mixture's recall bias on abt-buy was
-+0.031 ± 0.003 (A's labels plus B's) against +0.008 ± 0.004 with own weights. With own
-weights, A's labels plus 300 new ones gave B's F1 with the MSE of a fresh OASIS run of
-1,300 labels on abt-buy and restaurant (2.7e-3, 2.7e-4 vs 2.7e-3, 2.8e-4) and 1.7 times
-it on FEBRL; 95% coverage of P / R / F1 was 99.0 / 90.2 / 88.8% (abt-buy),
-95.5 / 91.0 / 95.8% (restaurant) and 91 / 12 / 91% (FEBRL), below the 92% target for
-recall where fresh OASIS is too (88.5%, 94.0%, 0%): the misses are intervals above the
-truth when B's rare false negatives in large low-score strata were not drawn
-(benchmarks/README.md, "Label reuse").
+300 more for B; library defaults): on the same OASIS draws the mixture's recall bias on
+abt-buy was +0.037 ± 0.002 (A's labels plus B's) against +0.008 ± 0.003 with own
+weights. With own weights, A's labels plus 300 new ones gave B's F1 with 1.6, 1.5 and 1.2
+times the MSE of a fresh OASIS run of 1,300 labels on abt-buy, restaurant and FEBRL;
+95% coverage of P / R / F1 was 100 / 98.8 / 98.8% (abt-buy), 100 / 100 / 100%
+(restaurant) and 96 / 4 / 96% (FEBRL): above the [92%, 98%] target where fresh OASIS is
+too, and far below it for FEBRL recall, whose rare false negatives among 5.4M predicted
+non-matches no run drew (benchmarks/README.md, "Label reuse").
 
 Functions:
 
@@ -278,9 +277,9 @@ def reuse_estimate(
     :func:`~er_evaluation.pairs.estimate_from_labels` with the run's weights: a
     :class:`TracedRun` of fixed proposals is weighted against their mixture (balance
     heuristic, Chaganty et al. 2017), any other run by each draw's own p/q_t. Measured
-    (module docstring; OASIS A, 1,000 labels, 400 runs): B's recall bias +0.012 ± 0.005
+    (module docstring; OASIS A, 1,000 labels, 400 runs): B's recall bias +0.014 ± 0.004
     on abt-buy, within Monte-Carlo error on restaurant; 95% coverage of P / R / F1
-    95.8 / 85.0 / 89.8% (abt-buy), 95.0 / 91.2 / 93.5% (restaurant), 94 / 78 / 94% (FEBRL,
+    100 / 96.5 / 96.5% (abt-buy), 100 / 100 / 100% (restaurant), 96 / 30 / 96% (FEBRL,
     100 runs)."""
     return estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
 
