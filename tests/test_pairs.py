@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import synthetic_pool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,24 +39,6 @@ from er_evaluation.pairs import (
     score_probabilities,
     stratify,
 )
-
-
-def synthetic_pool(n=400, rate=0.05, seed=0, noise=1.0) -> PairPool:
-    """A pool whose labels are Bernoulli(score-ish) and prediction a noisy threshold."""
-    rng = np.random.default_rng(seed)
-    label = (rng.random(n) < rate).astype(int)
-    score = label * 2.0 + rng.normal(0, noise, n) - 1.0
-    predicted = (score + rng.normal(0, 0.5, n) > 0.3).astype(int)
-    frame = pd.DataFrame(
-        {
-            "id_left": np.arange(n),
-            "id_right": np.arange(n) + n,
-            "score": score,
-            "predicted": predicted,
-            "label": label,
-        }
-    )
-    return PairPool.from_frame(frame, label_col="label")
 
 
 def tiny_pool() -> PairPool:

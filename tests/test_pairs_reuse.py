@@ -9,15 +9,14 @@ import warnings
 from fractions import Fraction
 
 import numpy as np
-import pandas as pd
 import pytest
+from _helpers import synthetic_pool
 
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     CountingOracle,
     LabelOracle,
     LabelRun,
-    PairPool,
     continue_sampling,
     estimate_from_labels,
     make_sampler,
@@ -31,23 +30,6 @@ from er_evaluation.pairs.reuse import (
     proposals_of,
     sample_traced,
 )
-
-
-def small_pool(n: int, seed: int, rate: float = 0.15) -> PairPool:
-    rng = np.random.default_rng(seed)
-    label = (rng.random(n) < rate).astype(int)
-    score = label * 2.0 + rng.normal(0, 1.0, n) - 1.0
-    predicted = (score + rng.normal(0, 0.5, n) > 0.3).astype(int)
-    frame = pd.DataFrame(
-        {
-            "id_left": np.arange(n),
-            "id_right": np.arange(n) + n,
-            "score": score,
-            "predicted": predicted,
-            "label": label,
-        }
-    )
-    return PairPool.from_frame(frame, label_col="label")
 
 
 def fixed(codes, prob, draws) -> Proposals:
@@ -136,7 +118,7 @@ def test_continued_static_stages_are_weighted_by_the_mixture_of_both_proposals()
     """A: static IS for A's prediction; B: static IS for B's (continue_sampling with
     method="importance"). The pooled run's weights equal p / ((n_A q_A + n_B q_B) / T)
     computed from the two samplers' own q arrays, and B's labels cost only new pairs."""
-    pool = small_pool(300, seed=3)
+    pool = synthetic_pool(300, rate=0.15, seed=3)
     predicted_b = (pool.scores > 0.0).astype(int)
     pool_b = pool.with_prediction(predicted_b)
     first = sample_traced(pool, make_sampler("importance", pool, 1), LabelOracle(pool.labels), 40)
@@ -164,7 +146,7 @@ def test_reuse_with_every_pair_labelled_is_exact(method):
     """Once A's and B's stages together have labelled every pair, B's precision, recall
     and F1 are the truth with a zero-width interval, for the mixture (static stages) and
     the own weights (OASIS) alike."""
-    pool = small_pool(40, seed=5, rate=0.3)
+    pool = synthetic_pool(40, rate=0.3, seed=5)
     predicted_b = (pool.scores > -0.2).astype(int)
     pool_b = pool.with_prediction(predicted_b)
     oracle = LabelOracle(pool.labels)
@@ -187,7 +169,7 @@ def test_static_stages_reuse_is_unbiased_over_many_runs():
     """200 runs of static IS for A (40 labels) then static IS for B (20 more): B's
     totals TP_B and FN_B from the balance heuristic (N/T sum w y h) average to the truth
     within 4 Monte-Carlo standard errors, as does precision (linear in TP_B, PP known)."""
-    pool = small_pool(250, seed=11)
+    pool = synthetic_pool(250, rate=0.15, seed=11)
     rng = np.random.default_rng(0)
     predicted_b = np.where(rng.random(pool.n_pairs) < 0.1, 1 - pool.predicted, pool.predicted)
     pool_b = pool.with_prediction(predicted_b)
@@ -222,7 +204,7 @@ def test_oasis_trace_records_the_proposal_of_every_draw():
     """The recorded per-stratum q_t of each counted draw gives that draw's own weight at
     the pair drawn; the traced run keeps OASIS's draws and (adaptive) its own weights, and
     its mixture_run weighs them against the mean proposal."""
-    pool = small_pool(400, seed=7)
+    pool = synthetic_pool(400, rate=0.15, seed=7)
     oracle = LabelOracle(pool.labels)
     sampler = make_sampler("oasis", pool, 3, n_strata=5)
     k = sampler.strata.n_strata
@@ -244,7 +226,7 @@ def test_oasis_trace_records_the_proposal_of_every_draw():
 
 
 def test_proposals_of_fixed_designs_and_untraced_adaptive_runs():
-    pool = small_pool(200, seed=9)
+    pool = synthetic_pool(200, rate=0.15, seed=9)
     oracle = LabelOracle(pool.labels)
     strat = sample_labels(pool, make_sampler("stratified", pool, 0, n_strata=4), oracle, 30)
     props = proposals_of(strat)

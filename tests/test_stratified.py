@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import exact_estimable_metrics
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,32 +176,8 @@ def test_take_all_stratum_has_no_variance_part():
     )
 
 
-ESTIMABLE = [
-    P,
-    R,
-    F1,
-    "cluster_precision",
-    "cluster_recall",
-    "bcubed_precision",
-    "bcubed_recall",
-    "bcubed_f1",
-    "homogeneity",
-    "completeness",
-    "v_measure",
-]
-EXACT = {
-    P: metrics.pairwise_precision,
-    R: metrics.pairwise_recall,
-    F1: metrics.pairwise_f1,
-    "cluster_precision": metrics.cluster_precision,
-    "cluster_recall": metrics.cluster_recall,
-    "bcubed_precision": metrics.bcubed_precision,
-    "bcubed_recall": metrics.bcubed_recall,
-    "bcubed_f1": metrics.bcubed_f1,
-    "homogeneity": metrics.homogeneity,
-    "completeness": metrics.completeness,
-    "v_measure": metrics.v_measure,
-}
+EXACT = exact_estimable_metrics()
+ESTIMABLE = list(EXACT)
 
 
 def _random_population(seed, n=300):

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import exact_estimable_metrics
 
 from er_evaluation import metrics
 from er_evaluation.designs import (
@@ -210,19 +211,7 @@ def test_exhaustive_paired_difference_constant_denominator():
     assert out[:, 1].mean() == pytest.approx(out[:, 0].var(), abs=1e-12)
 
 
-ESTIMABLE = {
-    "pairwise_precision": metrics.pairwise_precision,
-    "pairwise_recall": metrics.pairwise_recall,
-    "pairwise_f1": metrics.pairwise_f1,
-    "cluster_precision": metrics.cluster_precision,
-    "cluster_recall": metrics.cluster_recall,
-    "bcubed_precision": metrics.bcubed_precision,
-    "bcubed_recall": metrics.bcubed_recall,
-    "bcubed_f1": metrics.bcubed_f1,
-    "homogeneity": metrics.homogeneity,
-    "completeness": metrics.completeness,
-    "v_measure": metrics.v_measure,
-}
+ESTIMABLE = exact_estimable_metrics()
 
 
 def _random_population(seed, n=300):
