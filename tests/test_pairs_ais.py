@@ -275,14 +275,14 @@ def test_census_reproduces_every_measure_exactly():
 
 
 def test_estimates_match_the_ratio_estimator_and_its_variance():
-    from er_evaluation.pairs.estimates import _history_arrays
+    from er_evaluation.pairs.estimates import _ais_interval
 
     pool = tiny_pool(200, seed=7)
     run = _label_run(pool, AISSampler(pool, 0, n_strata=4), 60)
-    value, se = _history_arrays(run, pool.predicted, [0.5], "martingale")
+    value, se, _, _ = _ais_interval(run, pool.predicted, [0.5], 1.96, "martingale")
     est = estimate_measure(run, f_measures(pool.predicted))
-    np.testing.assert_allclose([e.value for e in est], value[-1], rtol=1e-12)
-    np.testing.assert_allclose([e.std_error for e in est], se[-1], rtol=1e-9)
+    np.testing.assert_allclose([e.value for e in est], value, rtol=1e-12)
+    np.testing.assert_allclose([e.std_error for e in est], se, rtol=1e-9)
 
 
 def test_interval_is_never_a_point_before_census():

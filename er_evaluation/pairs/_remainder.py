@@ -46,6 +46,11 @@ import math
 import numpy as np
 
 from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.pairs._variance import (
+    conditional_variance,
+    labelled_groups,
+    labels_only_variance,
+)
 
 __all__: list[str] = []  # private: used by er_evaluation.pairs.estimates
 
@@ -240,6 +245,8 @@ def hybrid_estimate(
     if model is not None:
         cell_t, pi_c = model
         s_c = np.bincount(cell_t, weights=w * w, minlength=len(pi_c))
+    sq_groups = labelled_groups(c_t, label, w * w, n_cells)
+    w_groups = labelled_groups(c_t, label, w, n_cells)
     if dd > 0:
         tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
     else:
@@ -256,10 +263,14 @@ def hybrid_estimate(
             h_c = (np.arange(len(pi_c)) % 2).astype(np.float64)
             open_c = ~full[h_c.astype(np.int64)]
             g1 = open_c * (h_c * d_a + (1 - h_c) * d_c) + h_c * d_d
-            g0 = h_c * d_d
-            return float(np.sum(s_c * (pi_c * g1**2 + (1 - pi_c) * g0**2)))
-        influence = w * (y * in_a * d_a + y * in_c * d_c + h_t * d_d)
-        return float(t * np.var(influence, ddof=1))
+            return float(conditional_variance(s_c, pi_c, g1, h_c * d_d))
+        # labels only: cells = prediction groups, each draw's own label as its rate;
+        # centred and scaled as T times the sample variance of the influences
+        g1 = (~full) * (h * d_a + (~h) * d_c) + h * d_d
+        g0 = h * d_d
+        second = float(labels_only_variance(sq_groups, g1, g0))
+        first = float(np.sum(w_groups[:, 1] * g1 + w_groups[:, 0] * g0))
+        return t / (t - 1) * max(second - first**2 / t, 0.0)
 
     def kish(alpha: float) -> float:
         relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)

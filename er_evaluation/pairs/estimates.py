@@ -56,6 +56,7 @@ from er_evaluation.pairs._remainder import (
     remainder_estimate,
 )
 from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._variance import labelled_groups, labels_only_variance
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -187,43 +188,6 @@ def _predicted_of(run: LabelRun, predicted) -> np.ndarray:
     return predicted[run.index].astype(np.float64)
 
 
-def _history_arrays(run: LabelRun, predicted, alphas: list[float], variance: str):
-    """Weighted-ratio value[T, M] and delta-method std_error[T, M] after each draw of an
-    importance run, for M = 2 + len(alphas) metrics (Marchant & Rubinstein 2017 Algorithm 3 line 11; paper
-    002 §3.3.2)."""
-    if run.design != "importance":
-        raise ValueError(f"the weighted-ratio estimate is for importance runs, not {run.design!r}")
-    lh = _predicted_of(run, predicted)
-    lab = run.label.astype(np.float64)
-    a = lab * lh
-    coef = np.array([1.0, 0.0, *alphas])  # alpha per metric
-    w = run.weight.astype(np.float64)
-    if variance == "final":
-        if run.final_weight is None:
-            raise ValueError("variance='final' needs run.final_weight (p/q_N per draw)")
-        u = run.final_weight
-    elif variance == "martingale":
-        u = w
-    else:
-        raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        s_a, s_h, s_l = (np.cumsum(w * x) for x in (a, lh, lab))
-        den = coef[None, :] * s_h[:, None] + (1 - coef[None, :]) * s_l[:, None]
-        value = s_a[:, None] / den
-        wu = w * u
-        q_a, q_h, q_l = (np.cumsum(wu * x) for x in (a, lh, lab))
-        # sum wu (a - F b)^2 with a^2 = a, a b = a, b^2 = al^2 lh + (1-al)^2 l + 2 al (1-al) a
-        q_bb = (
-            coef**2 * q_h[:, None]
-            + (1 - coef) ** 2 * q_l[:, None]
-            + 2 * coef * (1 - coef) * q_a[:, None]
-        )
-        sq = q_a[:, None] - 2 * value * q_a[:, None] + value**2 * q_bb
-        sq = np.maximum(sq, 0.0)
-        var = sq / den**2
-    return value, np.sqrt(var)
-
-
 def _distinct(run: LabelRun) -> tuple[np.ndarray, np.ndarray]:
     """Pool rows of the distinct labelled pairs and the position of each one's first draw."""
     return np.unique(run.index, return_index=True)
@@ -267,22 +231,42 @@ def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
 
 
 def _ais_interval(run, predicted, alphas, z, variance):
-    """The weighted-ratio estimate of Marchant & Rubinstein 2017 (Algorithm 3, line 11) with its delta-method
-    variance, for adaptive runs without uniform-within-strata draws; Wilson interval on
+    """The weighted-ratio estimate F = sum_j w_j a_j / sum_j w_j b_j of Marchant & Rubinstein
+    2017 (Algorithm 3, line 11) for adaptive runs without uniform-within-strata draws, with
+    the labels-only martingale variance sum_j w_j u_j g(h_j, l_j)^2, g(h, l) =
+    (h l - F b) / sum_j w_j b_j (:mod:`er_evaluation.pairs._variance`); Wilson interval on
     n* = F (1 - F) / Var, or at F in {0, 1} on the Kish size (sum w b)^2 / sum (w b)^2."""
-    value, se = _history_arrays(run, predicted, alphas, variance)
-    value, se = value[-1], se[-1]
-    lh = predicted[run.index].astype(np.float64)
-    lab = run.label.astype(np.float64)
-    w = run.weight.astype(np.float64) if run.design == "importance" else np.ones(run.n_draws)
-    low, high = np.full_like(value, np.nan), np.full_like(value, np.nan)
+    if run.design != "importance":
+        raise ValueError(f"the weighted-ratio estimate is for importance runs, not {run.design!r}")
+    h = predicted[run.index].astype(np.int64)
+    lab = run.label.astype(np.int64)
+    w = run.weight.astype(np.float64)
+    if variance == "final":
+        if run.final_weight is None:
+            raise ValueError("variance='final' needs run.final_weight (p/q_N per draw)")
+        u = np.asarray(run.final_weight, dtype=np.float64)
+    elif variance == "martingale":
+        u = w
+    else:
+        raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
+    w_groups = labelled_groups(h, lab, w, 2)  # (prediction, label)
+    wu_groups = labelled_groups(h, lab, w * u, 2)
+    n_metrics = 2 + len(alphas)
+    value, se = np.full(n_metrics, np.nan), np.full(n_metrics, np.nan)
+    low, high = np.full(n_metrics, np.nan), np.full(n_metrics, np.nan)
+    hc = np.array([0.0, 1.0])  # prediction of each group row
     for m, alpha in enumerate([1.0, 0.0, *alphas]):
-        f, s = float(value[m]), float(se[m])
-        if math.isnan(f):
+        tp = w_groups[1, 1]
+        den = alpha * w_groups[1].sum() + (1 - alpha) * w_groups[:, 1].sum()
+        if not den > 0:
             continue
-        wb = w * (alpha * lh + (1 - alpha) * lab)
+        f = tp / den
+        g1 = (hc - f * (alpha * hc + 1 - alpha)) / den
+        g0 = -f * alpha * hc / den
+        var = float(labels_only_variance(wu_groups, g1, g0))
+        wb = w * (alpha * h + (1 - alpha) * lab)
         kish = float(np.sum(wb) ** 2 / np.sum(wb**2)) if np.any(wb > 0) else 0.0
-        _, se[m], low[m], high[m] = _finish(f, s**2 if s > 0 else 0.0, 1.0, kish, z)
+        value[m], se[m], low[m], high[m] = _finish(f, var, 1.0, kish, z)
     return value, se, low, high
 
 

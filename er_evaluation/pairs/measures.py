@@ -39,6 +39,7 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.intervals import wilson_bounds
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.pairs._variance import labels_only_variance
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -484,7 +485,8 @@ def estimate_measure(
     value = measure.value(totals)
     present = np.flatnonzero(w_sum.sum(axis=1) > 0)
     terms = np.nan_to_num(measure.gradient_terms(totals, present), nan=0.0)  # (G, 2, m)
-    second = np.einsum("gy,gym->m", wu_sum[present], terms**2) / n_draws
+    # the martingale's conditional variances with each draw's own label (labels only)
+    second = labels_only_variance(wu_sum[present], terms[:, 1, :], terms[:, 0, :]) / n_draws
     first = np.nan_to_num(measure.gradient_of_totals(totals), nan=0.0)
     var = np.maximum(second - first**2, 0.0) / n_draws
     # Kish effective size of the draws that enter each component's denominator
