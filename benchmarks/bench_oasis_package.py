@@ -43,8 +43,9 @@ FALLBACK_BINS = 10_000
 POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
 
 
-def worker(npz: str, reps: int, seed: int, n_strata: int) -> None:
-    """Run the package on one exported pool; print one CSV line per budget."""
+def worker(npz: str, reps: int, seed: int, n_strata: int, first: int) -> None:
+    """Run the package on one exported pool; print one CSV line per run (runs ``first`` to
+    ``first + reps - 1``): its squared F1 errors at the budgets, draws and CPU seconds."""
     try:
         import oasis
     except ImportError:
@@ -55,10 +56,8 @@ def worker(npz: str, reps: int, seed: int, n_strata: int) -> None:
     proba = bool(scores.min() >= 0.0 and scores.max() <= 1.0)
     truth_tp = float(np.sum(predicted * labels))
     truth = 2 * truth_tp / (predicted.sum() + labels.sum())
-    sq = np.zeros((reps, len(BUDGETS)))
-    start = time.process_time()
-    n_iter = 0
-    for rep in range(reps):
+    for rep in range(first, first + reps):
+        start = time.process_time()
         np.random.seed(seed + 1000 * rep)  # noqa: NPY002 (the package draws from the global generator)
         args = (0.5, predicted, scores, lambda i: int(labels[i]))
         options = dict(proba=proba, epsilon=1e-3, max_iter=400 * max(BUDGETS))
@@ -66,7 +65,7 @@ def worker(npz: str, reps: int, seed: int, n_strata: int) -> None:
             sampler = oasis.OASISSampler(*args, **options, stratification_n_strata=n_strata)
         except ValueError:
             # the package's automatic histogram size is 0 when the scores' interquartile
-            # range is 0 (dblp-acm): give it a fixed one
+            # range is 0 (dblp-acm, febrl): give it a fixed one
             sampler = oasis.OASISSampler(
                 *args,
                 **options,
@@ -74,20 +73,14 @@ def worker(npz: str, reps: int, seed: int, n_strata: int) -> None:
                 stratification_n_bins=FALLBACK_BINS,
             )
         done = 0
-        for b, budget in enumerate(BUDGETS):
+        sq = []
+        for budget in BUDGETS:
             sampler.sample_distinct(budget - done)
             done = budget
             value = float(sampler.estimate_[-1])
-            sq[rep, b] = 1.0 if not np.isfinite(value) else (value - truth) ** 2
-        n_iter += sampler.t_
-    cpu = time.process_time() - start
-    for b, budget in enumerate(BUDGETS):
-        col = sq[:, b]
-        print(
-            f"{budget},{reps},{truth},{col.mean()},{col.std() / np.sqrt(reps)},"
-            f"{n_iter / (reps * max(BUDGETS))},{1e6 * cpu / max(n_iter, 1)}",
-            flush=True,
-        )
+            sq.append(1.0 if not np.isfinite(value) else (value - truth) ** 2)
+        cpu = time.process_time() - start
+        print("RUN," + ",".join(map(str, [rep, truth, *sq, sampler.t_, cpu])), flush=True)
 
 
 def export(name: str, path: Path) -> None:
@@ -98,6 +91,34 @@ def export(name: str, path: Path) -> None:
     np.savez(path, scores=pool.scores, predicted=pool.predicted, labels=pool.labels)
 
 
+def summary(runs):
+    """One row per pool and budget from the per-run rows: F1 MSE, its Monte-Carlo SE, the
+    median squared error, draws per label and CPU per draw."""
+    import pandas as pd
+
+    rows = []
+    for name, group in runs.groupby("pool", sort=False):
+        n = len(group)
+        for budget in BUDGETS:
+            sq = group[f"sq_F1_{budget}"].to_numpy()
+            rows.append(
+                {
+                    "pool": name,
+                    "method": "oasis-0.1.3",
+                    "budget": budget,
+                    "reps": n,
+                    "truth_F1": group.truth_F1.iloc[0],
+                    "mse_F1": sq.mean(),
+                    "mse_F1_mcse": sq.std() / np.sqrt(n),
+                    "median_sq_F1": float(np.median(sq)),
+                    "draws_per_label": group.draws.sum() / (n * max(BUDGETS)),
+                    "us_per_draw": 1e6 * group.cpu_s.sum() / group.draws.sum(),
+                    "cpu_s_per_run": group.cpu_s.mean(),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -105,58 +126,64 @@ def main() -> None:
     parser.add_argument("--oasis-python", default="/work/tmp_oasis/venv/bin/python")
     parser.add_argument("--pools", nargs="+", default=list(POOLS))
     parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--first", type=int, default=0, help="index of the first run (seeds)")
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--strata", type=int, default=30)
     parser.add_argument("--out", default="benchmarks/data/bench_oasis_package.csv")
+    parser.add_argument(
+        "--runs-out", help="per-run CSV, appended to after every run (default: <out>_runs.csv)"
+    )
+    parser.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="RUNS_CSV",
+        help="only write --out from per-run CSVs (several processes' partial results)",
+    )
     parser.add_argument("--worker", metavar="NPZ", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.reps, args.seed, args.strata)
+        worker(args.worker, args.reps, args.seed, args.strata, args.first)
+        return
+    import pandas as pd
+
+    out = Path(args.out)
+    if args.summarize:
+        runs = pd.concat([pd.read_csv(p) for p in args.summarize])
+        runs = runs.drop_duplicates(["pool", "run"], keep="last")
+        table = summary(runs)
+        table.to_csv(out, index=False)
+        print(table.to_string(index=False))
         return
     if not Path(args.oasis_python).exists():
         print(f"SKIP: {args.oasis_python} not found (see the install commands above)")
         return
-    import pandas as pd
-
-    rows = []
-    out = Path(args.out)
+    runs_out = Path(args.runs_out or out.with_name(out.stem + "_runs.csv"))
+    columns = ["pool", "run", "truth_F1", *(f"sq_F1_{b}" for b in BUDGETS), "draws", "cpu_s"]
+    if not runs_out.exists():
+        runs_out.write_text(",".join(columns) + "\n")
     for name in args.pools:
         with tempfile.TemporaryDirectory() as tmp:
             npz = Path(tmp) / f"{name}.npz"
             export(name, npz)
-            result = subprocess.run(
-                [args.oasis_python, __file__, "--worker", str(npz), "--reps", str(args.reps)]
-                + ["--seed", str(args.seed), "--strata", str(args.strata)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-        # the package prints notes such as "Automatically setting n_bins = ..."
-        lines = [
-            line
-            for line in result.stdout.strip().splitlines()
-            if line.startswith("SKIP") or line.count(",") == 6
-        ]
-        if lines and lines[0].startswith("SKIP"):
-            print(lines[0])
-            return
-        for line in lines:
-            budget, reps, truth, mse, mcse, draws_per_label, us = line.split(",")
-            rows.append(
-                {
-                    "pool": name,
-                    "method": "oasis-0.1.3",
-                    "budget": int(budget),
-                    "reps": int(reps),
-                    "truth_F1": float(truth),
-                    "mse_F1": float(mse),
-                    "mse_F1_mcse": float(mcse),
-                    "draws_per_label": float(draws_per_label),
-                    "us_per_draw": float(us),
-                }
-            )
-        pd.DataFrame(rows).to_csv(out, index=False)
-        print(pd.DataFrame(rows).tail(len(BUDGETS)).to_string(index=False), flush=True)
+            command = [args.oasis_python, __file__, "--worker", str(npz), "--reps", str(args.reps)]
+            command += ["--seed", str(args.seed), "--strata", str(args.strata)]
+            command += ["--first", str(args.first)]
+            # the package prints notes such as "Automatically setting n_bins = ...": only
+            # the worker's RUN lines (one per finished run, kept as they come) are read
+            with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as worker_process:
+                for line in worker_process.stdout:
+                    if line.startswith("SKIP"):
+                        print(line.strip())
+                        return
+                    if line.startswith("RUN,"):
+                        with runs_out.open("a") as handle:
+                            handle.write(f"{name},{line[4:].strip()}\n")
+            if worker_process.returncode:
+                raise SystemExit(f"the package worker failed on {name}")
+        runs = pd.read_csv(runs_out).drop_duplicates(["pool", "run"], keep="last")
+        table = summary(runs)
+        table.to_csv(out, index=False)
+        print(table[table.pool == name].to_string(index=False), flush=True)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ would mostly measure the other jobs; wall-clock is reported alongside.
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
 import warnings
@@ -50,6 +51,7 @@ from bench_pairs_pools import (  # noqa: E402
 from er_evaluation.datasets import load_pool  # noqa: E402
 from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
+    OASISSampler,
     estimates,  # noqa: E402
     history,
     make_sampler,
@@ -94,8 +96,21 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
             continue
         for item in part.split(","):
             key, value = item.split("=")
-            params[key] = (value.lower() in ("1", "true")) if key == "decay" else float(value)
+            if key == "decay":
+                params[key] = value.lower() in ("1", "true")
+            elif key == "bins":  # CSF histogram of the strata: "fd", "default" or a count
+                params[key] = value if value in ("fd", "default") else int(value)
+            else:
+                params[key] = float(value)
     return method, params, ais
+
+
+def default_bins(method: str):
+    """The CSF histogram ``n_bins`` a sampler stratifies with by default ("default" = None)."""
+    if method != "oasis":
+        return "default"
+    default = inspect.signature(OASISSampler).parameters["n_bins"].default
+    return "default" if default is None else default
 
 
 def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
@@ -104,7 +119,15 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
     truth = pool.truth()
     truth_vec = np.array([truth[m] for m in NAMES])
     oracle = LabelOracle(pool.labels)
-    strata = stratify(pool.scores, pool.predicted, n_strata)
+    strata_of_bins = {}
+
+    def strata_for(bins):
+        if bins not in strata_of_bins:
+            strata_of_bins[bins] = stratify(
+                pool.scores, pool.predicted, n_strata, n_bins=None if bins == "default" else bins
+            )
+        return strata_of_bins[bins]
+
     groups: dict[str, list[str]] = {}
     for spec in methods:
         sampler_spec = ":".join(
@@ -116,6 +139,9 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
     rows = []
     for sampler_spec, specs in groups.items():
         method, extra, _ = parse_variant(sampler_spec)
+        # each sampler's own default CSF histogram unless ``bins=`` overrides it
+        bins = extra.pop("bins", default_bins(method))
+        strata = strata_for(bins)
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
         params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
         if method == "importance":
@@ -178,6 +204,7 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
                     sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
                     row[f"mse_{metric}"] = float(np.mean(sq))
                     row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
+                    row[f"median_sq_{metric}"] = float(np.median(sq))
                     row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
                     row[f"cover_{metric}"] = float(np.mean(cover[i, :, b, m]))
                     row[f"cover_normal_{metric}"] = float(np.mean(cover_normal[i, :, b, m]))
@@ -215,18 +242,24 @@ def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFra
     rows = [
         {"step": "PairPool.from_frame (validation)", "n_pairs": n, "cpu_s": cpu, "wall_s": wall}
     ]
-    strata, cpu, wall = timed(lambda: stratify(pool.scores, pool.predicted, 30))
-    rows.append(
-        {
-            "step": f"stratify (CSF, {strata.n_strata} strata)",
-            "n_pairs": n,
-            "cpu_s": cpu,
-            "wall_s": wall,
-        }
-    )
+    strata_of = {}
+    for method in ("stratified", "oasis"):
+        bins = None if default_bins(method) == "default" else default_bins(method)
+        strata, cpu, wall = timed(
+            lambda bins=bins: stratify(pool.scores, pool.predicted, 30, n_bins=bins)
+        )
+        strata_of[method] = strata
+        rows.append(
+            {
+                "step": f"stratify (CSF, {bins or 'default'} bins, {strata.n_strata} strata)",
+                "n_pairs": n,
+                "cpu_s": cpu,
+                "wall_s": wall,
+            }
+        )
     labels = (rng.random(n) < scores).astype(np.int8)
     for method in METHODS:
-        params = {"strata": strata} if method in ("stratified", "oasis") else {}
+        params = {"strata": strata_of[method]} if method in strata_of else {}
         sampler, cpu, wall = timed(
             lambda method=method, params=params: make_sampler(method, pool, 1, **params)
         )

@@ -44,12 +44,24 @@ class Strata:
         return self.order[self.offsets[k] : self.offsets[k + 1]]
 
 
-def csf_edges(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> np.ndarray:
+def csf_edges(scores: np.ndarray, n_strata: int, n_bins: int | str | None = None) -> np.ndarray:
     """Score cut points of the cumulative sqrt(F) method (Marchant & Rubinstein 2017, Algorithm 1).
 
-    Histogram the scores into M bins, cumulate sqrt(counts), cut that scale into
-    ``n_strata`` equal widths and map the cuts back to score bin edges. Returns the
-    interior edges (ascending, at most ``n_strata - 1``); empty strata are removed later.
+    Histogram the scores into bins, cumulate sqrt(counts), cut that scale into
+    ``n_strata`` equal widths and map the cuts back to score bin edges (the right edge of
+    the first bin whose cumulative sqrt(F) reaches each cut). Returns the interior edges
+    (ascending, at most ``n_strata - 1``); empty strata are removed later.
+
+    ``n_bins``: an int gives that many equal bins over the score range; None gives
+    min(max(40 K, 100), N) equal bins; ``"fd"`` gives bins of the Freedman-Diaconis
+    width 2 IQR N^(-1/3), as the authors' ``oasis`` package (0.1.3,
+    ``stratify_by_scores``) does. Imbalanced pools put almost every score near the
+    lowest value, and only bins that narrow resolve that mass into strata (abt-buy:
+    30 strata of 87 to 7,700 pairs instead of one stratum of 52,734 with 40 K bins).
+    With the FD width only the occupied bins are counted (empty bins add nothing to the
+    cumulative sqrt(F)), so ten million bins cost no more than the scores. When the
+    interquartile range is 0 (the middle half of the scores tied) every distinct score is
+    a bin of its own.
     """
     if n_strata < 1:
         raise ValueError(f"n_strata must be >= 1, got {n_strata}")
@@ -58,15 +70,42 @@ def csf_edges(scores: np.ndarray, n_strata: int, n_bins: int | None = None) -> n
     lo, hi = float(scores.min()), float(scores.max())
     if lo == hi:
         return np.empty(0)
-    bins = n_bins or int(min(max(40 * n_strata, 100), max(len(scores), 100)))
-    counts, edges = np.histogram(scores, bins=bins, range=(lo, hi))
+    if n_bins == "fd":
+        counts, right = _fd_bins(scores, lo)
+    elif n_bins is None or (isinstance(n_bins, (int, np.integer)) and n_bins >= 1):
+        bins = n_bins or int(min(max(40 * n_strata, 100), max(len(scores), 100)))
+        counts, edges = np.histogram(scores, bins=bins, range=(lo, hi))
+        right = edges[1:]
+    else:
+        raise ValueError(f"n_bins must be a positive int, 'fd' or None, got {n_bins!r}")
+    if len(counts) < 2:
+        return np.empty(0)
     csf = np.cumsum(np.sqrt(counts))
     width = csf[-1] / n_strata
     targets = width * np.arange(1, n_strata)
     # first bin whose cumulative sqrt(F) reaches each target; its right edge is a cut
     cut_bins = np.searchsorted(csf, targets, side="left")
-    cut_bins = np.unique(np.clip(cut_bins, 0, bins - 2))
-    return edges[cut_bins + 1]
+    cut_bins = np.unique(np.clip(cut_bins, 0, len(counts) - 2))
+    return right[cut_bins]
+
+
+def _fd_bins(scores: np.ndarray, lo: float) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and right edges of the occupied Freedman-Diaconis bins (width 2 IQR N^(-1/3)),
+    or of the distinct scores when the interquartile range is 0."""
+    q25, q75 = np.percentile(scores, [25, 75])
+    width = 2.0 * float(q75 - q25) * len(scores) ** (-1.0 / 3.0)
+    if not width > 0:
+        values, counts = np.unique(scores, return_counts=True)
+        return counts, np.append(values[1:], np.inf)
+    ids = np.floor((scores - lo) / width).astype(np.int64)
+    n_all = int(ids.max()) + 1
+    if n_all <= 4 * len(scores) + 1024:
+        counts = np.bincount(ids, minlength=n_all)
+        keys = np.flatnonzero(counts)
+        counts = counts[keys]
+    else:
+        keys, counts = np.unique(ids, return_counts=True)
+    return counts, lo + (keys + 1) * width
 
 
 def stratify(
@@ -74,12 +113,12 @@ def stratify(
     predicted: np.ndarray,
     n_strata: int = 30,
     *,
-    n_bins: int | None = None,
+    n_bins: int | str | None = None,
 ) -> Strata:
     """CSF strata of the pool, built separately within predicted matches and non-matches.
 
     Each of the two groups is cut into at most ``n_strata`` strata; empty strata are
-    dropped. Vectorised: one histogram and one ``searchsorted`` per group, and a stable
+    dropped. ``n_bins`` chooses the CSF histogram (:func:`csf_edges`). Vectorised: one histogram and one ``searchsorted`` per group, and a stable
     sort of the small integer codes to build per-stratum index arrays.
     """
     scores = np.asarray(scores, dtype=np.float64)

@@ -284,6 +284,8 @@ class OASISSampler(_Base):
     term of design §5 step 3 at the current F_alpha estimate; weight w = omega_k / v_k
     (Algorithm 3, line 6). ``observe`` adds the label to stratum k's counts and updates
     F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l) (Algorithm 3, line 11).
+    ``n_bins`` is the CSF histogram of the strata (:func:`~er_evaluation.pairs.csf_edges`;
+    ``"fd"``: Freedman-Diaconis bins as in the authors' package).
     """
 
     name = "oasis"
@@ -301,6 +303,7 @@ class OASISSampler(_Base):
         eta: float | None = None,
         decay: bool = False,
         threshold: float = 0.0,
+        n_bins: int | str | None = None,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -320,8 +323,11 @@ class OASISSampler(_Base):
             threshold,
         )
         self.decay = bool(decay)
+        self.n_bins = n_bins
         self.strata = (
-            strata if strata is not None else stratify(pool.scores, pool.predicted, n_strata)
+            strata
+            if strata is not None
+            else stratify(pool.scores, pool.predicted, n_strata, n_bins=n_bins)
         )
         st = self.strata
         prob = score_probabilities(pool.scores, threshold)
@@ -444,6 +450,7 @@ class OASISSampler(_Base):
             "eta": self.eta,
             "decay": self.decay,
             "threshold": self.threshold,
+            "n_bins": self.n_bins,
         }
 
 

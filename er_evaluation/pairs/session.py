@@ -275,6 +275,8 @@ class LabellingSession:
         logged = dict(header["params"])
         if header["method"] == "oasis" and "decay" not in logged:
             logged["decay"] = False  # logs written before the Remark 4 decay existed
+        if header["method"] == "oasis" and "n_bins" not in logged:
+            logged["n_bins"] = None  # logs written before Freedman-Diaconis strata
         if header["method"] == "ais" and "prior" not in logged:
             # logs written before the AIS model options existed: the model they used
             logged.update(prior="scores", counts="labels", proposal="pair")
