@@ -7,10 +7,15 @@ it there), and factorising all ids allocates several population-sized arrays and
 string ids, a hash pass over the strings as costly as the whole contingency count. Here:
 
 - compact integer ids are marked in a byte array (one byte per possible id);
+- a RangeIndex is unique by construction and its positions are arithmetic: it is never
+  turned into an array (pandas would cache that population-sized array on it);
 - other integer ids and Arrow-backed string ids become 64-bit keys (the integers
   themselves; for strings a polynomial hash of each string's bytes, computed with numpy
-  on the Arrow buffers), sorted once. Only if two keys are equal are the ids factorised:
-  to name the duplicated ids, or to find that two different strings share a hash;
+  on the Arrow buffers). Equal ids have equal keys, hence equal 32-bit prefixes of the
+  mixed keys; only the prefixes are sorted (4 bytes a record, written over the keys'
+  own buffer, ~30% faster than sorting the 64-bit keys), and only the few records whose
+  prefix another record shares are compared as ids, exactly (which also names the
+  duplicated ids);
 - a sample is found in the population by looking up the population's keys, one chunk at
   a time, in a hash table of the sample's keys: the population is read once and every
   array beyond the population's keys is sample-sized. String matches are compared as
@@ -28,7 +33,7 @@ import pyarrow as pa
 
 from er_evaluation.clustering import _dense_ints, duplicate_error, duplicated_ids
 
-__all__ = ["check_unique", "locate"]
+__all__ = ["check_unique", "locate", "range_positions", "same_ids"]
 
 #: records per chunk of a pass over the population (bounds its transient arrays)
 _CHUNK = 1 << 18
@@ -43,17 +48,24 @@ def check_unique(index: pd.Index, name: str, keys: np.ndarray | None = None) -> 
     """Raise the data model's duplicate-id error (:func:`~er_evaluation.clustering.
     duplicate_error`, naming the five smallest duplicated ids) if an id of ``index``
     occurs more than once. ``keys``: the index's 64-bit keys, our own array, if already
-    computed (they are sorted in place)."""
-    if keys is not None:
-        possible = _keys_collide(keys, own=True)
-    elif (dense := _dense_ints(index)) is not None:
-        possible = not _dense_unique(dense)
-    elif (keys := _keys(index)) is not None:
-        possible = _keys_collide(keys, own=_arrow_strings(index) is not None)
-    else:
-        possible = True  # no keys: the exact check below is the check
-    if possible:
-        duplicated = duplicated_ids(index)  # exact; names the duplicated ids
+    computed (they are overwritten)."""
+    if isinstance(index, pd.RangeIndex):
+        return  # a range holds each id once
+    if keys is None:
+        if (dense := _dense_ints(index)) is not None:
+            if _dense_unique(dense):
+                return
+            raise duplicate_error(duplicated_ids(index), name)
+        keys = _keys(index)
+        if keys is None:  # no keys: the exact check is the check
+            if len(duplicated := duplicated_ids(index)):
+                raise duplicate_error(duplicated, name)
+            return
+        if _arrow_strings(index) is None:  # integer keys: the index's own array
+            keys = keys.copy()
+    suspects = _shared_prefixes(keys)
+    if len(suspects):
+        duplicated = duplicated_ids(index.take(suspects))  # exact, among the few suspects
         if len(duplicated):
             raise duplicate_error(duplicated, name)
 
@@ -69,6 +81,8 @@ def locate(population: pd.Index, sample: pd.Index, *, validate: bool = True) -> 
     """
     if population.dtype.kind != sample.dtype.kind:  # e.g. uint64 and int64: -1 is not 2**64-1
         return None
+    if isinstance(population, pd.RangeIndex):
+        return range_positions(population, sample)
     strings = _arrow_strings(population) is not None
     if strings != (_arrow_strings(sample) is not None):
         return None
@@ -125,6 +139,35 @@ def _locate_dense(
     return positions
 
 
+def range_positions(population: pd.RangeIndex, ids: pd.Index) -> np.ndarray:
+    """Position in the range ``population`` of each integer id of ``ids`` (-1 if absent),
+    by arithmetic: (id - start) / step when that is a whole number inside the range."""
+    values = np.arange(ids.start, ids.stop, ids.step) if isinstance(ids, pd.RangeIndex) else ids
+    offset = np.asarray(values, dtype=np.int64) - population.start
+    positions, remainder = np.divmod(offset, population.step)
+    inside = (remainder == 0) & (positions >= 0) & (positions < len(population))
+    return np.where(inside, positions, -1)
+
+
+def same_ids(left: pd.Index, right: pd.Index) -> bool:
+    """``left.equals(right)``, without turning a RangeIndex into an array (pandas would
+    cache it on the caller's index): a range is compared with other ids a chunk at a time."""
+    ranges = [index for index in (left, right) if isinstance(index, pd.RangeIndex)]
+    if len(ranges) != 1:
+        return left is right or left.equals(right)
+    span = ranges[0]
+    other = right if span is left else left
+    if len(other) != len(span) or other.dtype.kind not in "iu":
+        return False  # ids of another type: aligned by the general path, which checks them
+    values, start, step = np.asarray(other), span.start, span.step
+    for first in range(0, len(values), _CHUNK):
+        chunk = values[first : first + _CHUNK]
+        expected = np.arange(start + first * step, start + (first + len(chunk)) * step, step)
+        if not np.array_equal(chunk, expected):
+            return False
+    return True
+
+
 def _all_true(values) -> bool:
     if hasattr(values, "to_numpy"):  # a nullable boolean array (missing ids, unvalidated)
         values = values.to_numpy(dtype=bool, na_value=False)
@@ -141,13 +184,43 @@ def _dense_unique(ints: np.ndarray) -> bool:
     return int(np.count_nonzero(seen)) == len(ints)
 
 
-def _keys_collide(keys: np.ndarray, *, own: bool) -> bool:
-    """Whether two keys are equal (sorting ``keys`` in place if ``own``, else a copy)."""
-    if own:
-        keys.sort()
-    else:
-        keys = np.sort(keys)
-    return bool((keys[1:] == keys[:-1]).any())
+def _shared_prefixes(keys: np.ndarray) -> np.ndarray:
+    """Positions of the keys whose 32-bit prefix another key shares; every key equal to
+    another is among them. ``keys`` (our own 64-bit array) is overwritten.
+
+    The prefix is the top half of key × M (M odd: a bijection of 64-bit integers, which
+    spreads integer ids that differ only in their low bits). The prefixes are written in
+    place into the first half of the keys' buffer, a sorted copy into the second half:
+    no memory beyond the keys. Among n distinct keys about n²/2³³ prefixes repeat (116
+    at 1M, 11,600 at 10M); their records are found by byte marks on the prefixes' top
+    bits, then exactly.
+    """
+    n = len(keys)
+    keys = keys.view(np.uint64)
+    words = keys.view(np.uint32)
+    prefixes, ordered = words[:n], words[n:]
+    multiplier = np.uint64(_MULTIPLIER)
+    for start in range(0, n, _CHUNK):
+        # writes words [start, stop), i.e. keys [start/2, stop/2): keys already read
+        chunk = keys[start : start + _CHUNK] * multiplier
+        prefixes[start : start + len(chunk)] = chunk >> np.uint64(32)
+    ordered[:] = prefixes
+    ordered.sort()
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if len(repeated) == 0:
+        return np.zeros(0, dtype=np.int64)
+    # byte marks over the prefixes' top bits, about 256 marks per repeated prefix
+    bits = min(max(int(len(repeated)).bit_length() + 8, 12), 32)
+    shift = np.uint32(32 - bits)
+    marks = np.zeros(1 << bits, dtype=bool)
+    marks[repeated >> shift] = True
+    suspects = np.concatenate(
+        [
+            np.flatnonzero(marks[prefixes[start : start + _CHUNK] >> shift]) + start
+            for start in range(0, n, _CHUNK)
+        ]
+    )
+    return suspects[np.isin(prefixes[suspects], repeated)]
 
 
 def _keys(index: pd.Index) -> np.ndarray | None:

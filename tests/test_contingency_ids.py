@@ -4,6 +4,7 @@ collisions forced to show the exact fallbacks give the same tables and the same 
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -171,3 +172,87 @@ def test_prediction_scope_on_other_cluster_id_types(dtype):
     assert table.n_pred_clusters == 3
     assert table.predicted_links == 1 + 3
     assert sorted(table.pred_size.tolist()) == [2, 3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_shared_prefixes_find_every_repeated_prefix(data):
+    # keys drawn from a few high halves so that 32-bit prefixes repeat often; the
+    # positions returned are exactly those whose prefix another key shares, brute force
+    n = data.draw(st.integers(0, 60))
+    highs = data.draw(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=4))
+    keys = np.array(
+        [data.draw(st.sampled_from(highs)) << 32 | data.draw(st.integers(0, 3)) for _ in range(n)],
+        dtype=np.uint64,
+    )
+    multiplier = _record_ids._MULTIPLIER
+    prefixes = [(int(k) * multiplier % 2**64) >> 32 for k in keys]
+    counts = Counter(prefixes)
+    expected = [i for i, p in enumerate(prefixes) if counts[p] > 1]
+    found = _record_ids._shared_prefixes(keys.copy())
+    assert sorted(found.tolist()) == expected
+
+
+@pytest.mark.parametrize("ids", ["sparse int", "str"])
+def test_check_unique_at_scale_names_the_duplicates(ids):
+    # 300,000 distinct ids have ~10 repeated 32-bit prefixes: the exact pass over the
+    # suspects must clear them, and still find one real duplicate among them
+    values = np.random.default_rng(3).permutation(300_000) * 1_000_003
+    index = pd.Index(values) if ids == "sparse int" else arrow_index([f"r{v}" for v in values])
+    check_unique(index, "prediction")
+    repeated = index.append(index[[17]])
+    with pytest.raises(ClusteringError, match=r"prediction: 1 record id\(s\) appear more"):
+        check_unique(repeated, "prediction")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(-50, 50),
+    st.integers(0, 40),
+    st.sampled_from([1, 2, 3, -1, -4]),
+    st.lists(st.integers(-120, 120), max_size=30),
+)
+def test_range_positions_match_get_indexer(start, length, step, ids):
+    population = pd.RangeIndex(start, start + length * step, step)
+    sample = pd.Index(ids, dtype=np.int64)
+    expected = pd.Index(np.asarray(list(population), dtype=np.int64)).get_indexer(sample)
+    np.testing.assert_array_equal(_record_ids.range_positions(population, sample), expected)
+    assert not population._cache  # arithmetic only: no array cached on the range
+
+
+@pytest.mark.parametrize(
+    "other, expected",
+    [
+        (pd.Index(np.arange(3, 3 + 2 * 700_000, 2)), True),
+        (pd.Index(np.r_[np.arange(3, 3 + 2 * 699_999, 2), 0]), False),
+        (pd.Index(np.arange(3, 3 + 2 * 10, 2)), False),
+        (pd.RangeIndex(3, 3 + 2 * 700_000, 2), True),
+        (pd.Index([f"r{i}" for i in range(5)]), False),
+    ],
+)
+def test_same_ids_with_a_range(other, expected):
+    population = pd.RangeIndex(3, 3 + 2 * 700_000, 2)
+    assert _record_ids.same_ids(population, other) is expected
+    assert _record_ids.same_ids(other, population) is expected
+    assert not population._cache
+
+
+@pytest.mark.parametrize("case", ["same", "shuffled", "subset", "sample"])
+def test_range_index_tables_equal_materialised_ones(case):
+    rng = np.random.default_rng(5)
+    prediction = pd.Series(rng.integers(0, 30, 200), index=pd.RangeIndex(10, 410, 2))
+    reference = prediction.map(lambda c: c // 3)
+    if case == "shuffled":
+        reference = reference.sample(frac=1, random_state=1)
+    if case in ("subset", "sample"):
+        reference = reference.iloc[::7]
+    scope = "prediction" if case == "sample" else "shared"
+    on_missing = "restrict" if case == "subset" else "error"
+    materialised = prediction.set_axis(pd.Index(np.asarray(list(prediction.index))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = contingency(prediction, reference, scope=scope, on_missing=on_missing)
+        exact = contingency(materialised, reference, scope=scope, on_missing=on_missing)
+    assert cells(fast) == cells(exact)
+    assert fast.n_records == exact.n_records and fast.population == exact.population
+    assert fast.dropped_prediction == exact.dropped_prediction
