@@ -27,7 +27,7 @@ interpreter + engine + result; on Spark the JVM's peak is in the notes):
   is a ``MemoryError`` in the benchmark, not the OOM killer hitting another process.
 
 ``--ids string`` uses files whose record ids are text ('rec-0000000042'). ``--boost`` (as
-root) runs everything at raised CPU priority, see :func:`raise_priority`::
+root) runs everything at raised CPU priority, see :func:`_timing.raise_priority`::
 
     python benchmarks/bench_engines.py --boost --generate 10000000 100000000
     python benchmarks/bench_engines.py --boost --tasks duckdb_metrics duckdb_estimate \
@@ -42,11 +42,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
-import subprocess
 import sys
 import time
+
+import _timing
 
 TASKS = [
     "duckdb_metrics",
@@ -112,14 +112,6 @@ def generate(n: int, ids: str = "int", data: str = DATA, seed: int = 0, threads:
         f"ELSE k END AS cluster_id FROM ({records})) TO '{pred_path}' (FORMAT parquet)"
     )
     con.close()
-
-
-def rss_mb(field: str = "VmRSS") -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _duckdb_connection(memory_limit: str, threads: int):
@@ -227,14 +219,14 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
             pred = read_membership(prediction, "record_id", "cluster_id")
             ref = read_membership(reference, "record_id", "cluster_id")
             info["read_seconds"] = time.perf_counter() - start
-            info["read_mb"] = rss_mb()
+            info["read_mb"] = _timing.rss_mb()
             return evaluate(pred, ref)
     else:
         raise ValueError(task)
     import resource
 
     before = resource.getrusage(resource.RUSAGE_SELF)
-    jvm_before = _process_cpu(jvm) if jvm else 0.0
+    jvm_before = _timing.process_cpu(jvm) if jvm else 0.0
     info["load_start"] = os.getloadavg()[0]
     start = time.perf_counter()
     result = run()
@@ -245,9 +237,9 @@ def child(task: str, n: int, args: dict, info: dict) -> None:
     # a shared machine it is what the run costs, whatever the other jobs do
     info["cpu_seconds"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if jvm:
-        info["jvm_cpu_seconds"] = _process_cpu(jvm) - jvm_before
+        info["jvm_cpu_seconds"] = _timing.process_cpu(jvm) - jvm_before
         info["cpu_seconds"] += info["jvm_cpu_seconds"]
-        info["jvm_peak_mb"] = _process_peak_mb(jvm)
+        info["jvm_peak_mb"] = _timing.rss_mb("VmHWM", jvm)
     info["result"] = json.loads(result.to_json(orient="records"))
 
 
@@ -274,21 +266,6 @@ def _query_times(pred, ref, info: dict):
     return pd.DataFrame([{k: v for k, v in info.items() if k.endswith("_seconds")}])
 
 
-def _process_cpu(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads), from /proc."""
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _process_peak_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as handle:
-        for line in handle:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def run_child(task: str, n: int, args: dict) -> dict:
     command = [sys.executable, __file__, "--child", task, str(n), json.dumps(args)]
     cap = args["as_limit_gb"] if task.startswith("pandas") else None
@@ -301,58 +278,18 @@ def run_child(task: str, n: int, args: dict) -> dict:
         size = int(cap * 1024**3)
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
 
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=limit_memory if cap else None,
-    )
-    out, err = process.communicate()
+    child_run = _timing.run_child(command, preexec_fn=limit_memory if cap else None)
     row = {"task": task, "n": n, "ids": args["ids"]}
     if cap:
         row["as_limit_gb"] = cap
-    if process.returncode == -signal.SIGALRM:
+    if child_run.returncode == -signal.SIGALRM:
         row["timeout"] = args["limit"]
         return row
-    if process.returncode != 0:
-        row["error"] = (err.strip().splitlines() or [f"exit {process.returncode}"])[-1]
+    if child_run.returncode != 0:
+        row["error"] = child_run.last_error()
         return row
-    row.update(json.loads(out.strip().splitlines()[-1]))
+    row.update(json.loads(child_run.out.strip().splitlines()[-1]))
     return row
-
-
-def raise_priority() -> None:
-    """Start a new session and give its scheduler group nice -15. With autogroup
-    scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) a process's nice value only
-    ranks it inside its own session's group, so ``nice -n -15`` alone does not take CPU
-    from other sessions' jobs; the group's own nice (``/proc/self/autogroup``) does. The
-    benchmark's children inherit both."""
-    if os.getsid(0) != os.getpid():  # not yet the leader of a session of its own
-        os.setsid()
-    try:
-        if os.path.exists("/proc/self/autogroup"):
-            with open("/proc/self/autogroup", "w") as handle:
-                handle.write("-15")
-        os.nice(-15 - os.nice(0))
-    except PermissionError as error:
-        raise SystemExit(f"--boost needs root (raising CPU priority): {error}") from error
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    with open("/proc/cpuinfo") as handle:
-        for line in handle:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    with open("/proc/meminfo") as handle:
-        mem_gb = int(handle.readline().split()[1]) / 1024**2
-    load = os.getloadavg()
-    return (
-        f"{os.cpu_count()} cores ({cpu}), {mem_gb:.0f} GB RAM, Python {platform.python_version()}, "
-        f"load average before the run {load[0]:.1f}"
-    )
 
 
 def main() -> None:
@@ -363,7 +300,7 @@ def main() -> None:
             child(task, n, args, info)
         except MemoryError:  # the address-space cap was reached: report where
             info["error"] = "MemoryError " + ("in evaluate" if "read_mb" in info else "reading")
-        info["peak_mb"] = rss_mb("VmHWM")
+        info["peak_mb"] = _timing.rss_mb("VmHWM")
         print(json.dumps(info))
         return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -388,14 +325,14 @@ def main() -> None:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
     args = parser.parse_args()
     if args.boost:
-        raise_priority()
+        _timing.raise_priority(-15)
     if args.generate:
         for n in args.generate:
             start = time.perf_counter()
             generate(n, args.ids)
             print(f"generated {n:,} records in {time.perf_counter() - start:.1f} s", flush=True)
         return
-    print(machine(), flush=True)
+    print(_timing.machine(), flush=True)
     options = {
         "clusters": args.clusters,
         "memory_limit": args.memory_limit,
@@ -449,7 +386,9 @@ def main() -> None:
             )
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench_engines.json"), "w") as handle:
-        json.dump({"machine": machine(), "options": options, "rows": rows}, handle, indent=1)
+        json.dump(
+            {"machine": _timing.machine(), "options": options, "rows": rows}, handle, indent=1
+        )
 
 
 if __name__ == "__main__":

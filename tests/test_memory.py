@@ -7,9 +7,10 @@ own buffers: benchmarks/bench_kernel.py reports the resident-set peak beside it)
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
+import importlib.util
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,17 +37,17 @@ def clustering(n: int, ids: str, seed: int = 0) -> pd.Series:
     return pd.Series(rng.integers(0, max(n // 5, 1), n), index=index)
 
 
-def traced(call) -> tuple[int, int]:
-    """(peak bytes allocated during ``call()``, bytes still held once its result is gone)."""
-    gc.collect()
-    tracemalloc.start()
-    result = call()
-    _, peak = tracemalloc.get_traced_memory()
-    del result
-    gc.collect()
-    held, _ = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return peak, held
+def _timing():
+    """benchmarks/_timing.py, whose memory probe bench_kernel.py also uses (the benchmarks
+    folder is not a package: loaded from its path)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "_timing.py"
+    spec = importlib.util.spec_from_file_location("benchmarks_timing", path)
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)  # registered first: its dataclasses look themselves up
+    return module
+
+
+traced = _timing().traced
 
 
 @pytest.mark.parametrize("ids", ["int", "str", "range"])
@@ -66,8 +67,8 @@ def test_caller_objects_keep_no_new_cache(ids, case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         warm()  # imports and pandas' first-use caches
-        _, held = traced(warm)
-    assert held < 64 * 1024  # nothing population-sized is kept anywhere
+        probe = traced(warm)
+    assert probe.held < 64 * 1024  # nothing population-sized is kept anywhere
     for series, keys, copy in zip(inputs, before, copies, strict=True):
         added = set(series.index._cache) - keys
         assert added <= SCALAR_CACHES, added  # for a RangeIndex: no `_data` array
@@ -79,8 +80,7 @@ def test_caller_objects_keep_no_new_cache(ids, case):
 def _prediction_scope_peak(n: int, ids: str) -> int:
     prediction = clustering(n, ids)
     sample = prediction.iloc[:300].map(lambda c: c % 7)
-    peak, _ = traced(lambda: contingency(prediction, sample, scope="prediction"))
-    return peak
+    return traced(lambda: contingency(prediction, sample, scope="prediction")).peak
 
 
 @pytest.mark.parametrize("ids, bytes_per_record", [("int", 4), ("str", 10), ("range", 4)])

@@ -118,10 +118,20 @@ def _codes(labels: pa.ChunkedArray) -> tuple[np.ndarray, pd.Index]:
     """Integer codes and the distinct values (in order of appearance) of cluster ids."""
     encoded = labels.combine_chunks().dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    dictionary = encoded.dictionary
-    if pa.types.is_integer(dictionary.type) or pa.types.is_floating(dictionary.type):
-        return codes, pd.Index(dictionary.to_numpy(zero_copy_only=False))
-    return codes, pd.Index(dictionary.to_pandas())
+    return codes, _labels(encoded.dictionary)
+
+
+def _labels(labels: pa.ChunkedArray | pa.Array) -> pd.Index:
+    """Ids fetched from an engine as a pandas Index (numbers as numpy, others via pandas)."""
+    array = labels.combine_chunks() if isinstance(labels, pa.ChunkedArray) else labels
+    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
+        return pd.Index(array.to_numpy(zero_copy_only=False))
+    return pd.Index(array.to_pandas())
+
+
+def _sizes(codes: np.ndarray, count: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Records per cluster code: the cells' counts summed by code."""
+    return np.bincount(codes, weights=count, minlength=n_clusters).astype(np.int64)
 
 
 def engine_contingency(
@@ -172,10 +182,8 @@ def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel
         pred=pred_codes,
         ref=ref_codes,
         count=count,
-        pred_size=np.bincount(pred_codes, weights=count, minlength=len(pred_labels)).astype(
-            np.int64
-        ),
-        ref_size=np.bincount(ref_codes, weights=count, minlength=len(ref_labels)).astype(np.int64),
+        pred_size=_sizes(pred_codes, count, len(pred_labels)),
+        ref_size=_sizes(ref_codes, count, len(ref_labels)),
         pred_labels=pred_labels,
         ref_labels=ref_labels,
         scope="shared",
@@ -216,7 +224,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
         ref=ref_codes,
         count=count,
         pred_size=pred_size,
-        ref_size=np.bincount(ref_codes, weights=count, minlength=len(ref_labels)).astype(np.int64),
+        ref_size=_sizes(ref_codes, count, len(ref_labels)),
         pred_labels=pred_labels,
         ref_labels=ref_labels,
         scope="prediction",
@@ -230,13 +238,6 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
             links_squared=float(pc.sum(sizes.column("links2_squared")).as_py() or 0.0) / 4,
         ),
     )
-
-
-def _labels(labels: pa.ChunkedArray) -> pd.Index:
-    array = labels.combine_chunks()
-    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
-        return pd.Index(array.to_numpy(zero_copy_only=False))
-    return pd.Index(array.to_pandas())
 
 
 def engine_records(
