@@ -205,11 +205,28 @@ def cluster_budget_design(pred: pd.Series, budget: float, assumed_rate: float = 
     return _fill(F, sd.reindex(F.index), cost, cost, budget - spent) + (strata, threshold)
 
 
-def _checkpoint(rows: list, path: Path | None, r: int, every: int = 10) -> None:
-    """Write the rows so far every ``every`` replicates (the CPU is shared: a run cut short
-    still leaves its completed replicates)."""
-    if path is not None and (r + 1) % every == 0:
-        pd.DataFrame(rows).to_csv(path, index=False)
+def _replicates(reps: int, rows: list, path: Path | None, label: str, every: int = 10):
+    """Yield the replicate numbers 0..reps-1; after each replicate write the rows so far
+    every ``every`` replicates (the CPU is shared: a run cut short still leaves its
+    completed replicates) and report progress every 25. ``rows`` is the list the caller
+    extends in place."""
+    t0 = time.perf_counter()
+    for r in range(reps):
+        yield r
+        if path is not None and (r + 1) % every == 0:
+            pd.DataFrame(rows).to_csv(path, index=False)
+        if (r + 1) % 25 == 0:
+            print(f"{label}: {r + 1} replicates, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
+
+def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame:
+    """The replicates written so far to ``path`` (``--report``), or ``run(path)`` written
+    there."""
+    if report:
+        return pd.read_csv(path)
+    df = run(path)
+    df.to_csv(path, index=False)
+    return df
 
 
 def uniform_cost(truth: pd.Series, n: int) -> float:
@@ -237,7 +254,6 @@ def run_zipf(
         pred = misattribute(truth, rate, seed=seed + 1)
         exact = {m: f(pred, truth) for m, f in EXACT.items()}
         for n in ns:
-            t0 = time.perf_counter()
             budget = uniform_cost(truth, n)
             alloc, strata, threshold = record_budget_design(pred, truth, budget)
             for step in range(2):  # duplicates make draws cheaper than planned: rescale twice
@@ -250,7 +266,7 @@ def run_zipf(
                 alloc = _rescale(alloc, strata, budget / spent)
             c_alloc, c_strata, c_threshold = cluster_budget_design(pred, budget)
             keys = dict(rate=rate, n=n)
-            for r in range(reps):
+            for r in _replicates(reps, rows, out, f"zipf rate={rate} n={n}"):
                 s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
                 table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
                 rows += _rows(table, exact, design="uniform", rep=r, cost=s.n_records, **keys)
@@ -279,13 +295,6 @@ def run_zipf(
                         cost=s.n_records,
                         draws=s.n_draws,
                         **keys,
-                    )
-                _checkpoint(rows, out, r)
-                if (r + 1) % 25 == 0:
-                    print(
-                        f"zipf rate={rate} n={n}: {r + 1} replicates, "
-                        f"{time.perf_counter() - t0:.0f} s",
-                        file=sys.stderr,
                     )
     return pd.DataFrame(rows)
 
@@ -322,8 +331,8 @@ def run_change(
     changed = changed_records(a, b)
     print(f"change: {int(changed.sum()):,} of {len(a):,} records changed", file=sys.stderr)
     rows = []
-    t0 = time.perf_counter()
-    for r in range(reps):  # the designs in turn within each replicate (see run_zipf)
+    # the designs in turn within each replicate (see run_zipf)
+    for r in _replicates(reps, rows, out, "change"):
         s = sample_records(truth, 400, seed=(seed, 400, r))
         e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False)
         rows.append(_diff_row(e, exact, "uniform", 400, r, s.n_records))
@@ -332,9 +341,6 @@ def run_change(
             bench = sample_records(truth, 400, seed=(seed, n, r, 2))
             e = compare_changed(a, b, s, bench, F1)
             rows.append(_diff_row(e, exact, "change-focused", n, r, s.n_records))
-        _checkpoint(rows, out, r)
-        if (r + 1) % 25 == 0:
-            print(f"change: {r + 1} replicates, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     df = pd.DataFrame(rows)
     df.attrs["changed"] = int(changed.sum())
     return df
@@ -425,8 +431,8 @@ def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) ->
         pred = misattribute(truth, rate, seed=seed + 1)
         exact = {m: f(pred, truth) for m, f in EXACT.items()}
         cases[rate] = (pred, exact, size_strata(pred, (2, 5, 20)))
-    t0 = time.perf_counter()
-    for r in range(reps):  # both rates within each replicate (see run_zipf)
+    # both rates within each replicate (see run_zipf)
+    for r in _replicates(reps, rows, out, f"waves {truth_name}"):
         for rate, (pred, exact, strata) in cases.items():
             w1 = sample_records(truth, 200, seed=(seed, int(rate * 100), r, 11))
             w2 = sample_stratified(truth, strata, 200, seed=(seed, int(rate * 100), r, 12))
@@ -453,12 +459,6 @@ def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) ->
                     cost=u.n_records,
                     **keys,
                 )
-        _checkpoint(rows, out, r)
-        if (r + 1) % 25 == 0:
-            print(
-                f"waves {truth_name}: {r + 1} replicates, {time.perf_counter() - t0:.0f} s",
-                file=sys.stderr,
-            )
     return pd.DataFrame(rows)
 
 
@@ -529,12 +529,13 @@ def main(argv=None) -> int:
                     f"coverage {st['coverage']:.3f}"
                 )
     elif args.experiment == "change":
-        path = OUT / f"bench_stratified_change_{args.extra_rate:g}.csv"
-        if args.report:
-            df = pd.read_csv(path)
-        else:
-            df = run_change(args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path)
-            df.to_csv(path, index=False)
+        df = _run_or_report(
+            OUT / f"bench_stratified_change_{args.extra_rate:g}.csv",
+            args.report,
+            lambda path: run_change(
+                args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path
+            ),
+        )
         s = summarize(df, ["design", "n"])
         s.to_csv(DATA / f"bench_stratified_change_{args.extra_rate:g}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.5f}"))
@@ -555,12 +556,11 @@ def main(argv=None) -> int:
                 f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)"
             )
     elif args.experiment == "waves":
-        path = OUT / f"bench_stratified_waves_{args.truth}.csv"
-        if args.report:
-            df = pd.read_csv(path)
-        else:
-            df = run_waves(args.reps, args.seed, args.truth, out=path)
-            df.to_csv(path, index=False)
+        df = _run_or_report(
+            OUT / f"bench_stratified_waves_{args.truth}.csv",
+            args.report,
+            lambda path: run_waves(args.reps, args.seed, args.truth, out=path),
+        )
         s = summarize(df, ["rate", "metric", "design"])
         s["bias_mc_se"] = s["sd"] / np.sqrt(s["reps"])
         s.to_csv(DATA / f"bench_stratified_waves_{args.truth}.csv")

@@ -433,6 +433,30 @@ def stratified_sample(
     )
 
 
+def _allocate_and_draw(
+    units: pd.Index,
+    unit_name: str,
+    strata: pd.Series,
+    n: int | pd.Series,
+    method: Allocation,
+    sd: pd.Series | None,
+    take_all: Iterable,
+    replace: bool,
+    seed,
+) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """The steps :func:`sample_stratified` and :func:`sample_stratified_clusters` share:
+    give every frame unit (``units``: records or clusters) its stratum, count the frame
+    sizes F_h, allocate ``n`` draws (:func:`allocate`) and draw within strata
+    (:func:`draw_stratified`). Returns the frame's strata, F_h and the drawn units."""
+    missing = units.difference(strata.index)
+    if len(missing):
+        raise ValueError(f"{len(missing)} {unit_name}(s) have no stratum: {examples(missing)}")
+    strata = strata.reindex(units)
+    F = strata.value_counts(sort=False)
+    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
+    return strata, F, draw_stratified(strata, alloc, replace=replace, seed=seed)
+
+
 def sample_stratified(
     truth: pd.Series,
     strata: pd.Series,
@@ -449,13 +473,9 @@ def sample_stratified(
     review their true clusters (:func:`stratified_sample`). ``strata``: stratum of every
     record of ``truth`` (e.g. :func:`size_strata` of the prediction)."""
     truth = validate_membership(truth, name="truth")
-    missing = truth.index.difference(strata.index)
-    if len(missing):
-        raise ValueError(f"{len(missing)} record(s) have no stratum: {examples(missing)}")
-    strata = strata.reindex(truth.index)
-    F = strata.value_counts(sort=False)
-    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
-    drawn = draw_stratified(strata, alloc, replace=replace, seed=seed)
+    _, F, drawn = _allocate_and_draw(
+        truth.index, "record", strata, n, method, sd, take_all, replace, seed
+    )
     return stratified_sample(truth, drawn, F, replace=replace)
 
 
@@ -477,13 +497,9 @@ def sample_stratified_clusters(
     which estimates precision-type metrics by duality."""
     clustering = validate_membership(clustering)
     clusters = pd.Index(pd.unique(clustering.to_numpy()))
-    missing = clusters.difference(strata.index)
-    if len(missing):
-        raise ValueError(f"{len(missing)} cluster(s) have no stratum: {examples(missing)}")
-    strata = strata.reindex(clusters)
-    F = strata.value_counts(sort=False)
-    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
-    drawn = draw_stratified(strata, alloc, replace=replace, seed=seed)
+    strata, F, drawn = _allocate_and_draw(
+        clusters, "cluster", strata, n, method, sd, take_all, replace, seed
+    )
     return stratified_sample(
         clustering,
         drawn,
