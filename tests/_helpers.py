@@ -9,10 +9,11 @@ fails a test module that does not use them.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandas as pd
 
@@ -23,6 +24,67 @@ if TYPE_CHECKING:
 
 APP = Path(__file__).resolve().parents[1] / "app"
 ENTRY = str(APP / "er_eval_app.py")
+
+# -- Binette et al. 2023, Figure 2 -----------------------------------------------------------
+
+
+class Example(NamedTuple):
+    truth: pd.Series
+    prediction: pd.Series
+
+
+def figure2(
+    truth_labels: tuple = ("t1", "t2", "t3", "t4"), predicted_labels: tuple = (10, 20, 30, 40)
+) -> Example:
+    """The example of Binette et al. 2023, Figure 2, on records 1..8: truth {1,2,3}, {4,5},
+    {6,7}, {8}; prediction {1,4}, {2,3}, {5}, {6,7,8}, with the given cluster labels (the
+    test modules' hand-computed expectations name clusters by their own labels).
+
+    Contingency cells n = |ĉ ∩ c| (|ĉ|, |c|):
+      {1,4}∩{1,2,3} = 1 (2,3)  {1,4}∩{4,5} = 1 (2,2)  {2,3}∩{1,2,3} = 2 (2,3)
+      {5}∩{4,5} = 1 (1,2)      {6,7,8}∩{6,7} = 2 (3,2)  {6,7,8}∩{8} = 1 (3,1)
+    |P| = C(2,2)+C(2,2)+C(1,2)+C(3,2) = 5 predicted links; |T| = 3+1+1+0 = 5 true links;
+    TP = 2 ({2,3} and {6,7}), FP = 3, FN = 3, TN = C(8,2) - 8 = 20: P = R = 2/5."""
+    truth = pd.Series([truth_labels[c] for c in (0, 0, 0, 1, 1, 2, 2, 3)], index=range(1, 9))
+    prediction = pd.Series(
+        [predicted_labels[c] for c in (0, 1, 1, 0, 2, 3, 3, 3)], index=range(1, 9)
+    )
+    return Example(truth, prediction)
+
+
+# -- projects of your own files -------------------------------------------------------------
+
+
+def write_files_project(
+    folder: Path,
+    records: Path,
+    predictions: Path,
+    *,
+    fields: list[str],
+    version_cols: list[str],
+    id_col: str = "rid",
+    **more,
+) -> None:
+    """Write ``folder/project.json`` for a project of your own files, as the app's Project
+    page saves it: a records table (``fields`` shown to the reviewer) and predictions in
+    the wide layout (one column per version). ``more``: further keys, either of the records
+    entry (``block_col``) or of the project (e.g. ``benchmark``)."""
+    entry = {"path": str(records), "id_col": id_col}
+    if "block_col" in more:
+        entry["block_col"] = more.pop("block_col")
+    config = {
+        "source": "files",
+        "records": {**entry, "fields": fields},
+        "predictions": {
+            "layout": "wide",
+            "path": str(predictions),
+            "id_col": id_col,
+            "version_cols": version_cols,
+        },
+        **more,
+    }
+    (folder / "project.json").write_text(json.dumps(config))
+
 
 # -- review store ----------------------------------------------------------------------------
 

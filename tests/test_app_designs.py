@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import APP, ENTRY, run_app  # noqa: E402
+from _helpers import APP, ENTRY, run_app, write_files_project  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.estimators import estimate_table  # noqa: E402
@@ -41,23 +41,15 @@ def project(project, tmp_path) -> Path:
     folder.mkdir()
     records.to_csv(tmp_path / "records.csv", index=False)
     wide.to_csv(tmp_path / "wide.csv", index=False)
-    config = {
-        "source": "files",
-        "records": {
-            "path": str(tmp_path / "records.csv"),
-            "id_col": "rid",
-            "block_col": "blk",
-            "fields": ["name"],
-        },
-        "predictions": {
-            "layout": "wide",
-            "path": str(tmp_path / "wide.csv"),
-            "id_col": "rid",
-            "version_cols": ["v1", "v2"],
-        },
-        "benchmark": None,
-    }
-    (folder / "project.json").write_text(json.dumps(config))
+    write_files_project(
+        folder,
+        tmp_path / "records.csv",
+        tmp_path / "wide.csv",
+        fields=["name"],
+        version_cols=["v1", "v2"],
+        block_col="blk",
+        benchmark=None,
+    )
     return folder
 
 
@@ -187,17 +179,13 @@ def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatc
     pd.DataFrame({"rid": ids, "label": [f"n{c}" for c in TRUTH]}).to_parquet(tmp_path / "r.parquet")
     pd.DataFrame({"rid": ids, "v1": pd.factorize(V1)[0]}).to_parquet(tmp_path / "p.parquet")
     folder.mkdir()
-    config = {
-        "source": "files",
-        "records": {"path": str(tmp_path / "r.parquet"), "id_col": "rid", "fields": ["label"]},
-        "predictions": {
-            "layout": "wide",
-            "path": str(tmp_path / "p.parquet"),
-            "id_col": "rid",
-            "version_cols": ["v1"],
-        },
-    }
-    (folder / "project.json").write_text(json.dumps(config))
+    write_files_project(
+        folder,
+        tmp_path / "r.parquet",
+        tmp_path / "p.parquet",
+        fields=["label"],
+        version_cols=["v1"],
+    )
     at = draw("records", 3)
     at.switch_page("views/review.py").run()
     assert not at.exception, [e.value for e in at.exception]

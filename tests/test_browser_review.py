@@ -5,14 +5,21 @@ project folder, chosen through the URL (``?project=...``)."""
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, item_heading, launch_chromium, on_item, serve, tick_row
+from _helpers import (
+    TIMEOUT_MS,
+    item_heading,
+    launch_chromium,
+    on_item,
+    serve,
+    tick_row,
+    write_files_project,
+)
 from playwright.sync_api import Error as PlaywrightError
 
 from er_evaluation.review import ReviewStore
@@ -152,17 +159,13 @@ def test_a_bad_upload_leaves_the_saved_project_loadable(server, browser, tmp_pat
     pd.DataFrame({"rid": ["r1", "r2", "r3"], "v1": ["x", "x", "y"]}).to_csv(
         tmp_path / "wide.csv", index=False
     )
-    config = {
-        "source": "files",
-        "records": {"path": str(tmp_path / "records.csv"), "id_col": "rid", "fields": ["name"]},
-        "predictions": {
-            "layout": "wide",
-            "path": str(tmp_path / "wide.csv"),
-            "id_col": "rid",
-            "version_cols": ["v1"],
-        },
-    }
-    (folder / "project.json").write_text(json.dumps(config))
+    write_files_project(
+        folder,
+        tmp_path / "records.csv",
+        tmp_path / "wide.csv",
+        fields=["name"],
+        version_cols=["v1"],
+    )
     saved = (folder / "project.json").read_text()
     bad = tmp_path / "upload" / "records.csv"
     bad.parent.mkdir()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import figure2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,8 +13,7 @@ from er_evaluation import contingency
 from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import CoverageError, CoverageWarning
 
-TRUTH = pd.Series(["t1", "t1", "t1", "t2", "t2", "t3", "t3", "t4"], index=range(1, 9))
-PRED = pd.Series([10, 20, 20, 10, 30, 40, 40, 40], index=range(1, 9))
+TRUTH, PRED = figure2()
 
 
 def test_reference_side_hand_example():

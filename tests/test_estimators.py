@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import figure2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import completeness_score, homogeneity_score, v_measure_score
@@ -32,15 +33,14 @@ from er_evaluation.sampling import (
     sample_records,
 )
 
-# Binette et al. 2023, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
+# Binette et al. 2023, Figure 2 (_helpers.figure2), true clusters 1..4, predicted a..d.
 # Per true cluster (f = predicted links inside, out = predicted links leaving):
 #   c1={1,2,3}: f=1 ({2,3}), out=1 (1-4), |c|=3, C(3,2)=3
 #   c2={4,5}:   f=0,         out=1 (4-1), |c|=2, C(2,2)=1
 #   c3={6,7}:   f=1 ({6,7}), out=2 (6-8, 7-8), |c|=2, 1 pair
 #   c4={8}:     f=0,         out=2,       |c|=1, 0 pairs
 # N = 8, |P| = 1 + 1 + 3 = 5, |T| = 5, |T ∩ P| = 2: P = R = 2/5.
-TRUTH = pd.Series([1, 1, 1, 2, 2, 3, 3, 4], index=range(1, 9))
-PRED = pd.Series(["a", "b", "b", "a", "c", "d", "d", "d"], index=range(1, 9))
+TRUTH, PRED = figure2((1, 2, 3, 4), ("a", "b", "c", "d"))
 
 
 def _bench(clusters, **kw) -> Sample:

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import figure2
 
 from er_evaluation import contingency
 from er_evaluation.errors import CoverageError, CoverageWarning, UndefinedMetricWarning
@@ -40,14 +41,8 @@ from er_evaluation.metrics import (
     v_measure,
 )
 
-# Binette et al. 2023, Figure 2. Truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8}.
-TRUTH = pd.Series(["t1", "t1", "t1", "t2", "t2", "t3", "t3", "t4"], index=range(1, 9))
-PRED = pd.Series([10, 20, 20, 10, 30, 40, 40, 40], index=range(1, 9))
-# Contingency cells n = |ĉ ∩ c| (|ĉ|, |c|):
-#   {1,4}∩{1,2,3}=1 (2,3)  {1,4}∩{4,5}=1 (2,2)  {2,3}∩{1,2,3}=2 (2,3)
-#   {5}∩{4,5}=1 (1,2)      {6,7,8}∩{6,7}=2 (3,2) {6,7,8}∩{8}=1 (3,1)
-# |P| = C(2,2)+C(2,2)+C(1,2)+C(3,2) = 1+1+0+3 = 5; |T| = 3+1+1+0 = 5;
-# TP = C(2,2) [2,3] + C(2,2) [6,7] = 2; FP = 3; FN = 3; TN = C(8,2) - 8 = 20.
+# Binette et al. 2023, Figure 2 (its contingency cells and pair counts: _helpers.figure2).
+TRUTH, PRED = figure2()
 
 
 def test_figure2_pairwise():

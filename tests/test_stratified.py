@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import exact_estimable_metrics
+from _helpers import exact_estimable_metrics, figure2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,10 +33,9 @@ from er_evaluation.sampling import sample_records
 
 P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
 
-# Binette et al. 2023, Figure 2: truth {1,2,3},{4,5},{6,7},{8}; prediction {1,4},{2,3},{5},{6,7,8};
-# |P| = 5 predicted links, TP = 2 (f(c1) = 1, f(c3) = 1), P = R = 2/5.
-TRUTH = pd.Series([1, 1, 1, 2, 2, 3, 3, 4], index=range(1, 9))
-PRED = pd.Series([1, 2, 2, 1, 5, 6, 6, 6], index=range(1, 9))
+# Binette et al. 2023, Figure 2 (_helpers.figure2): |P| = 5 predicted links, TP = 2
+# (f(c1) = 1, f(c3) = 1), P = R = 2/5.
+TRUTH, PRED = figure2((1, 2, 3, 4), (1, 2, 5, 6))
 HALVES = pd.Series(["A"] * 4 + ["B"] * 4, index=range(1, 9))
 
 
