@@ -7,7 +7,7 @@ run in O(N) at 10M records.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,27 @@ from er_evaluation.clustering import validate_membership
 from er_evaluation.engines import as_table
 from er_evaluation.errors import ClusteringError, examples
 
-__all__ = ["summary_statistics", "cluster_size_distribution", "summary_table"]
+__all__ = ["summary_statistics", "cluster_size_distribution", "summary_table", "join_names"]
+
+
+def join_names(table: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
+    """Each row's name for the name statistics: its ``columns`` (e.g. ``name_first``,
+    ``name_last``) as text joined with one space, indexed like ``table``, named "name".
+
+    A row with a missing (NaN/None) part has no usable name: its name is missing, so that
+    :func:`summary_statistics` counts it in ``records_without_name`` rather than taking
+    half a name, or an empty one, for a name shared with other clusters."""
+    columns = list(columns)
+    absent = [c for c in columns if c not in table.columns]
+    if absent or not columns:
+        raise ValueError(
+            f"name column(s) {absent or columns} not found; columns are {list(table.columns)}"
+        )
+    parts = table[columns]
+    names = parts[columns[0]].astype(str)
+    for col in columns[1:]:  # a loop over the few name columns, not over records
+        names = names.str.cat(parts[col].astype(str), sep=" ")
+    return names.where(parts.notna().all(axis=1)).rename("name")
 
 
 def summary_statistics(clustering: pd.Series, names: pd.Series | None = None) -> pd.Series:

@@ -227,7 +227,7 @@ def test_compare_page_counts_splits_and_merges_like_the_library(project, predict
     assert metric(at, f"{TWO[1]} clusters merging several {TWO[0]} clusters") == f"{n_merged:,}"
     assert len(at.get("plotly_chart")) == 2  # size distribution and agreement heat map
     mentions = datasets.load_patentsview_mentions()
-    names = (mentions["name_first"].fillna("") + " " + mentions["name_last"].fillna("")).str.strip()
+    names = mentions["name_first"] + " " + mentions["name_last"]
     summary = summary_table({v: predictions[v] for v in TWO}, names=names)
     shown = at.dataframe[0].value
     assert list(shown.columns) == TWO

@@ -11,7 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from er_evaluation.errors import ClusteringError
-from er_evaluation.summary import cluster_size_distribution, summary_statistics, summary_table
+from er_evaluation.summary import (
+    cluster_size_distribution,
+    join_names,
+    summary_statistics,
+    summary_table,
+)
 
 # Clusters {1,4}, {2,3}, {5}, {6,7,8}: sizes 2, 2, 1, 3.
 PRED = pd.Series([10, 20, 20, 10, 30, 40, 40, 40], index=range(1, 9))
@@ -166,3 +171,27 @@ def test_patentsview_name_statistics_against_groupby():
     sizes = clustering.value_counts()
     assert stats["matching_rate"] == pytest.approx(sizes[sizes > 1].sum() / len(clustering))
     assert stats["max_cluster_size"] == sizes.max()
+
+
+def test_join_names_hand_case_and_missing_parts():
+    # One name routine for the CLI (--names, --demo) and the app's Compare page: parts
+    # joined with one space; a missing part leaves the record without a name (counted in
+    # records_without_name), never half a name or an empty one.
+    table = pd.DataFrame(
+        {
+            "name_first": ["Ann", None, "Bo", None],
+            "name_last": ["Lee", "Kim", None, None],
+            "city": ["x", "y", "z", "w"],
+        },
+        index=["r1", "r2", "r3", "r4"],
+    )
+    names = join_names(table, ["name_first", "name_last"])
+    assert names.name == "name" and names.index.tolist() == ["r1", "r2", "r3", "r4"]
+    assert names["r1"] == "Ann Lee" and names[["r2", "r3", "r4"]].isna().all()
+    assert join_names(table, ["city"]).tolist() == ["x", "y", "z", "w"]
+    stats = summary_statistics(pd.Series(["a", "a", "b", "c"], index=table.index), names)
+    assert stats["records_without_name"] == 3
+    with pytest.raises(ValueError, match=r"name column\(s\) \['nom'\] not found"):
+        join_names(table, ["name_first", "nom"])
+    with pytest.raises(ValueError, match="not found"):
+        join_names(table, [])

@@ -14,7 +14,7 @@ from app_common import data_key, load_project, plain_errors
 from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.metrics import evaluate
-from er_evaluation.summary import cluster_size_distribution, summary_table
+from er_evaluation.summary import cluster_size_distribution, join_names, summary_table
 from er_evaluation.vocabulary import REGISTRY
 
 AGREEMENT = {name: REGISTRY[name].title for name in ("pairwise_f1", "adjusted_rand_index")}
@@ -38,10 +38,7 @@ if not versions:
 def names_of(data) -> pd.Series | None:
     """Record id -> "first last" for the name statistics, when the records have names."""
     cols = [c for c in ("name_first", "name_last") if c in data.records.columns]
-    if not cols:
-        return None
-    parts = [data.records[c].fillna("").astype(str) for c in cols]
-    return parts[0].str.cat(parts[1:], sep=" ").str.strip()
+    return join_names(data.records, cols) if cols else None
 
 
 @st.cache_data(show_spinner="Summarising…", max_entries=16)

@@ -115,9 +115,9 @@ _SHORT = {
 
 def _demo() -> tuple[dict[str, pd.Series], pd.Series]:
     from er_evaluation.datasets import load_patentsview_mentions, load_patentsview_predictions
+    from er_evaluation.summary import join_names
 
-    mentions = load_patentsview_mentions()
-    names = (mentions["name_first"] + " " + mentions["name_last"]).rename("name")
+    names = join_names(load_patentsview_mentions(), ["name_first", "name_last"])
     return load_patentsview_predictions(), names
 
 
@@ -131,9 +131,7 @@ def _read_names(args: argparse.Namespace) -> pd.Series:
             f"{args.names}: column(s) {missing or 'for names'} not found; columns are "
             f"{list(table.columns)}"
         )
-    names = table[name_cols[0]].astype("str")
-    for col in name_cols[1:]:
-        names = names.str.cat(table[col].astype("str"), sep=" ")
-    # a record with a missing name component has no usable name: keep it missing, not "nan"
-    names = names.where(table[name_cols].notna().all(axis=1))
+    from er_evaluation.summary import join_names
+
+    names = join_names(table, name_cols)
     return pd.Series(names.to_numpy(), index=pd.Index(table[id_col].to_numpy()), name="name")
