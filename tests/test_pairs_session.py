@@ -278,6 +278,35 @@ def test_cli_errors_are_clear(tmp_path, capsys):
     assert code == 1 and "no such label log" in capsys.readouterr().err
 
 
+def test_cli_resume_keeps_the_logs_sampler_and_refuses_flags_it_has_no_use_for(tmp_path, capsys):
+    pool = write_pool_files(tmp_path)
+    labels = tmp_path / "l.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    args += ["--oracle", "column:label"]
+    new = ["--method", "ais", "--seed", "3", "--strata", "16", "--epsilon", "0.01"]
+    assert main([*args, *new, "--budget", "20"]) == 0
+    header, _ = read_log(labels)
+    assert (header["method"], header["seed"]) == ("ais", 3)
+    assert (header["params"]["n_strata"], header["params"]["epsilon"]) == (16, 0.01)
+    # resumed without repeating the flags: the log's own method, seed and parameters
+    assert main([*args, "--budget", "30"]) == 0
+    with LabellingSession(pool, labels, readonly=True) as session:
+        assert session.n_labels == 30 and session.header["params"] == header["params"]
+    capsys.readouterr()
+    # a flag the method has no parameter for is an error, for a new log and a resumed one
+    other = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(tmp_path / "p.jsonl")]
+    other += ["--oracle", "column:label", "--method", "passive", "--budget", "5"]
+    assert main([*other, "--epsilon", "0.5"]) == 1
+    assert "sampling method 'passive' has no parameter epsilon" in capsys.readouterr().err
+    assert main(other) == 0
+    assert main([*other, "--strata", "7"]) == 1
+    err = capsys.readouterr().err
+    assert "is a 'passive' session, which has no parameter 'n_strata'" in err
+    # a different value than the log's is refused, naming both
+    assert main([*args, "--epsilon", "0.2", "--budget", "31"]) == 1
+    assert "was started with --epsilon 0.01, not 0.2" in capsys.readouterr().err
+
+
 def test_cli_prediction_from_clustering_and_column_oracle(tmp_path, capsys):
     pool = write_pool_files(tmp_path)
     frame = pool.pairs

@@ -60,24 +60,27 @@ def register(subparsers) -> None:
     )
     _pool_options(sample)
     sample.add_argument(
-        "--method", choices=METHODS, default="oasis", help="sampler (default: oasis)"
+        "--method",
+        choices=METHODS,
+        help="sampler of a new log (default: oasis); a log being resumed keeps its own",
     )
     sample.add_argument(
         "--budget", type=int, default=1000, help="total distinct labels to reach (default 1000)"
     )
     sample.add_argument(
-        "--seed", type=int, default=0, help="sampler seed for a new session (default 0)"
+        "--seed",
+        type=int,
+        help="sampler seed of a new log (default 0); a resumed log keeps its own",
     )
     sample.add_argument(
         "--strata",
         type=int,
-        help="CSF strata per prediction group (default 30; 64 for ais)",
+        help="stratified, oasis, ais: CSF strata per prediction group (default 30; 64 for ais)",
     )
     sample.add_argument(
         "--epsilon",
         type=float,
-        default=1e-3,
-        help="OASIS / IS / AIS mixing with uniform (default 1e-3)",
+        help="importance, oasis, ais: mixing with the uniform proposal (default 1e-3)",
     )
     sample.add_argument(
         "--oracle",
@@ -164,12 +167,11 @@ def _oracle(spec: str, pool: PairPool, frame: pd.DataFrame):
 
 def _sample(args) -> int:
     pool, frame = _read_pool(args)
-    params = {}
-    if args.method in ("stratified", "oasis", "ais"):
-        default = 64 if args.method == "ais" else 30
-        params["n_strata"] = default if args.strata is None else args.strata
-    if args.method in ("importance", "oasis", "ais"):
-        params["epsilon"] = args.epsilon
+    # Only the flags given: a new log takes the sampler's defaults (recorded in its header),
+    # a resumed log its own values; a flag the method has no parameter for is an error
+    # (make_sampler for a new log, the session for a resumed one), never ignored.
+    given = {"n_strata": args.strata, "epsilon": args.epsilon}
+    params = {name: value for name, value in given.items() if value is not None}
     oracle = _oracle(args.oracle, pool, frame) if args.oracle else None
     session = LabellingSession(
         pool, args.labels, args.method, args.seed, sync_every=100 if oracle else 1, **params

@@ -267,7 +267,12 @@ class LabellingSession:
         if seed is not None and int(seed) != header["seed"]:
             raise SessionError(f"{self.path} was started with seed {header['seed']}, not {seed}")
         for key, value in params.items():
-            if key in header["params"] and header["params"][key] != value:
+            if key not in header["params"]:
+                raise SessionError(
+                    f"{self.path} is a {header['method']!r} session, which has no parameter "
+                    f"{key!r}; its parameters: {', '.join(header['params']) or 'none'}"
+                )
+            if header["params"][key] != value:
                 raise SessionError(
                     f"{self.path} was started with {key}={header['params'][key]!r}, not {value!r}"
                 )
