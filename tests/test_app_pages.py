@@ -300,6 +300,21 @@ def test_two_tabs_labelling_one_block_share_the_log(project):
         assert reopened.n_labels == 2
 
 
+def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
+    """Issue 10, item 7: the Pair labelling page shows which line of the label log is bad
+    and why, instead of a traceback or a silent fresh start."""
+    at = open_page("pairs")
+    for _ in range(2):
+        at.button(key="pairs_match").click().run()
+    log = next((project / "pairs").glob("*.jsonl"))
+    lines = log.read_text().splitlines()
+    lines[2] = lines[2].replace('"label": 1', '"label": "yes"', 1)
+    log.write_text("\n".join(lines) + "\n")
+    fresh = open_page("pairs")
+    assert fresh.error and f"{log}, line 3: label is 'yes'" in fresh.error[0].value
+    assert "Could not open the label log" in fresh.error[0].value
+
+
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")
