@@ -147,6 +147,10 @@ def test_cli_plan_prints_the_answer_with_its_assumptions(tmp_path, capsys):
     assert captured.out.startswith("stratum,") and "reviewed pilot" in captured.err
     assert main(["plan", str(pred_path), "--half-width", "0.05"]) == 1
     assert "exactly one of --pilot" in capsys.readouterr().err
+    # the planner runs in memory: plan offers no --engine (it failed on an engine table)
+    with pytest.raises(SystemExit):
+        main(["plan", str(pred_path), "--half-width", "0.05", "--engine", "duckdb"])
+    assert "unrecognized arguments: --engine duckdb" in capsys.readouterr().err
 
 
 # --- the designs that work: predicted clusters for precision, records for recall / F1 ---

@@ -111,7 +111,9 @@ def resolve_output_format(args: argparse.Namespace) -> None:
         )
 
 
-def add_clustering_options(parser: argparse.ArgumentParser) -> None:
+def add_clustering_options(parser: argparse.ArgumentParser, *, engine: bool = True) -> None:
+    """--id-col, --cluster-col, --encoding and, for commands whose library calls run on
+    DuckDB or Spark tables too (``engine``), --engine."""
     parser.add_argument(
         "--id-col",
         metavar="COL",
@@ -127,6 +129,8 @@ def add_clustering_options(parser: argparse.ArgumentParser) -> None:
         default="utf-8",
         help="text encoding of CSV/TSV inputs (default utf-8; e.g. latin-1)",
     )
+    if not engine:
+        return
     parser.add_argument(
         "--engine",
         choices=["auto", "pandas", "duckdb", "spark"],

@@ -104,7 +104,8 @@ def register(subparsers) -> None:
         "--strata", help="table with a stratum column for every record (instead of --bands)"
     )
     parser.add_argument("--strata-col", help="the stratum column of --strata")
-    add_clustering_options(parser)
+    # the planner's size models run in memory: no --engine (it would fail on a table)
+    add_clustering_options(parser, engine=False)
     parser.add_argument("-o", "--output", help="write the per-stratum table to this file")
     parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
     parser.set_defaults(func=run)
