@@ -52,6 +52,19 @@ def figure2(
     return Example(truth, prediction)
 
 
+def random_population(seed: int, n: int = 300) -> tuple[pd.Series, pd.Series]:
+    """A random truth of ``n`` records in about n/5 clusters, and a prediction that moves
+    an eighth of the records to the cluster of a random record: (truth, prediction)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    truth = pd.Series(rng.integers(0, n // 5, n), index=[f"r{i}" for i in range(n)])
+    pred = truth.copy()
+    flip = rng.choice(n, n // 8, replace=False)
+    pred.iloc[flip] = truth.iloc[rng.integers(0, n, len(flip))].to_numpy()
+    return truth, pred
+
+
 # -- projects of your own files -------------------------------------------------------------
 
 

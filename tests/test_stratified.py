@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import exact_estimable_metrics, figure2
+from _helpers import exact_estimable_metrics, figure2, random_population
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,20 +179,8 @@ EXACT = exact_estimable_metrics()
 ESTIMABLE = list(EXACT)
 
 
-def _random_population(seed, n=300):
-    rng = np.random.default_rng(seed)
-    truth = pd.Series(
-        rng.zipf(2.0, n).clip(max=40).cumsum() // 7, index=[f"r{i}" for i in range(n)]
-    )
-    truth = pd.Series(rng.integers(0, n // 5, n), index=truth.index)
-    pred = truth.copy()
-    flip = rng.choice(n, n // 8, replace=False)
-    pred.iloc[flip] = truth.iloc[rng.integers(0, n, len(flip))].to_numpy()
-    return truth, pred
-
-
 def test_census_of_every_stratum_reproduces_every_exact_metric():
-    truth, pred = _random_population(0)
+    truth, pred = random_population(0)
     strata = size_strata(pred, (2, 4), take_all_size=8)
     s = stratified_sample(truth, strata, strata.value_counts(sort=False))
     assert s.strata.take_all.all()
@@ -206,7 +194,7 @@ def test_census_of_every_stratum_reproduces_every_exact_metric():
 
 
 def test_census_of_predicted_clusters_by_strata_gives_exact_precision():
-    truth, pred = _random_population(1)
+    truth, pred = random_population(1)
     sizes = pred.value_counts()
     strata = pd.Series(np.where(sizes.to_numpy() >= 5, "large", "small"), index=sizes.index)
     s = sample_stratified_clusters(pred, strata, len(sizes), seed=0)
@@ -218,7 +206,7 @@ def test_census_of_predicted_clusters_by_strata_gives_exact_precision():
 
 
 def test_every_estimable_metric_runs_on_a_stratified_sample():
-    truth, pred = _random_population(2, n=2000)
+    truth, pred = random_population(2, n=2000)
     strata = size_strata(pred, (2, 5), take_all_size=12)
     s = sample_stratified(truth, strata, 400, take_all=[TAKE_ALL], seed=3)
     for metric in ESTIMABLE:
@@ -231,7 +219,7 @@ def test_every_estimable_metric_runs_on_a_stratified_sample():
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 60))
 def test_one_stratum_with_replacement_equals_the_record_design(seed, n):
-    truth, pred = _random_population(seed % 50, n=200)
+    truth, pred = random_population(seed % 50, n=200)
     plain = sample_records(truth, n, seed=seed)
     # the same draws as a one-stratum design: one group per (cluster, stratum)
     ref = plain.reference
@@ -301,7 +289,7 @@ def test_allocation_methods():
 
 
 def test_draws_respect_allocation_and_errors_name_the_problem():
-    truth, pred = _random_population(3)
+    truth, pred = random_population(3)
     strata = size_strata(pred, (2, 4))
     alloc = allocate(strata.value_counts(), 30)
     drawn = draw_stratified(strata, alloc, seed=1)

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import exact_estimable_metrics
+from _helpers import exact_estimable_metrics, random_population
 
 from er_evaluation import metrics
 from er_evaluation.designs import (
@@ -214,17 +214,8 @@ def test_exhaustive_paired_difference_constant_denominator():
 ESTIMABLE = exact_estimable_metrics()
 
 
-def _random_population(seed, n=300):
-    rng = np.random.default_rng(seed)
-    truth = pd.Series(rng.integers(0, n // 5, n), index=[f"r{i}" for i in range(n)])
-    pred = truth.copy()
-    flip = rng.choice(n, n // 8, replace=False)
-    pred.iloc[flip] = truth.iloc[rng.integers(0, n, len(flip))].to_numpy()
-    return truth, pred
-
-
 def test_census_is_exact_with_zero_variance_for_every_metric():
-    truth, pred = _random_population(0)
+    truth, pred = random_population(0)
     strata = size_strata(pred, (2, 4), take_all_size=8)
     s = with_ratio(stratified_sample(truth, strata, strata.value_counts(sort=False)), "separate")
     for metric, exact in ESTIMABLE.items():
@@ -243,7 +234,7 @@ def test_census_is_exact_with_zero_variance_for_every_metric():
 
 
 def test_true_cluster_frame_knows_recall_denominators():
-    truth, pred = _random_population(3, n=600)
+    truth, pred = random_population(3, n=600)
     sizes = truth.value_counts()
     strata = pd.Series(np.where(sizes.to_numpy() >= 5, "large", "small"), index=sizes.index)
     s = sample_stratified_clusters(truth, strata, 40, seed=1)
@@ -259,7 +250,7 @@ def test_true_cluster_frame_knows_recall_denominators():
 
 
 def test_record_frame_refuses_unknown_denominators_and_runs_size_ratios():
-    truth, pred = _random_population(2, n=2000)
+    truth, pred = random_population(2, n=2000)
     strata = size_strata(pred, (2, 5))
     s = with_ratio(sample_stratified(truth, strata, 300, seed=3), "separate")
     with pytest.raises(ValueError, match="'pairs'"):
