@@ -144,3 +144,25 @@ def test_readme_shows_the_side_by_side_layout_the_command_prints():
         index=pd.Index(["r17", "r42"], name="rid"),
     )
     assert _side_by_side(records, "r17", "r42") + "\n" in readme
+
+
+def test_library_wording_of_a_bad_value_is_put_in_flag_terms():
+    from er_evaluation.cli._common import flag_terms
+
+    options = {"--half-width", "--on-missing", "--level"}
+    assert flag_terms("half_width must be in (0, 1), got -0.05", options) == (
+        "--half-width must be in (0, 1), got -0.05"
+    )
+    assert flag_terms("use on_missing='restrict' to go on", options) == (
+        "use --on-missing restrict to go on"
+    )
+    # names that are no option of the command, and plain words, stay as they are
+    assert flag_terms("n_strata must be a whole number >= 1", options) == (
+        "n_strata must be a whole number >= 1"
+    )
+    assert flag_terms("level must be in (0, 1)", options) == "level must be in (0, 1)"
+
+
+def test_plan_names_the_half_width_flag(cli):
+    code, _, err = cli(["plan", "--demo", "--half-width", "-0.05"])
+    assert code == 1 and "--half-width must be in (0, 1), got -0.05" in err

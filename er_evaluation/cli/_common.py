@@ -60,8 +60,9 @@ def plain(doc: str | None) -> str:
 
 def flag_terms(message: str, options: set[str]) -> str:
     """Library wording in command-line terms: ``on_missing='restrict'`` becomes
-    ``--on-missing restrict`` and ``id_col=...`` becomes ``--id-col`` when ``options``
-    holds that option; other text is unchanged."""
+    ``--on-missing restrict``, ``id_col=...`` becomes ``--id-col`` and a check's subject
+    such as ``half_width must be ...`` becomes ``--half-width must be ...`` when
+    ``options`` holds that option; other text is unchanged."""
 
     def replace(match: re.Match) -> str:
         flag = "--" + match.group(1).replace("_", "-")
@@ -70,7 +71,12 @@ def flag_terms(message: str, options: set[str]) -> str:
         value = match.group(3)
         return flag if value in ("", "...") else f"{flag} {value}"
 
-    return re.sub(r"\b([a-z][a-z0-9_]*)=(['\"]?)(\.\.\.|[\w.\-]*)\2", replace, message)
+    def subject(match: re.Match) -> str:
+        flag = "--" + match.group(1).replace("_", "-")
+        return flag if flag in options else match.group(0)
+
+    message = re.sub(r"\b([a-z][a-z0-9_]*)=(['\"]?)(\.\.\.|[\w.\-]*)\2", replace, message)
+    return re.sub(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?= must )", subject, message)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
