@@ -28,6 +28,13 @@ An estimate is ``reliable`` when its value lies in the metric's range, a standar
 exists, ``n_eff >= MIN_EFFECTIVE_UNITS`` and the population is not so concentrated
 (``>= MIN_POPULATION_UNITS``); otherwise ``reason`` says why and what to do. The
 thresholds come from the coverage benchmark (``benchmarks/bench_coverage.py``).
+
+Pair-label estimates (:mod:`er_evaluation.pairs`) have one more blind spot: recall and
+F depend on the matches among the predicted non-matches, and a region of them where no
+match was ever drawn (e.g. millions of pairs with score 0) enters with an estimated
+rate of 0 and a narrow interval, whatever hides there. :func:`hidden_matches` bounds
+what could hide (Clopper-Pearson on the region's effective draws) and
+:func:`search_diagnostics` flags an interval that does not reach down that far.
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ __all__ = [
     "TOP_UNITS",
     "assess",
     "concentration",
+    "hidden_matches",
+    "search_diagnostics",
 ]
 
 MIN_EFFECTIVE_UNITS = 10.0
@@ -279,3 +288,93 @@ def assess(
             f"least {_more(n_draws, n_eff)} more",
         )
     return out(True)
+
+
+def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, float]:
+    """``(n_pairs, n_effective, max_hidden)`` of a region of pairs where no labelled pair
+    is a match, made of cells (strata) with ``sizes[c]`` = N_c pairs of which
+    ``searched[c]`` = d_c distinct pairs were labelled, each drawn uniformly within its
+    cell (OASIS and stratified draws).
+
+    ``n_pairs`` = sum_c N_c. Cells with d_c = 0 were never searched: any of their pairs
+    may be a match. On the searched cells (S) the labelled pairs stand for N_c / d_c
+    pairs each, whose Kish (1965) effective size is the number of uniform draws of the
+    region they are worth, ``n_effective`` = (sum_S N_c)^2 / sum_S N_c^2 / d_c (= d when
+    d_c is proportional to N_c, smaller when large cells were barely searched). With no
+    match among them, the Clopper-Pearson (1934) upper limit of the match rate is
+    1 - ((1 - level) / 2)^(1 / n_effective) (the upper end of the two-sided ``level``
+    interval for 0 successes), so at most
+
+        max_hidden = sum_{d_c = 0} N_c + sum_S N_c (1 - ((1 - level) / 2)^(1 / n_effective))
+
+    matches hide in the region at that level."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    searched = np.asarray(searched, dtype=np.float64)
+    if sizes.shape != searched.shape or np.any(searched > sizes) or np.any(searched < 0):
+        raise ValueError("searched must hold, per cell, 0 <= d_c <= N_c labelled pairs")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    hit = searched > 0
+    never = float(np.sum(sizes[~hit]))
+    n_s = float(np.sum(sizes[hit]))
+    if n_s == 0:
+        return never, 0.0, never
+    n_eff = n_s**2 / float(np.sum(sizes[hit] ** 2 / searched[hit]))
+    rate = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / n_eff)
+    return never + n_s, n_eff, never + n_s * rate
+
+
+def search_diagnostics(
+    value: float,
+    ci_low: float,
+    *,
+    metric: str,
+    alpha: float,
+    tp: float,
+    ap: float,
+    pp: float,
+    region: tuple[float, float, float],
+    misses_drawn: bool,
+    pool_size: int,
+    level: float,
+    n_effective: float,
+    top_share: float,
+) -> Diagnostics:
+    """:class:`Diagnostics` of a pair-label F_alpha estimate (alpha = 0: recall; alpha = 1,
+    precision, does not depend on the predicted non-matches and is never flagged here)
+    whose predicted non-matches include the unsearched ``region`` of
+    :func:`hidden_matches`. With TP, AP and PP the estimated true positives, actual
+    positives and the known predicted positives, K hidden matches would give
+
+        F_K = TP / (alpha PP + (1 - alpha)(AP + K)),
+
+    so the value could be as low as F_K at K = max_hidden. The estimate is not reliable
+    when no match was drawn among the predicted non-matches still unlabelled
+    (``misses_drawn`` False: the estimate sits at the boundary, no missed match seen) and
+    its interval stops above F_K: the interval then rests on those pairs holding no
+    match, which the labels cannot show. When some missed match was drawn the interval
+    already spans the estimated misses and the check is not applied: on abt-buy and
+    restaurant, where the intervals cover recall, the bound alone lies below the
+    interval in every run (benchmarks/README.md, "Label reuse"). ``n_effective`` and
+    ``top_share`` describe the draws behind the estimate (as in :func:`concentration`)."""
+    n_pairs, n_eff, hidden = region
+
+    def out(reliable: bool, reason: str = "") -> Diagnostics:
+        return Diagnostics(float(n_effective), float(top_share), reliable, reason)
+
+    if not math.isfinite(value):
+        return out(False, f"{metric} is undefined on this sample: label more pairs")
+    if alpha >= 1.0 or misses_drawn or hidden <= 0 or not math.isfinite(tp):
+        return out(True)
+    low = tp / (alpha * pp + (1.0 - alpha) * (ap + hidden)) if tp > 0 else 0.0
+    if not ci_low > low:
+        return out(True)
+    return out(
+        False,
+        f"no match was drawn among the predicted non-matches: {n_pairs:,.0f} of them "
+        f"({n_pairs / pool_size:.1%} of the pool) lie in strata where no match was drawn "
+        f"({n_eff:.1f} effective draws searched them); up to {hidden:,.0f} matches could "
+        f"hide there at {level:.0%} (Clopper-Pearson), so {metric} could be as low as "
+        f"{low:.3g}, below the interval's {ci_low:.3g}: label more predicted non-matches "
+        f"in those strata (e.g. continue_sampling(..., search=...))",
+    )

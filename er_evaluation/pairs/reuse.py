@@ -41,6 +41,9 @@ Functions:
 - :func:`continue_sampling`: a sampler tuned to B (OASIS warm-started with A's labels,
   or static IS) adds labels; A's and B's draws are pooled.
 - :func:`mixture_weights`: the balance-heuristic weights for any recorded proposals.
+- :func:`search_check`: the diagnostic :func:`reuse_estimate` attaches, for any
+  estimate of a run: recall and F are not reliable when no missed match was drawn and
+  the predicted non-matches were searched too thinly to rule out hidden ones.
 
 Estimates go through :func:`~er_evaluation.pairs.estimate_from_labels` (the importance
 estimator of every pair run): a prediction group whose pairs are all labelled is known
@@ -59,15 +62,22 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from er_evaluation.estimators.diagnostics import (
+    concentration,
+    hidden_matches,
+    search_diagnostics,
+)
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.pairs._stratify import Strata
 from er_evaluation.pairs.estimates import (
     LabelRun,
     PairEstimates,
+    _alphas,
     estimate_from_labels,
 )
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.run import sample_labels
-from er_evaluation.pairs.samplers import make_sampler
+from er_evaluation.pairs.samplers import Draw, make_sampler
 
 __all__ = [
     "Proposals",
@@ -79,6 +89,8 @@ __all__ = [
     "proposals_of",
     "reuse_estimate",
     "sample_traced",
+    "sampler_for_b",
+    "search_check",
 ]
 
 
@@ -270,18 +282,113 @@ def proposals_of(run: LabelRun, sampler=None) -> Proposals:
 
 
 def reuse_estimate(
-    run: LabelRun, predicted_b, *, alpha: float | Sequence[float] = 0.5, level: float = 0.95
+    run: LabelRun,
+    predicted_b,
+    *,
+    alpha: float | Sequence[float] = 0.5,
+    level: float = 0.95,
+    strata: Strata | None = None,
 ) -> PairEstimates:
     """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool
     pair) from the labels of ``run``, costing no label, by
     :func:`~er_evaluation.pairs.estimate_from_labels` with the run's weights: a
     :class:`TracedRun` of fixed proposals is weighted against their mixture (balance
-    heuristic, Chaganty et al. 2017), any other run by each draw's own p/q_t. Measured
-    (module docstring; OASIS A, 1,000 labels, 400 runs): B's recall bias +0.014 ± 0.004
-    on abt-buy, within Monte-Carlo error on restaurant; 95% coverage of P / R / F1
-    100 / 96.5 / 96.5% (abt-buy), 100 / 100 / 100% (restaurant), 96 / 30 / 96% (FEBRL,
-    100 runs)."""
-    return estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
+    heuristic, Chaganty et al. 2017), any other run by each draw's own p/q_t.
+
+    Each estimate carries :func:`search_check` diagnostics: recall and F are marked
+    not reliable when no match was drawn among B's unlabelled predicted non-matches and
+    the strata (of ``strata``, default ``run.strata``) where none was drawn were searched
+    so thinly that more matches than the interval allows could hide there
+    (Clopper-Pearson; :func:`~er_evaluation.estimators.diagnostics.search_diagnostics`).
+    Measured coverage and bias: benchmarks/README.md ("Label reuse")."""
+    estimates = estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
+    return search_check(estimates, run, predicted_b, alpha=alpha, strata=strata)
+
+
+def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None, level: float):
+    """(:func:`~er_evaluation.estimators.diagnostics.hidden_matches` of the predicted
+    non-match cells (stratum x prediction) where no labelled pair is a match and some
+    pair is unlabelled, whether a match was labelled in any predicted non-match cell with
+    an unlabelled pair). Without strata the predicted non-matches are one cell whose
+    searched size is the Kish size of its draws' weights (uniform draws count fully,
+    draws that rarely reach it little), at most its distinct labelled pairs."""
+    rows, first = np.unique(run.index, return_index=True)
+    label = run.label[first].astype(np.float64)
+    if strata is None:
+        non = predicted[run.index] == 0
+        sizes = np.array([float(np.sum(predicted == 0))])
+        matched = bool(np.any(run.label[non] == 1))
+        w = run.weight[non].astype(np.float64)
+        kish = float(np.sum(w) ** 2 / np.sum(w * w)) if np.any(w > 0) else 0.0
+        searched = np.array([min(kish, float(np.sum(predicted[rows] == 0)))])
+        if searched[0] >= sizes[0]:
+            return (0.0, 0.0, 0.0), matched
+        return (0.0, 0.0, 0.0) if matched else hidden_matches(sizes, searched, level=level), matched
+    if strata.codes.shape != predicted.shape:
+        raise ValueError(
+            f"strata must cover the run's pool ({predicted.shape[0]} pairs), "
+            f"got {strata.codes.shape[0]}"
+        )
+    cells = 2 * strata.codes.astype(np.int64) + predicted.astype(np.int64)
+    n_cells = 2 * strata.n_strata
+    sizes = np.bincount(cells, minlength=n_cells).astype(np.float64)
+    d = np.bincount(cells[rows], minlength=n_cells).astype(np.float64)
+    m = np.bincount(cells[rows], weights=label, minlength=n_cells)
+    open_non = (np.arange(n_cells) % 2 == 0) & (d < sizes)
+    matched = bool(np.any(m[open_non] > 0))
+    region = open_non & (m == 0)
+    if not region.any():
+        return (0.0, 0.0, 0.0), matched
+    return hidden_matches(sizes[region], d[region], level=level), matched
+
+
+def search_check(
+    estimates: PairEstimates,
+    run: LabelRun,
+    predicted,
+    *,
+    alpha: float | Sequence[float] = 0.5,
+    strata: Strata | None = None,
+) -> PairEstimates:
+    """``estimates`` (of ``predicted`` from ``run``, F for each ``alpha``) with
+    :func:`~er_evaluation.estimators.diagnostics.search_diagnostics` on each: TP = P PP,
+    AP = TP / R, and the unsearched predicted non-matches are the cells of ``strata``
+    (default ``run.strata``) x prediction where no labelled pair is a match, bounded by
+    :func:`~er_evaluation.estimators.diagnostics.hidden_matches`. ``n_effective`` and
+    ``top_share`` are those of the weighted draws in each metric's denominator
+    (w_t (alpha h_t + (1 - alpha) l_t))."""
+    predicted = np.asarray(predicted).astype(np.int8)
+    strata = strata if strata is not None else run.strata
+    level = estimates.precision.level
+    region, misses_drawn = _searched_region(run, predicted, strata, level)
+    pp = float(np.sum(predicted))
+    tp = estimates.precision.value * pp
+    r = estimates.recall.value
+    ap = tp / r if r > 0 else math.nan
+    h = predicted[run.index].astype(np.float64)
+    y = run.label.astype(np.float64)
+    w = run.weight.astype(np.float64)
+    alphas = [1.0, 0.0, *_alphas(alpha)]
+    out = []
+    for e, a in zip((estimates.precision, estimates.recall, *estimates.f), alphas, strict=True):
+        n_eff, share = concentration((w * (a * h + (1 - a) * y))[:, None])
+        diag = search_diagnostics(
+            e.value,
+            e.ci_low,
+            metric=e.metric,
+            alpha=a,
+            tp=tp,
+            ap=ap,
+            pp=pp,
+            region=region,
+            misses_drawn=misses_drawn,
+            pool_size=run.pool_size,
+            level=level,
+            n_effective=float(n_eff),
+            top_share=float(share),
+        )
+        out.append(replace(e, diagnostics=diag))
+    return PairEstimates(out[0], out[1], tuple(out[2:]))
 
 
 def as_importance_run(run: LabelRun) -> LabelRun:
@@ -332,6 +439,113 @@ def _own(run: LabelRun) -> np.ndarray:
     return run.own_weight if isinstance(run, TracedRun) else run.weight
 
 
+class _SearchSampler:
+    """B's adaptive sampler (OASIS) with a fixed share ``search`` of every draw's proposal
+    spread uniformly over B's unsearched predicted non-matches: the B-strata of predicted
+    non-matches where no pair labelled so far (``known``) is a match and some pair is
+    unlabelled. Each draw comes from the mixture
+
+        q_t(stratum k) = (1 - search) v_t(k) + search u(k),   u(k) = N_k / N_Z on the region,
+
+    uniform within the stratum, so its own weight omega_k / q_t(k) (p / q_t) keeps the
+    pooled totals unbiased (Marchant & Rubinstein 2021, Theorem 1) and every draw's
+    proposal is recordable (:func:`sample_traced`). Uniform over the region is the
+    allocation that maximises its effective searched size (the Kish size of
+    :func:`~er_evaluation.estimators.diagnostics.hidden_matches`). Every label, drawn by
+    either part, updates the inner sampler as its own draws do."""
+
+    design = "importance"
+    uniform_within_strata = True
+    static_proposal = False
+    adaptive = True
+
+    def __init__(self, inner, known: np.ndarray, search: float, seed: int | None) -> None:
+        self._inner = inner
+        self.strata = st = inner.strata
+        self.n_pairs = inner.n_pairs
+        self.name = inner.name
+        self.stratum_prior = getattr(inner, "stratum_prior", None)
+        k = st.n_strata
+        codes = st.codes
+        d = np.bincount(codes[known >= 0], minlength=k)
+        m = np.bincount(codes[known == 1], minlength=k)
+        region = (st.predicted == 0) & (m == 0) & (d < st.sizes)
+        mass = np.where(region, st.sizes, 0).astype(np.float64)
+        # no unsearched region: nothing to search, B's sampler alone
+        self._share = float(search) if mass.sum() > 0 else 0.0
+        self._u = mass / mass.sum() if mass.sum() > 0 else mass
+        self._cum_u = np.cumsum(self._u)
+        self._omega = st.omega
+        self._reps = st.order[st.offsets[:-1]]
+        # the choice between the two parts has its own stream: the inner sampler's draws
+        # stay those it would make alone given the same labels
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+
+    def _q(self) -> np.ndarray:
+        v = self._omega / self._inner.current_weights(self._reps)
+        return (1.0 - self._share) * v + self._share * self._u
+
+    def draw(self) -> Draw | None:
+        q = self._q()
+        if self._rng.random() < self._share:
+            st = self.strata
+            k = min(int(np.searchsorted(self._cum_u, self._rng.random(), side="right")), len(q) - 1)
+            start = st.offsets[k]
+            index = int(st.order[start + int(self._rng.random() * st.sizes[k])])
+        else:
+            inner = self._inner.draw()
+            if inner is None:
+                return None
+            index, k = inner.index, inner.stratum
+        return Draw(index, k, q[k] / self.strata.sizes[k], float(self._omega[k] / q[k]))
+
+    def observe(self, index: int, label: int) -> None:
+        """The label updates the inner sampler as its own draw would (its Beta posterior
+        and its F estimate with its own weight omega_k / v_k)."""
+        own = self._inner.current_weights(np.array([index]))
+        self._inner.warm_start(np.array([index]), np.array([label]), own)
+
+    def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        codes = self.strata.codes[np.asarray(indices)]
+        return self._omega[codes] / self._q()[codes]
+
+
+def sampler_for_b(
+    pool_b: PairPool,
+    previous: LabelRun,
+    *,
+    method: str = "oasis",
+    seed: int | None = None,
+    search: float = 0.0,
+    **params,
+):
+    """The sampler :func:`continue_sampling` draws B's new labels with: ``method``'s
+    sampler on ``pool_b`` (its ``params``), warm-started with ``previous``'s labels for an
+    adaptive one, and with ``search`` > 0 (OASIS only) the share of every draw spread
+    over B's unsearched predicted non-matches (:class:`_SearchSampler`)."""
+    if method not in ("oasis", "ais", "importance"):
+        raise ValueError(
+            "method must be 'oasis' or 'ais' (an adaptive sampler) or 'importance' (static "
+            f"importance sampling) to continue sampling, got {method!r}"
+        )
+    if isinstance(search, bool) or not isinstance(search, (int, float)) or not 0 <= search < 1:
+        raise ValueError(f"search must be a share in [0, 1), got {search!r}")
+    if search > 0 and method != "oasis":
+        raise ValueError(
+            f"search is a share of OASIS's proposal: use method='oasis', not {method!r}"
+        )
+    old = as_importance_run(previous)
+    sampler = make_sampler(method, pool_b, seed, **params)
+    if method != "importance":  # a static proposal does not learn from labels
+        sampler.warm_start(old.index, old.label, old.weight)
+    if search > 0:
+        known = np.full(pool_b.n_pairs, -1, dtype=np.int8)
+        known[old.index] = old.label
+        search_seed = None if seed is None else seed + 1
+        sampler = _SearchSampler(sampler, known, search, search_seed)
+    return sampler
+
+
 def continue_sampling(
     pool_b: PairPool,
     previous: LabelRun,
@@ -340,6 +554,7 @@ def continue_sampling(
     *,
     seed: int | None = None,
     method: str = "oasis",
+    search: float = 0.0,
     **params,
 ) -> LabelRun:
     """Evaluate prediction B (``pool_b``: same pairs and scores, B's ``predicted``) after A.
@@ -349,8 +564,13 @@ def continue_sampling(
     costs nothing. ``"oasis"`` (default) or ``"ais"`` (Marchant & Rubinstein 2021) start
     from A's labels: each labelled pair updates the oracle model of its B-stratum and
     the F estimate starts from the reused one. ``"importance"``: static importance
-    sampling tuned to B from the scores, a proposal fixed in advance. Returns the pooled
-    run, A's draws followed by B's (``new_label`` marks the labels B paid for).
+    sampling tuned to B from the scores, a proposal fixed in advance. ``search`` (OASIS
+    only, default 0): the share of every B draw's proposal spread uniformly over B's
+    predicted non-matches in strata where none of the labels so far is a match (where B's
+    missed matches could hide unseen; :class:`_SearchSampler`, unbiased by exact
+    expectation in tests/test_pairs_reuse_search.py; what it buys on the benchmark pools:
+    benchmarks/README.md, "Label reuse"). Returns the pooled run, A's draws followed by
+    B's (``new_label`` marks the labels B paid for).
 
     When A's proposals are known (a :class:`TracedRun` from :func:`sample_traced` or an
     earlier :func:`continue_sampling`, or a passive or stratified run) and B's are
@@ -366,15 +586,8 @@ def continue_sampling(
         raise ValueError(
             f"the previous run is on a pool of {previous.pool_size} pairs, pool_b has {pool_b.n_pairs}"
         )
-    if method not in ("oasis", "ais", "importance"):
-        raise ValueError(
-            "method must be 'oasis' or 'ais' (an adaptive sampler) or 'importance' (static "
-            f"importance sampling) to continue sampling, got {method!r}"
-        )
+    sampler = sampler_for_b(pool_b, previous, method=method, seed=seed, search=search, **params)
     old = as_importance_run(previous)
-    sampler = make_sampler(method, pool_b, seed, **params)
-    if method != "importance":  # a static proposal does not learn from labels
-        sampler.warm_start(old.index, old.label, old.weight)
     known = np.full(pool_b.n_pairs, -1, dtype=np.int8)
     known[old.index] = old.label
     old_proposals = _previous_proposals(previous)
