@@ -35,13 +35,12 @@ from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     LabelOracle,
     continue_sampling,
-    estimate_from_labels,
     make_sampler,
     metric_names,
     reuse_estimate,
     stratify,
 )
-from er_evaluation.pairs.reuse import sample_traced
+from er_evaluation.pairs.reuse import _searched_region, sample_traced
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
@@ -50,16 +49,34 @@ BUILDERS = {"febrl": febrl_pool, "patentsview": patentsview_pool}
 METRICS = ("P", "R", "F1")
 
 
+def _search_bound(run, predicted_b, est) -> tuple[bool, float]:
+    """(misses drawn, the lowest recall the unsearched predicted non-matches allow at 95%):
+    the numbers behind the diagnostic of ``reuse_estimate``."""
+    (_, _, hidden), misses = _searched_region(run, predicted_b, run.strata, 0.95)
+    pp = float(predicted_b.sum())
+    tp = est.precision.value * pp
+    r = est.recall.value
+    if not (tp > 0 and r > 0):
+        return misses, 0.0
+    return misses, tp / (tp / r + hidden)
+
+
 def simulate(args) -> pd.DataFrame:
-    """One row per repetition x estimate x weighting x metric: value, low, high, truth."""
+    """One row per repetition x estimate x weighting x metric: value, low, high, truth, the
+    diagnostic (reliable, misses drawn, the hidden-match bound on R) and the estimated
+    TP and FN of B."""
     pool = load_pool(args.pool) if args.pool in POOLS else cached(args.pool, BUILDERS[args.pool])
     predicted_b = (pool.scores >= args.threshold).astype(np.int8)
     pool_b = pool.with_prediction(predicted_b)
     truth = pool_b.truth()
     truth_vec = [truth[m] for m in metric_names([0.5])]
+    tp_true = float(np.sum(pool.labels * predicted_b))
+    fn_true = float(np.sum(pool.labels * (1 - predicted_b)))
+    pp = float(predicted_b.sum())
     print(
-        f"pool {args.pool}: B = score >= {args.threshold} (PP {int(predicted_b.sum())}), truth "
-        f"of B: P {truth_vec[0]:.4f}, R {truth_vec[1]:.4f}, F1 {truth_vec[2]:.4f}",
+        f"pool {args.pool}: B = score >= {args.threshold} (PP {int(pp)}), truth "
+        f"of B: P {truth_vec[0]:.4f}, R {truth_vec[1]:.4f}, F1 {truth_vec[2]:.4f}, "
+        f"TP {tp_true:.0f}, FN {fn_true:.0f}",
         flush=True,
     )
     oracle = LabelOracle(pool.labels)
@@ -86,26 +103,36 @@ def simulate(args) -> pd.DataFrame:
             method=args.sampler,
             **params(strata_b),
         )
+        runs = [("reuse only", run_a), ("reuse + new", combined)]
+        if args.sampler == "oasis" and args.search > 0:
+            searched = continue_sampling(
+                pool_b,
+                run_a,
+                oracle,
+                args.labels_b,
+                seed=10_000 + seed,
+                method=args.sampler,
+                search=args.search,
+                **params(strata_b),
+            )
+            runs.append((f"reuse + new, search {args.search:g}", searched))
         fresh = sample_traced(
             pool_b, sampler(pool_b, 20_000 + seed, strata_b), oracle, args.labels_a + args.labels_b
         )
-        new_b = combined.n_labels - run_a.n_labels
+        runs.append(("fresh", fresh))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            for name, run, labels in (
-                ("reuse only", run_a, 0),
-                ("reuse + new", combined, new_b),
-                ("fresh", fresh, fresh.n_labels),
-            ):
+            for name, run in runs:
+                paid = {"reuse only": 0, "fresh": run.n_labels}
+                labels = paid.get(name, run.n_labels - run_a.n_labels)
                 for weighting, r in (
                     ("mixture", run.mixture_run()),
                     ("own", run.own_weights_run()),
                 ):
-                    est = (
-                        reuse_estimate(r, predicted_b)
-                        if name == "reuse only"
-                        else estimate_from_labels(r, predicted_b)
-                    )
+                    est = reuse_estimate(r, predicted_b)
+                    misses, bound = _search_bound(r, predicted_b, est)
+                    tp = est.precision.value * pp
+                    fn = tp / est.recall.value - tp if est.recall.value > 0 else np.nan
                     for metric, e, t in zip(
                         METRICS, (est.precision, est.recall, est.f[0]), truth_vec, strict=True
                     ):
@@ -123,6 +150,13 @@ def simulate(args) -> pd.DataFrame:
                                 "low": e.ci_low,
                                 "high": e.ci_high,
                                 "truth": t,
+                                "reliable": e.reliable,
+                                "misses_drawn": misses,
+                                "recall_bound": bound,
+                                "tp": tp,
+                                "fn": fn,
+                                "tp_truth": tp_true,
+                                "fn_truth": fn_true,
                             }
                         )
         if (rep + 1) % 20 == 0 or rep + 1 == args.reps:
@@ -133,7 +167,12 @@ def simulate(args) -> pd.DataFrame:
 
 
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Bias +- Monte-Carlo SE, MSE and coverage per pool x estimate x weighting x metric."""
+    """Bias +- Monte-Carlo SE, MSE and coverage per pool x estimate x weighting x metric;
+    the diagnostic's flag rate, coverage among the estimates it leaves reliable and how
+    often its recall bound lies below the truth; the bias of B's estimated TP and FN and
+    the recall bias a second-order delta method predicts from their spread over the runs,
+    (-FN Var(TP) + TP Var(FN) + (TP - FN) Cov(TP, FN)) / AP^3 at the true TP, FN, AP
+    (Jensen's inequality: recall TP / (TP + FN) is convex in FN)."""
     out = []
     keys = ["pool", "sampler", "estimate", "weighting", "metric"]
     for key, g in frame.groupby(keys, sort=False):
@@ -141,9 +180,22 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
         ok = ~np.isnan(err)
         covered = (g["low"] <= g["truth"] + 1e-12) & (g["truth"] <= g["high"] + 1e-12)
         cover = float(covered.mean())
+        reliable = g["reliable"].astype(bool)
+        tp, fn = g["tp"].to_numpy(), g["fn"].to_numpy()
+        both = ~np.isnan(tp) & ~np.isnan(fn)
+        tp_t, fn_t = float(g["tp_truth"].iloc[0]), float(g["fn_truth"].iloc[0])
+        cov = np.cov(tp[both], fn[both]) if both.sum() > 2 else np.full((2, 2), np.nan)
+        jensen = (-fn_t * cov[0, 0] + tp_t * cov[1, 1] + (tp_t - fn_t) * cov[0, 1]) / (
+            tp_t + fn_t
+        ) ** 3
+
+        def bias(x):
+            x = x[~np.isnan(x)]
+            return float(np.mean(x)), float(np.std(x, ddof=1) / np.sqrt(len(x)))
+
         out.append(
-            dict(
-                zip(keys, key, strict=True),
+            dict(zip(keys, key, strict=True))
+            | dict(
                 reps=len(g),
                 new_labels=float(g["new_labels"].mean()),
                 bias=float(np.mean(err[ok])),
@@ -152,6 +204,15 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                 cover=cover,
                 cover_mcse=float(np.sqrt(cover * (1 - cover) / len(g))),
                 undefined=float(np.mean(~ok)),
+                flagged=float(np.mean(~reliable)),
+                cover_reliable=float(covered[reliable].mean()) if reliable.any() else np.nan,
+                misses_drawn=float(g["misses_drawn"].astype(bool).mean()),
+                bound_below_truth=float(np.mean(g["recall_bound"] <= g["truth"] + 1e-12)),
+                tp_bias=bias(tp - tp_t)[0],
+                tp_bias_mcse=bias(tp - tp_t)[1],
+                fn_bias=bias(fn - fn_t)[0],
+                fn_bias_mcse=bias(fn - fn_t)[1],
+                recall_bias_delta=float(jensen),
             )
         )
     return pd.DataFrame(out)
@@ -166,6 +227,12 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.3, help="B: score >= threshold")
     parser.add_argument("--labels-a", type=int, default=1000)
     parser.add_argument("--labels-b", type=int, default=300)
+    parser.add_argument(
+        "--search",
+        type=float,
+        default=0.0,
+        help="also continue with continue_sampling(search=...) (OASIS only)",
+    )
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="CSV of the per-repetition rows (written as it goes)")
@@ -189,7 +256,9 @@ def main() -> None:
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    """One README row per pool x sampler x estimate x weighting."""
+    """README tables: per pool x sampler x estimate x weighting, bias, MSE and coverage;
+    then, for the library's weighting (own for OASIS, mixture for static IS), the
+    diagnostic and the decomposition of the recall bias."""
     lines = [
         "| pool | sampler | estimate of B | weights | new labels | runs | bias P | bias R "
         "| bias F1 | MSE F1 | cover P / R / F1 |",
@@ -203,6 +272,25 @@ def markdown(summary: pd.DataFrame) -> str:
         lines.append(
             f"| {' | '.join(key)} | {m.new_labels['P']:,.0f} | {int(m.reps['P'])} | "
             f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} |"
+        )
+    lines += [
+        "",
+        "| pool | sampler | estimate of B | runs | miss drawn | R flagged | cover R: all / "
+        "unflagged | R bound <= truth | bias TP | bias FN | bias R | bias R, delta method |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    library = summary[
+        ((summary.sampler == "oasis") & (summary.weighting == "own"))
+        | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
+    ]
+    for key, g in library.groupby(keys[:3], sort=False):
+        r = g.set_index("metric").loc["R"]
+        lines.append(
+            f"| {' | '.join(key)} | {int(r.reps)} | {100 * r.misses_drawn:.0f}% | "
+            f"{100 * r.flagged:.0f}% | {100 * r.cover:.1f}% / {100 * r.cover_reliable:.1f}% | "
+            f"{100 * r.bound_below_truth:.0f}% | {r.tp_bias:+.2f} ± {r.tp_bias_mcse:.2f} | "
+            f"{r.fn_bias:+.2f} ± {r.fn_bias_mcse:.2f} | {r.bias:+.4f} ± {r.bias_mcse:.4f} | "
+            f"{r.recall_bias_delta:+.4f} |"
         )
     return "\n".join(lines)
 
