@@ -349,14 +349,16 @@ def search_diagnostics(
         F_K = TP / (alpha PP + (1 - alpha)(AP + K)),
 
     so the value could be as low as F_K at K = max_hidden. The estimate is not reliable
-    when no match was drawn among the predicted non-matches still unlabelled
-    (``misses_drawn`` False: the estimate sits at the boundary, no missed match seen) and
-    its interval stops above F_K: the interval then rests on those pairs holding no
-    match, which the labels cannot show. When some missed match was drawn the interval
-    already spans the estimated misses and the check is not applied: on abt-buy and
-    restaurant, where the intervals cover recall, the bound alone lies below the
-    interval in every run (benchmarks/README.md, "Label reuse"). ``n_effective`` and
-    ``top_share`` describe the draws behind the estimate (as in :func:`concentration`)."""
+    when no labelled predicted non-match is a match (``misses_drawn`` False: the
+    estimate sits at the boundary, no missed match seen, e.g. recall 1) and its interval
+    stops above F_K: the interval then rests on the unsearched pairs holding no match,
+    which the labels cannot show. Once a missed match is labelled the estimate is off the
+    boundary and its interval spans the estimated misses; the bound alone would then
+    still lie below the interval in nearly every run on pools where the intervals cover
+    recall (abt-buy, restaurant: their low-score strata are far too large to search), so
+    it is not applied (benchmarks/README.md, "Label reuse"). ``n_effective`` and
+    ``top_share`` describe the draws behind the estimate (as in :func:`concentration`).
+    """
     n_pairs, n_eff, hidden = region
 
     def out(reliable: bool, reason: str = "") -> Diagnostics:

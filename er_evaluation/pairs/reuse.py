@@ -308,8 +308,8 @@ def reuse_estimate(
 def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None, level: float):
     """(:func:`~er_evaluation.estimators.diagnostics.hidden_matches` of the predicted
     non-match cells (stratum x prediction) where no labelled pair is a match and some
-    pair is unlabelled, whether a match was labelled in any predicted non-match cell with
-    an unlabelled pair). Without strata the predicted non-matches are one cell whose
+    pair is unlabelled, whether any labelled predicted non-match is a match). Without
+    strata the predicted non-matches are one cell whose
     searched size is the Kish size of its draws' weights (uniform draws count fully,
     draws that rarely reach it little), at most its distinct labelled pairs."""
     rows, first = np.unique(run.index, return_index=True)
@@ -334,9 +334,9 @@ def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None
     sizes = np.bincount(cells, minlength=n_cells).astype(np.float64)
     d = np.bincount(cells[rows], minlength=n_cells).astype(np.float64)
     m = np.bincount(cells[rows], weights=label, minlength=n_cells)
-    open_non = (np.arange(n_cells) % 2 == 0) & (d < sizes)
-    matched = bool(np.any(m[open_non] > 0))
-    region = open_non & (m == 0)
+    non = np.arange(n_cells) % 2 == 0
+    matched = bool(np.any(m[non] > 0))
+    region = non & (d < sizes) & (m == 0)
     if not region.any():
         return (0.0, 0.0, 0.0), matched
     return hidden_matches(sizes[region], d[region], level=level), matched
