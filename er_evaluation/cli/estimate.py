@@ -222,6 +222,13 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The command's result table (tidy, one row per prediction x metric, or per
     difference with ``--paired``) and a one-line description of the data."""
     predictions, sample, source = _load(args)
+    options = {
+        "estimator": args.estimator,
+        "level": args.level,
+        "ci_method": args.ci_method,
+        "on_missing": args.on_missing,
+        "seed": args.seed,
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
         if args.paired:
@@ -229,30 +236,11 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
                 raise ValueError("--paired needs at least two predictions")
             parts = []
             for metric in args.metrics:
-                d = compare(
-                    predictions,
-                    sample,
-                    metric,
-                    baseline=args.baseline,
-                    estimator=args.estimator,
-                    level=args.level,
-                    ci_method=args.ci_method,
-                    on_missing=args.on_missing,
-                    seed=args.seed,
-                )
+                d = compare(predictions, sample, metric, baseline=args.baseline, **options)
                 parts.append(d if isinstance(d, pd.DataFrame) else pd.DataFrame([d.to_dict()]))
             table = pd.concat(parts, ignore_index=True)
         else:
-            table = estimate_table(
-                predictions,
-                sample,
-                metrics=args.metrics,
-                level=args.level,
-                ci_method=args.ci_method,
-                on_missing=args.on_missing,
-                estimator=args.estimator,
-                seed=args.seed,
-            )
+            table = estimate_table(predictions, sample, metrics=args.metrics, **options)
     # the per-prediction counts are in the table's dropped_records column
     for w in caught:
         if not issubclass(w.category, CoverageWarning):
