@@ -260,6 +260,7 @@ def exact_estimable_metrics() -> dict[str, Callable]:
         "pairwise_f1",
         "cluster_precision",
         "cluster_recall",
+        "cluster_f1",
         "bcubed_precision",
         "bcubed_recall",
         "bcubed_f1",
