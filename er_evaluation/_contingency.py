@@ -442,14 +442,17 @@ def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.
     for compact integer ids, else one factorisation of the concatenated ids (``Index.get_indexer`` plus two uniqueness
     checks cost ~5x more on 10M string ids).
     """
-    if isinstance(pred_index, pd.RangeIndex) and ref_index.dtype.kind in "iu":
+    if isinstance(pred_index, pd.RangeIndex) and ref_index.dtype.kind == "i":
         if validate:
             check_unique(ref_index, "reference")
         return range_positions(pred_index, ref_index)
-    # a range on the reference side only: our own array of it (pandas would cache one on
-    # the caller's RangeIndex)
-    if isinstance(ref_index, pd.RangeIndex):
-        ref_index = pd.Index(np.arange(ref_index.start, ref_index.stop, ref_index.step))
+    # any other range: our own array of it (pandas would cache one on the caller's index)
+    pred_index, ref_index = (
+        pd.Index(np.arange(ids.start, ids.stop, ids.step))
+        if isinstance(ids, pd.RangeIndex)
+        else ids
+        for ids in (pred_index, ref_index)
+    )
     n_pred = len(pred_index)
     both = _dense_ints(pred_index.append(ref_index)) if pred_index.dtype.kind in "iu" else None
     if both is not None:

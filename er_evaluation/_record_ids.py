@@ -140,8 +140,9 @@ def _locate_dense(
 
 
 def range_positions(population: pd.RangeIndex, ids: pd.Index) -> np.ndarray:
-    """Position in the range ``population`` of each integer id of ``ids`` (-1 if absent),
-    by arithmetic: (id - start) / step when that is a whole number inside the range."""
+    """Position in the range ``population`` of each signed integer id of ``ids`` (-1 if
+    absent), by arithmetic: (id - start) / step when that is a whole number inside the
+    range. (Unsigned ids above 2**63 would wrap: callers pass signed ids only.)"""
     values = np.arange(ids.start, ids.stop, ids.step) if isinstance(ids, pd.RangeIndex) else ids
     offset = np.asarray(values, dtype=np.int64) - population.start
     positions, remainder = np.divmod(offset, population.step)
@@ -157,7 +158,7 @@ def same_ids(left: pd.Index, right: pd.Index) -> bool:
         return left is right or left.equals(right)
     span = ranges[0]
     other = right if span is left else left
-    if len(other) != len(span) or other.dtype.kind not in "iu":
+    if len(other) != len(span) or other.dtype.kind != "i":
         return False  # ids of another type: aligned by the general path, which checks them
     values, start, step = np.asarray(other), span.start, span.step
     for first in range(0, len(values), _CHUNK):

@@ -256,3 +256,13 @@ def test_range_index_tables_equal_materialised_ones(case):
     assert cells(fast) == cells(exact)
     assert fast.n_records == exact.n_records and fast.population == exact.population
     assert fast.dropped_prediction == exact.dropped_prediction
+
+
+def test_range_against_unsigned_ids_above_two_to_the_63():
+    # 2**64 - 3 as a signed integer would be -3, inside range(-5, 5): it must stay absent
+    prediction = pd.Series(np.arange(10) % 3, index=pd.RangeIndex(-5, 5))
+    reference = pd.Series([0, 1], index=pd.Index(np.array([2**64 - 3, 2], dtype=np.uint64)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = contingency(prediction, reference, on_missing="restrict")
+    assert table.n_shared == 1 and table.dropped_reference == 1
