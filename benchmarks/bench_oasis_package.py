@@ -18,13 +18,19 @@ is 0, as on dblp-acm) the CSF histogram gets 10,000 bins. Each run samples
 until 500, 1,000 and 2,000 distinct labels (``sample_distinct``); the package's estimate
 after that draw is compared with the truth; an undefined estimate counts as squared
 error 1, as in ``bench_pairs.py``. The package draws from numpy's global generator,
-seeded per run.
+seeded per run (run r: seed + 1000 r, so runs can be split over processes with
+``--first``). Every finished run is appended to the per-run CSV at once (squared errors,
+draws, CPU seconds), so a stopped benchmark keeps its runs; ``--summarize`` turns per-run
+CSVs into the summary (MSE, Monte-Carlo SE, median squared error, draws per label, CPU
+per draw and per run).
 
     python3 -m venv /work/tmp_oasis/venv
     /work/tmp_oasis/venv/bin/pip install "numpy<2" "scipy<1.12" scikit-learn tables
     /work/tmp_oasis/venv/bin/pip install --no-deps oasis==0.1.3
     nice -n 10 python benchmarks/bench_oasis_package.py --oasis-python /work/tmp_oasis/venv/bin/python \\
-        --reps 100 --out benchmarks/data/bench_oasis_package.csv
+        --pools abt-buy --reps 200 --runs-out benchmarks/data/bench_oasis_package_runs_a.csv
+    python benchmarks/bench_oasis_package.py --summarize benchmarks/data/bench_oasis_package_runs_*.csv \\
+        --out benchmarks/data/bench_oasis_package.csv
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ precision, recall and F1 (an undefined estimate counts as squared error 1, as in
 the truth (the library's Wilson interval, and value +- 1.96 SE for comparison), mean
 interval width, the share of undefined estimates, draws per label and time per draw.
 
-Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K),
+Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K;
+``bins=fd``, ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata),
 ``oasis:ais`` (the same runs estimated with the weighted ratio of Marchant & Rubinstein 2017 instead of the
 library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata),
 ``oasis:vprior=S`` (the same runs with the variance model's prior rescaled to S
