@@ -308,7 +308,9 @@ def main() -> None:
     )
     parser.add_argument("--mode", choices=("f1", "pr", "speed"), default="f1")
     parser.add_argument(
-        "--pools", nargs="+", default=["abt-buy", "dblp-acm", "restaurant", "febrl", "patentsview"]
+        "--pools",
+        nargs="+",
+        default=["abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview"],
     )
     parser.add_argument("--methods", nargs="+")
     parser.add_argument("--reps", type=int, default=100)

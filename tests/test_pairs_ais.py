@@ -105,6 +105,7 @@ def test_weighted_totals_unbiased_exhaustive(branching, target, plug_in):
         {"proposal": "stratum"},
         {"prior": "rates"},
         {"prior": "rates", "counts": "weighted", "proposal": "stratum"},
+        {"tree": "prediction"},
     ],
 )
 def test_weighted_totals_unbiased_exhaustive_for_every_model_option(options):
@@ -123,8 +124,7 @@ def test_rates_prior_starts_at_the_floored_score_rate_of_every_stratum(branching
     sampler = AISSampler(pool, 0, strata=strata, prior="rates", counts=counts, branching=branching)
     mean_score = np.bincount(strata.codes, weights=pool.scores) / strata.sizes
     rate = (strata.sizes * mean_score + 0.5) / (strata.sizes + 1.0)
-    predicted = sampler.model.predict()[sampler._leaf_of_stratum]
-    np.testing.assert_allclose(predicted, rate, rtol=1e-12)
+    np.testing.assert_allclose(sampler.posterior_mean(), rate, rtol=1e-12)
 
 
 def test_one_level_tree_with_weighted_counts_is_a_weighted_beta_model():
@@ -157,7 +157,7 @@ def test_one_level_tree_with_weighted_counts_is_a_weighted_beta_model():
 
 def test_bad_model_options_are_refused_by_name():
     pool = tiny_pool(20)
-    for name in ("proposal", "counts", "prior"):
+    for name in ("proposal", "counts", "prior", "tree"):
         with pytest.raises(ValueError, match=name):
             AISSampler(pool, 0, **{name: "nonsense"})
 
@@ -211,7 +211,7 @@ def test_one_level_tree_equals_oasis_model():
     oasis.warm_start(idx, pool.labels[idx], np.ones(len(idx)))
     ais.warm_start(idx, pool.labels[idx])
     pi_oasis = oasis.posterior_mean()
-    pi_ais = ais.model.predict()[ais._leaf_of_stratum]
+    pi_ais = ais.posterior_mean()
     np.testing.assert_allclose(pi_ais, pi_oasis, rtol=1e-12)
 
 
@@ -242,6 +242,72 @@ def test_balanced_tree_shapes():
     assert (parent[leaf] == 0).all()
     with pytest.raises(ValueError, match="branching"):
         balanced_tree(5, 1)
+
+
+def _group_under_root(parent: np.ndarray, node: int) -> int:
+    while parent[node] != 0:
+        node = int(parent[node])
+    return node
+
+
+@pytest.mark.parametrize("groups", [[3, 5], [1, 4], [4, 1], [2, 2, 3]])
+def test_grouped_tree_splits_the_groups_at_the_root(groups):
+    n = sum(groups)
+    parent, leaf = balanced_tree(n, 2, groups)
+    assert (parent[1:] >= 0).all() and len(set(leaf.tolist())) == n
+    assert int((parent == 0).sum()) == len(groups)  # the root's children are the groups
+    group_of_leaf = np.repeat(np.arange(len(groups)), groups)
+    top = np.array([_group_under_root(parent, int(v)) for v in leaf])
+    # leaves share a child of the root exactly when they are in the same group
+    np.testing.assert_array_equal(
+        top[:, None] == top[None, :], group_of_leaf[:, None] == group_of_leaf[None, :]
+    )
+    # below the root every group is a balanced binary tree of its own
+    for g, size in enumerate(groups):
+        children = np.bincount(parent[1:], minlength=len(parent))
+        inner = [
+            v
+            for v in range(1, len(parent))
+            if children[v] and _group_under_root(parent, v) == top[group_of_leaf == g][0]
+        ]
+        assert all(children[v] == 2 for v in inner) and len(inner) == size - 1
+    with pytest.raises(ValueError, match="groups"):
+        balanced_tree(n, 2, [n, 1])
+    # one level ignores the groups: the flat (OASIS) model
+    parent, leaf = balanced_tree(n, None, groups)
+    assert (parent[leaf] == 0).all()
+
+
+def test_prediction_tree_keeps_predicted_strata_under_their_own_root_child():
+    pool = tiny_pool(300, seed=4)
+    # a prediction that is not a score threshold, so the two groups' scores interleave
+    frame = pool.pairs.copy()
+    frame["predicted"] = (np.arange(len(frame)) % 3 == 0).astype(np.int8)
+    pool = PairPool.from_frame(frame, label_col="label")
+    strata = stratify(pool.scores, pool.predicted, 6)
+    by_score = AISSampler(pool, 0, strata=strata, tree="score")
+    by_group = AISSampler(pool, 0, strata=strata, tree="prediction")
+    parent = by_group.model.parent
+    top = np.array([_group_under_root(parent, int(v)) for v in by_group.model.leaf_node])
+    group = np.empty(strata.n_strata, dtype=np.int64)
+    group[by_group._leaf_of_stratum] = strata.predicted
+    np.testing.assert_array_equal(top[:, None] == top[None, :], group[:, None] == group[None, :])
+    # within a group the leaves stay in score order
+    for flag in (0, 1):
+        mine = np.flatnonzero(strata.predicted == flag)
+        order = by_group._leaf_of_stratum[mine]
+        assert (np.diff(strata.mean_score[mine][np.argsort(order)]) >= 0).all()
+    # the score tree mixes the groups below the root here
+    parent = by_score.model.parent
+    top = np.array([_group_under_root(parent, int(v)) for v in by_score.model.leaf_node])
+    group[by_score._leaf_of_stratum] = strata.predicted
+    assert not np.array_equal(top[:, None] == top[None, :], group[:, None] == group[None, :])
+    # both start every stratum at its floored score rate
+    np.testing.assert_allclose(
+        by_group.model.predict()[by_group._leaf_of_stratum],
+        by_score.model.predict()[by_score._leaf_of_stratum],
+        rtol=1e-12,
+    )
 
 
 def _label_run(pool, sampler, budget):
@@ -458,21 +524,27 @@ def test_make_sampler_ais_and_a_resumed_session_replays_bit_identically(tmp_path
 def test_a_log_written_before_the_model_options_resumes_with_its_model(tmp_path):
     from er_evaluation.pairs import LabellingSession
 
-    pool = tiny_pool(300, seed=18)
+    frame = tiny_pool(300, seed=18).pairs.copy()
+    # a prediction that is not a score threshold: the score tree and the prediction tree
+    # differ, so resuming with the wrong one would not replay
+    frame["predicted"] = (np.arange(len(frame)) % 3 == 0).astype(np.int8)
+    pool = PairPool.from_frame(frame, label_col="label")
     oracle = LabelOracle(pool.labels)
-    old = {"n_strata": 4, "prior": "scores", "prior_strength": 1.0}
-    path = tmp_path / "old.jsonl"
-    with LabellingSession(pool, path, "ais", seed=3, **old) as session:
-        session.run(oracle, 25)
-        expected = session.label_run()
-    lines = path.read_text().splitlines()
-    header = json.loads(lines[0])
-    for key in ("prior", "counts", "proposal"):
-        del header["params"][key]  # as the previous version wrote it
-    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
-    with LabellingSession(pool, path) as resumed:
-        assert resumed.sampler.prior == "scores" and resumed.sampler.prior_strength == 1.0
-        np.testing.assert_array_equal(resumed.label_run().index, expected.index)
+    old = {"n_strata": 4, "prior": "scores", "prior_strength": 1.0, "tree": "score"}
+    for dropped in (("prior", "counts", "proposal", "tree"), ("tree",)):
+        path = tmp_path / f"old{len(dropped)}.jsonl"
+        with LabellingSession(pool, path, "ais", seed=3, **old) as session:
+            session.run(oracle, 25)
+            expected = session.label_run()
+        lines = path.read_text().splitlines()
+        header = json.loads(lines[0])
+        for key in dropped:
+            del header["params"][key]  # as the earlier versions wrote it
+        path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+        with LabellingSession(pool, path) as resumed:
+            assert resumed.sampler.prior == "scores" and resumed.sampler.prior_strength == 1.0
+            assert resumed.sampler.tree == "score"
+            np.testing.assert_array_equal(resumed.label_run().index, expected.index)
 
 
 def test_cli_samples_with_ais_and_resumes(tmp_path, capsys):
@@ -511,3 +583,51 @@ def test_continue_sampling_with_ais_reuses_labels():
     assert est.ci_low - 0.1 <= truth <= est.ci_high + 0.1
     with pytest.raises(ValueError, match="adaptive sampler"):
         continue_sampling(pool_b, first, oracle, 5, method="passive")
+
+
+@pytest.mark.parametrize("tree", ["prediction", "score"])
+def test_reused_ais_labels_give_unbiased_totals_for_another_prediction_exhaustive(tree):
+    """Label reuse (Marchant & Rubinstein 2021 §3.3.1): an AIS run for prediction A, then an
+    AIS sampler for B warm-started with A's draws and weights (as ``continue_sampling``
+    does) draws more; with every draw's own weight p/q_t the pooled weighted totals of B's
+    measure are exactly unbiased, over every path of A's 2 draws and B's 2 draws."""
+    pool = tiny_pool(5)
+    pool_b = pool.with_prediction(np.array([1, 0, 0, 1, 1]))
+    measure_b = f_measures(pool_b.predicted)
+    labels = pool.labels
+    options = {"n_strata": 2, "epsilon": 0.05, "tree": tree}
+
+    def over_b(s, depth):
+        if depth == 0:
+            return np.zeros(measure_b.table.shape[2])
+        q = 1.0 / (s.n_pairs * s.current_weights(np.arange(s.n_pairs)))
+        out = np.zeros(measure_b.table.shape[2])
+        for x in range(s.n_pairs):
+            child = copy.deepcopy(s)
+            draw = _force(child, x)
+            child.observe(x, int(labels[x]))
+            loss = measure_b.table[measure_b.codes[x], labels[x]]
+            out += q[x] * (draw.weight * loss + over_b(child, depth - 1))
+        return out
+
+    def over_a(s, depth, index, weight):
+        if depth == 0:
+            b = AISSampler(pool_b, 1, **options)
+            b.warm_start(np.array(index), labels[np.array(index)], np.array(weight))
+            done = sum(
+                w * measure_b.table[measure_b.codes[i], labels[i]]
+                for i, w in zip(index, weight, strict=True)
+            )
+            return done + over_b(b, 2)
+        q = 1.0 / (s.n_pairs * s.current_weights(np.arange(s.n_pairs)))
+        out = np.zeros(measure_b.table.shape[2])
+        for x in range(s.n_pairs):
+            child = copy.deepcopy(s)
+            draw = _force(child, x)
+            child.observe(x, int(labels[x]))
+            out += q[x] * over_a(child, depth - 1, [*index, x], [*weight, draw.weight])
+        return out
+
+    expected = over_a(AISSampler(pool, 0, **options), 2, [], []) / 4
+    truth = measure_b.table[measure_b.codes, labels].mean(axis=0)
+    np.testing.assert_allclose(expected, truth, rtol=1e-10, atol=1e-12)

@@ -44,6 +44,7 @@ TARGETS = ("f", "pr_curve")
 PROPOSALS = ("pair", "stratum")
 COUNTS = ("labels", "weighted")
 PRIORS = ("scores", "rates")
+TREES = ("prediction", "score")
 
 
 def _target_measure(pool: PairPool, target: str, alpha: float, n_thresholds: int) -> Measure:
@@ -81,7 +82,12 @@ class AISSampler(_Base):
     ``epsilon``: weight of the uniform mixture (positivity; weights are at most 1/eps).
     Oracle model: CSF strata (``n_strata`` per prediction group, or ``strata``) ordered by
     mean score under a balanced tree of the given ``branching`` (None: one level, i.e. a
-    Beta model per stratum as in OASIS). ``prior``:
+    Beta model per stratum as in OASIS). ``tree``: ``"prediction"`` splits the
+    predicted non-matches from the predicted matches at the root, each group a balanced
+    tree over its strata in score order; ``"score"`` (default) orders all strata by mean
+    score under one balanced tree, which puts strata of the two groups with similar scores under one
+    branch (where the prediction is not a score threshold, as on PatentsView, their match
+    rates differ most). ``prior``:
 
     - ``"rates"`` (default): leaf pseudo-counts ``prior_strength`` times the floored
       score rate r_k = (n_k s_k + 1/2) / (n_k + 1) of each label (s_k the mean
@@ -131,6 +137,7 @@ class AISSampler(_Base):
         proposal: str = "pair",
         counts: str = "labels",
         prior: str = "rates",
+        tree: str = "score",
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -142,6 +149,9 @@ class AISSampler(_Base):
             raise ValueError(f"counts must be one of {', '.join(COUNTS)}, got {counts!r}")
         if prior not in PRIORS:
             raise ValueError(f"prior must be one of {', '.join(PRIORS)}, got {prior!r}")
+        if tree not in TREES:
+            raise ValueError(f"tree must be one of {', '.join(TREES)}, got {tree!r}")
+        self.tree = tree
         self.plug_in = plug_in
         self.proposal = proposal
         self.counts = counts
@@ -182,8 +192,19 @@ class AISSampler(_Base):
         # -- oracle model: leaves = strata sorted by mean score ----------------------
         prob = score_probabilities(pool.scores, threshold)
         s1 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
+        # leaves in score order; with tree="prediction" predicted non-matches first and
+        # the root's two children split the prediction groups (where the prediction is
+        # not a score threshold, e.g. PatentsView, score neighbours across groups have
+        # very different match rates and should not share a branch)
+        if tree == "prediction":
+            leaf_order = np.lexsort((st.mean_score, st.predicted))
+            groups = np.bincount(st.predicted, minlength=2)
+            groups = groups[groups > 0]
+        else:
+            leaf_order = np.argsort(st.mean_score, kind="stable")
+            groups = None
         leaf_of_stratum = np.empty(st.n_strata, dtype=np.int64)
-        leaf_of_stratum[np.argsort(st.mean_score, kind="stable")] = np.arange(st.n_strata)
+        leaf_of_stratum[leaf_order] = np.arange(st.n_strata)
         self._leaf_of_stratum = leaf_of_stratum
         leaf_prior = np.zeros((2, st.n_strata))
         if prior == "rates":
@@ -198,7 +219,7 @@ class AISSampler(_Base):
         else:
             leaf_prior[1, leaf_of_stratum] = prior_strength * s1
             leaf_prior[0, leaf_of_stratum] = prior_strength * (1.0 - s1)
-        parent, leaf_node = balanced_tree(st.n_strata, self.branching)
+        parent, leaf_node = balanced_tree(st.n_strata, self.branching, groups)
         self.model = DirichletTree(
             leaf_prior,
             parent,
@@ -429,6 +450,12 @@ class AISSampler(_Base):
             self.model.update_many(arr[:, 0], arr[:, 1])
         self._update_proposal()
 
+    def posterior_mean(self) -> np.ndarray:
+        """pi(1 | k): the posterior-predictive match rate of an unlabelled pair of every
+        stratum k (in ``strata`` order) under the current Dirichlet-tree model (Marchant &
+        Rubinstein 2021, eq. 14); the counterpart of the OASIS sampler's ``posterior_mean``."""
+        return self.model.predict()[self._leaf_of_stratum]
+
     def current_weights(self, indices: np.ndarray) -> np.ndarray:
         """p/q under the current proposal for the given pairs (Marchant & Rubinstein 2021 §3.3.2's q_N)."""
         indices = np.asarray(indices, dtype=np.int64)
@@ -459,4 +486,5 @@ class AISSampler(_Base):
             "proposal": self.proposal,
             "counts": self.counts,
             "prior": self.prior,
+            "tree": self.tree,
         }

@@ -32,17 +32,25 @@ along the (K x depth) path matrix.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 __all__ = ["DirichletTree", "balanced_tree"]
 
 
-def balanced_tree(n_leaves: int, branching: int | None) -> tuple[np.ndarray, np.ndarray]:
+def balanced_tree(
+    n_leaves: int, branching: int | None, groups: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """A balanced tree over ``n_leaves`` ordered leaves: returns ``parent`` (parent node of
     every node, -1 for the root, node 0) and ``leaf_node`` (node of leaf k, in order).
 
     Each internal node splits its contiguous range of leaves into ``branching`` nearly equal
     parts; ``branching=None`` (or >= n_leaves) gives the one-level tree (root -> leaves).
+    ``groups``: sizes of consecutive runs of leaves (summing to ``n_leaves``) that the
+    root splits into first, each then a balanced tree of its own (e.g. the strata of
+    predicted non-matches and of predicted matches, so that no node but the root mixes
+    the two); ignored for the one-level tree.
     """
     if n_leaves < 1:
         raise ValueError(f"a tree needs at least one leaf, got {n_leaves}")
@@ -52,6 +60,17 @@ def balanced_tree(n_leaves: int, branching: int | None) -> tuple[np.ndarray, np.
     parent = [-1]
     leaf_node = np.empty(n_leaves, dtype=np.int64)
     stack = [(0, 0, n_leaves)]  # (node, lo, hi)
+    if groups is not None and branching is not None and len(groups) > 1:
+        sizes = np.asarray(groups, dtype=np.int64)
+        if np.any(sizes < 1) or int(sizes.sum()) != n_leaves:
+            raise ValueError(
+                f"groups must be positive sizes summing to n_leaves={n_leaves}, got {list(groups)}"
+            )
+        cuts = np.concatenate([[0], np.cumsum(sizes)])
+        stack = []
+        for a, z in zip(cuts[:-1], cuts[1:], strict=True):
+            parent.append(0)
+            stack.append((len(parent) - 1, int(a), int(z)))
     while stack:
         node, lo, hi = stack.pop()
         size = hi - lo

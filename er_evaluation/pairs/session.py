@@ -285,6 +285,8 @@ class LabellingSession:
         if header["method"] == "ais" and "prior" not in logged:
             # logs written before the AIS model options existed: the model they used
             logged.update(prior="scores", counts="labels", proposal="pair")
+        if header["method"] == "ais" and "tree" not in logged:
+            logged["tree"] = "score"  # logs written before the prediction-split tree
         self.sampler = make_sampler(header["method"], self.pool, header["seed"], **logged)
         self._offset, self._lines = len(lines[0]) + 1, 1
         self._replay(lines[1:], size)
