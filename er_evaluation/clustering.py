@@ -140,6 +140,8 @@ def duplicated_ids(index: pd.Index) -> pd.Index:
     other ids are factorised once, since ``Index.is_unique`` takes ~9 s on 10M
     Arrow-backed strings.
     """
+    if isinstance(index, pd.RangeIndex):  # unique by construction; never made an array
+        return index[:0]
     values = _dense_ints(index)
     if values is not None:
         lo = values.min()

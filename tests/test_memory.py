@@ -95,3 +95,11 @@ def test_estimator_memory_follows_the_sample(monkeypatch, ids, bytes_per_record)
     monkeypatch.setattr(_contingency, "_CHUNK", 1 << 12)
     small, large = _prediction_scope_peak(100_000, ids), _prediction_scope_peak(400_000, ids)
     assert (large - small) / 300_000 < bytes_per_record
+
+
+def test_sampling_a_range_indexed_reference_leaves_its_index_alone():
+    reference = clustering(20_000, "range")
+    before = set(reference.index._cache)
+    sample = sample_clusters(reference, 40, seed=2)
+    assert set(reference.index._cache) - before <= SCALAR_CACHES - {"array"}
+    assert len(sample.reference) > 0
