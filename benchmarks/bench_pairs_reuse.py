@@ -169,7 +169,7 @@ def simulate(args) -> pd.DataFrame:
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Bias +- Monte-Carlo SE, MSE and coverage per pool x estimate x weighting x metric;
     the diagnostic's flag rate, coverage among the estimates it leaves reliable and how
-    often its recall bound lies below the truth; the bias of B's estimated TP and FN, and
+    often its recall bound lies below the truth and below the interval's lower end; the bias of B's estimated TP and FN, and
     the recall bias split in two with g(TP, FN) = TP / (TP + FN) and means over the runs:
     the part of the totals, g(mean TP^, mean FN^) - g(TP, FN) (with its delta-method
     Monte-Carlo SE), and Jensen's gap, mean g(TP^, FN^) - g(mean TP^, mean FN^) (recall
@@ -213,6 +213,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                 cover_reliable=float(covered[reliable].mean()) if reliable.any() else np.nan,
                 misses_drawn=float(g["misses_drawn"].astype(bool).mean()),
                 bound_below_truth=float(np.mean(g["recall_bound"] <= g["truth"] + 1e-12)),
+                bound_below_interval=float(np.mean(g["recall_bound"] < g["low"])),
                 tp_bias=bias(tp - tp_t)[0],
                 tp_bias_mcse=bias(tp - tp_t)[1],
                 fn_bias=bias(fn - fn_t)[0],
@@ -283,9 +284,9 @@ def markdown(summary: pd.DataFrame) -> str:
     lines += [
         "",
         "| pool | sampler | estimate of B | runs | miss drawn | R flagged | cover R: all / "
-        "unflagged | R bound <= truth | bias TP | bias FN | bias R | of which: totals | "
+        "unflagged | R bound <= truth | R bound < interval | bias TP | bias FN | bias R | of which: totals | "
         "Jensen |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     library = summary[
         ((summary.sampler == "oasis") & (summary.weighting == "own"))
@@ -296,7 +297,8 @@ def markdown(summary: pd.DataFrame) -> str:
         lines.append(
             f"| {' | '.join(key)} | {int(r.reps)} | {100 * r.misses_drawn:.0f}% | "
             f"{100 * r.flagged:.0f}% | {100 * r.cover:.1f}% / {100 * r.cover_reliable:.1f}% | "
-            f"{100 * r.bound_below_truth:.0f}% | {r.tp_bias:+.2f} ± {r.tp_bias_mcse:.2f} | "
+            f"{100 * r.bound_below_truth:.0f}% | {100 * r.bound_below_interval:.1f}% | "
+            f"{r.tp_bias:+.2f} ± {r.tp_bias_mcse:.2f} | "
             f"{r.fn_bias:+.2f} ± {r.fn_bias_mcse:.2f} | {r.bias:+.4f} ± {r.bias_mcse:.4f} | "
             f"{r.recall_bias_totals:+.4f} ± {r.recall_bias_totals_mcse:.4f} | "
             f"{r.recall_bias_jensen:+.4f} |"
