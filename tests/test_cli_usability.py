@@ -149,7 +149,7 @@ def test_readme_shows_the_side_by_side_layout_the_command_prints():
 def test_library_wording_of_a_bad_value_is_put_in_flag_terms():
     from er_evaluation.cli._common import flag_terms
 
-    options = {"--half-width", "--on-missing", "--level"}
+    options = {"half_width": "--half-width", "on_missing": "--on-missing", "level": "--level"}
     assert flag_terms("half_width must be in (0, 1), got -0.05", options) == (
         "--half-width must be in (0, 1), got -0.05"
     )
@@ -166,3 +166,20 @@ def test_library_wording_of_a_bad_value_is_put_in_flag_terms():
 def test_plan_names_the_half_width_flag(cli):
     code, _, err = cli(["plan", "--demo", "--half-width", "-0.05"])
     assert code == 1 and "--half-width must be in (0, 1), got -0.05" in err
+
+
+def test_a_sampler_parameter_is_named_by_its_flag(tmp_path, cli):
+    # the samplers call it n_strata; the command's flag is --strata
+    pool = pd.DataFrame(
+        {
+            "id_left": [f"a{i}" for i in range(20)],
+            "id_right": [f"b{i}" for i in range(20)],
+            "score": [i / 20 for i in range(20)],
+            "predicted": [int(i >= 10) for i in range(20)],
+            "label": [int(i >= 12) for i in range(20)],
+        }
+    )
+    pool.to_csv(tmp_path / "pool.csv", index=False)
+    argv = ["pairs", "sample", tmp_path / "pool.csv", "--labels", tmp_path / "l.jsonl"]
+    code, _, err = cli([*argv, "--oracle", "column:label", "--strata", "0"])
+    assert code == 1 and "--strata must be a whole number >= 1, got 0" in err

@@ -56,11 +56,17 @@ def error_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _options(parser: argparse.ArgumentParser) -> set[str]:
-    """Every option string of ``parser`` and of its sub-commands' parsers."""
-    found: set[str] = set()
+def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """The library name behind every option of ``parser`` and of its sub-commands'
+    parsers, mapped to the option: ``half_width`` to ``--half-width``, and an option's
+    ``dest`` when it is the library's name for it (``n_strata`` to ``--strata``)."""
+    found: dict[str, str] = {}
     for action in parser._actions:
-        found.update(action.option_strings)
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        for option in longs:
+            found[option[2:].replace("-", "_")] = option
+        if longs and action.dest not in found:
+            found[action.dest] = longs[0]
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 found |= _options(sub)

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -58,22 +59,22 @@ def plain(doc: str | None) -> str:
     return text.replace("``", "")
 
 
-def flag_terms(message: str, options: set[str]) -> str:
+def flag_terms(message: str, flags: Mapping[str, str]) -> str:
     """Library wording in command-line terms: ``on_missing='restrict'`` becomes
     ``--on-missing restrict``, ``id_col=...`` becomes ``--id-col`` and a check's subject
-    such as ``half_width must be ...`` becomes ``--half-width must be ...`` when
-    ``options`` holds that option; other text is unchanged."""
+    such as ``half_width must be ...`` becomes ``--half-width must be ...``, for the
+    library names that ``flags`` maps to a flag of the command (``n_strata`` to
+    ``--strata``: see ``er_evaluation.cli.main``); other text is unchanged."""
 
     def replace(match: re.Match) -> str:
-        flag = "--" + match.group(1).replace("_", "-")
-        if flag not in options:
+        flag = flags.get(match.group(1))
+        if flag is None:
             return match.group(0)
         value = match.group(3)
         return flag if value in ("", "...") else f"{flag} {value}"
 
     def subject(match: re.Match) -> str:
-        flag = "--" + match.group(1).replace("_", "-")
-        return flag if flag in options else match.group(0)
+        return flags.get(match.group(1), match.group(0))
 
     message = re.sub(r"\b([a-z][a-z0-9_]*)=(['\"]?)(\.\.\.|[\w.\-]*)\2", replace, message)
     return re.sub(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?= must )", subject, message)

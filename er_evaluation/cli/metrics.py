@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in caught:
         if args.demo and issubclass(warning.category, CoverageWarning):
             continue  # the demo's own note already says what was dropped
-        message = flag_terms(str(warning.message), {"--on-missing"})
+        message = flag_terms(str(warning.message), {"on_missing": "--on-missing"})
         notes.append(f"{warning.category.__name__}: {message}")
     _note(notes, args)
     if args.format == "table":

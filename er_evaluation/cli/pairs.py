@@ -74,6 +74,7 @@ def register(subparsers) -> None:
     )
     sample.add_argument(
         "--strata",
+        dest="n_strata",  # the samplers' name: errors about n_strata are shown as --strata
         type=int,
         help="stratified, oasis, ais: CSF strata per prediction group (default 30; 64 for ais)",
     )
@@ -170,7 +171,7 @@ def _sample(args) -> int:
     # Only the flags given: a new log takes the sampler's defaults (recorded in its header),
     # a resumed log its own values; a flag the method has no parameter for is an error
     # (make_sampler for a new log, the session for a resumed one), never ignored.
-    given = {"n_strata": args.strata, "epsilon": args.epsilon}
+    given = {"n_strata": args.n_strata, "epsilon": args.epsilon}
     params = {name: value for name, value in given.items() if value is not None}
     oracle = _oracle(args.oracle, pool, frame) if args.oracle else None
     session = LabellingSession(
