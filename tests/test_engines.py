@@ -367,3 +367,22 @@ def test_cli_auto_engine_reads_large_parquet_with_duckdb(tmp_path, monkeypatch):
     assert _common.engine_for(str(small), "auto") == "duckdb"
     assert _common.engine_for(str(tmp_path / "x.csv"), "auto") == "pandas"
     assert _common.engine_for(str(small), "spark") == "spark"
+
+
+@pytest.mark.parametrize("command", ["metrics", "estimate"])
+def test_cli_errors_name_the_file_on_every_engine(tmp_path, capsys, engine, command):
+    from er_evaluation.cli import main
+
+    prediction, reference = tmp_path / "pred.csv", tmp_path / "ref.csv"
+    prediction.write_text("id,cluster\n1,a\n1,b\n2,c\n3,c\n")
+    reference.write_text("id,cluster\n1,a\n2,c\n3,c\n")
+    argv = {
+        "metrics": ["metrics", str(prediction), str(reference)],
+        "estimate": ["estimate", str(prediction), "--reference", str(reference)],
+    }[command]
+    errors = {}
+    for name in ("pandas", engine):
+        assert main([*argv, "--engine", name]) != 0
+        errors[name] = capsys.readouterr().err
+    assert f"{prediction}: 1 record id(s) appear more than once: '1'" in errors["pandas"]
+    assert errors[engine] == errors["pandas"]

@@ -82,18 +82,28 @@ def _check_id_types(backend, pred: View, ref: View) -> None:
         )
 
 
-def _validate(backend, pred: View, ref: View, validate: bool) -> tuple[int, int]:
+def _shown(item: Table | pd.Series, role: str) -> str:
+    """How errors name an input: its file or table name when it has one (as the pandas
+    path names the file it read), else its role."""
+    if isinstance(item, Table) and (item.paths or item.table_name):
+        return item.name
+    return role
+
+
+def _validate(
+    backend, pred: View, ref: View, validate: bool, names: tuple[str, str]
+) -> tuple[int, int]:
     """Every check of the in-memory kernel, in its order; returns the record counts (None
-    when not validating: the cells then give them)."""
+    when not validating: the cells then give them). ``names``: how errors name the two."""
     if not validate:
         _check_id_types(backend, pred, ref)
         return None, None
     pc_, rc_ = _sql.side_counts(backend, pred, ref)
-    _check_side(backend, pred, pc_, "prediction")
-    _check_side(backend, ref, rc_, "reference")
+    _check_side(backend, pred, pc_, names[0])
+    _check_side(backend, ref, rc_, names[1])
     _check_id_types(backend, pred, ref)
-    _check_duplicates(backend, pred, pc_, "prediction")
-    _check_duplicates(backend, ref, rc_, "reference")
+    _check_duplicates(backend, pred, pc_, names[0])
+    _check_duplicates(backend, ref, rc_, names[1])
     return pc_.n_records, rc_.n_records
 
 
@@ -154,7 +164,8 @@ def engine_contingency(
     """:func:`er_evaluation.contingency` computed by the clusterings' engine."""
     with _session({"prediction": prediction, "reference": reference}) as (backend, views):
         pred, ref = views["prediction"], views["reference"]
-        n_pred, n_ref = _validate(backend, pred, ref, validate)
+        names = _shown(prediction, "prediction"), _shown(reference, "reference")
+        n_pred, n_ref = _validate(backend, pred, ref, validate, names)
         if scope == "shared":
             return _shared(backend, pred, ref, on_missing, n_pred, n_ref)
         return _sampled(backend, pred, ref, on_missing, n_ref)
@@ -261,8 +272,8 @@ def engine_records(
         pred = views["prediction"]
         if validate:
             (counts,) = _sql.side_counts(backend, pred)
-            _check_side(backend, pred, counts, "prediction")
-            _check_duplicates(backend, pred, counts, "prediction")
+            _check_side(backend, pred, counts, _shown(prediction, "prediction"))
+            _check_duplicates(backend, pred, counts, _shown(prediction, "prediction"))
         rows = _sql.records_of(backend, pred, views["reviewed"], views["units"])
     return pd.Series(
         _labels(rows.column("cluster")), index=_labels(rows.column("id")), name="prediction"
