@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from er_evaluation.clustering import validate_membership
+from er_evaluation.clustering import check_structure, validate_membership
 from er_evaluation.designs import allocate
 from er_evaluation.errors import PopulationWarning, examples
 from er_evaluation.sampling import Sample, benchmark_sample
@@ -205,6 +205,8 @@ def link_effective_clusters(prediction: pd.Series) -> float:
 
 
 def _cluster_sizes(prediction: pd.Series) -> pd.Series:
+    # the planner runs in memory: an engine table gets the in-memory kernel's clear error
+    check_structure(prediction, name="prediction")
     return prediction.value_counts(sort=False)
 
 

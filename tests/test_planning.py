@@ -402,3 +402,19 @@ def test_cli_plan_designs_pilot_of_predicted_clusters_and_baseline(tmp_path, cap
         == 1
     )
     assert "estimates precision only" in capsys.readouterr().err
+
+
+def test_planner_refuses_an_engine_table_by_name():
+    pa = pytest.importorskip("pyarrow")
+    pytest.importorskip("duckdb")
+    from er_evaluation.clustering import ClusteringError
+    from er_evaluation.engines import table
+
+    held = table(pa.table({"id": [1, 2, 3], "cluster": [1, 1, 2]}))
+    for call in (
+        lambda: model_precision(held, 0.05),
+        lambda: true_size_counts(held, 0.05),
+        lambda: plan_sample_size(held, None, 0.05, error_rate=0.1),
+    ):
+        with pytest.raises(ClusteringError, match="prediction must be a pandas Series.*got Table"):
+            call()
