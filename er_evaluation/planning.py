@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
+from er_evaluation._parameters import check_level
 from er_evaluation.clustering import check_structure, validate_membership
 from er_evaluation.designs import allocate
 from er_evaluation.errors import PopulationWarning, examples
@@ -668,8 +669,7 @@ def plan_sample_size(
         raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
     if not 0 < half_width < 1:
         raise ValueError(f"half_width must be in (0, 1), got {half_width!r}")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    check_level(level)
     if (pilot is None) == (error_rate is None):
         raise ValueError("give exactly one of pilot= (a reviewed sample) or error_rate=")
     if design is None:

@@ -49,9 +49,7 @@ Bounds = tuple[float, float]
 
 
 def _z(level: float) -> float:
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    return float(ndtri(0.5 + level / 2))
+    return float(ndtri(0.5 + check_level(level) / 2))
 
 
 def _clip(lo: float, hi: float, bounds: Bounds | None) -> tuple[float, float]:
