@@ -8,13 +8,17 @@ precision, recall and F1 (an undefined estimate counts as squared error 1, as in
 the truth (the library's Wilson interval, and value +- 1.96 SE for comparison), mean
 interval width, the share of undefined estimates, draws per label and time per draw.
 
-Method specs: ``oasis``, ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K;
-``bins=fd``, ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata),
-``oasis:ais`` (the same runs estimated with the weighted ratio of Marchant & Rubinstein 2017 instead of the
-library's estimator), ``oasis:poststrat`` (the same runs post-stratified within strata),
-``oasis:vprior=S`` (the same runs with the variance model's prior rescaled to S
-pseudo-labels per stratum), ``oasis:vdecay`` (the same runs with the variance model's
-prior decayed as 1 / d_c).
+Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
+``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K; ``bins=fd``,
+``bins=default`` or ``bins=<count>``: the CSF histogram of the strata), and estimator
+overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
+instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
+``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
+model's leaf prior rescaled to S pseudo-labels per stratum), ``:flat`` (the variance
+model's tree with one level: a flat Beta model per stratum), ``:nocal`` (its prior means
+not rescaled to the labels), ``:measure`` (``estimate_measure`` with the F-measures of the
+prediction, the path of AIS, PR curves and custom measures, instead of
+``estimate_from_labels``).
 
 Speed: stratifying a synthetic pool of 10 million pairs, and sampler overhead per draw
 (draw + observe, oracle excluded) at that pool size. Times are CPU seconds of this
@@ -25,6 +29,7 @@ would mostly measure the other jobs; wall-clock is reported alongside.
         --methods passive stratified importance oasis oasis:ais --out benchmarks/data/bench_pairs_results.csv
     nice -n 10 python benchmarks/bench_pairs.py --speed
     python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_results*.csv
+    python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_coverage_*.csv
 """
 
 from __future__ import annotations
@@ -53,7 +58,10 @@ from er_evaluation.datasets import load_pool  # noqa: E402
 from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
     OASISSampler,
-    estimates,  # noqa: E402
+    _variance,
+    estimate_measure,
+    estimates,
+    f_measures,
     history,
     make_sampler,
     metric_names,
@@ -62,6 +70,7 @@ from er_evaluation.pairs import (  # noqa: E402
 )
 
 NAMES = tuple(metric_names([0.5]))
+default_branching = _variance.MODEL_BRANCHING
 
 BUDGETS = (500, 1000, 2000)
 METHODS = ("passive", "stratified", "importance", "oasis")
@@ -84,15 +93,22 @@ def pools(names):
             raise ValueError(name)
 
 
+OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure")
+
+
+def _is_override(part: str) -> bool:
+    return part in OVERRIDES or part.startswith("vprior=")
+
+
 def parse_variant(spec: str) -> tuple[str, dict, bool]:
-    """``method[:key=value,...][:ais|:poststrat|:vdecay|:vprior=S]`` -> (method, sampler parameters,
+    """``method[:key=value,...][:override]`` -> (method, sampler parameters,
     estimator override: the weighted ratio of Marchant & Rubinstein 2017 everywhere,
     post-stratification within the strata of an adaptive run, or the variance model's
     prior rescaled to S pseudo-labels per stratum)."""
     method, *rest = spec.split(":")
     params, ais = {}, ""
     for part in rest:
-        if part in ("ais", "poststrat", "vdecay") or part.startswith("vprior="):
+        if _is_override(part):
             ais = part
             continue
         for item in part.split(","):
@@ -114,7 +130,9 @@ def default_bins(method: str):
     return "default" if default is None else default
 
 
-def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.DataFrame:
+def one_pool(
+    name, pool, reps: int, methods, n_strata: int, seed0: int, partial=None
+) -> pd.DataFrame:
     """Every method spec on ``pool``: specs that differ only in the estimator override share
     their sampling runs (same seeds), so estimators are compared on identical samples."""
     truth = pool.truth()
@@ -129,13 +147,17 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
             )
         return strata_of_bins[bins]
 
+    strata64 = (
+        stratify(pool.scores, pool.predicted, 64)
+        if any("ais" == m.split(":")[0] for m in methods)
+        else None
+    )
+    measure = f_measures(pool.predicted)
+
     groups: dict[str, list[str]] = {}
     for spec in methods:
-        sampler_spec = ":".join(
-            part
-            for part in spec.split(":")
-            if part not in ("ais", "poststrat", "vdecay") and not part.startswith("vprior=")
-        )
+        head, *rest = spec.split(":")
+        sampler_spec = ":".join([head, *(part for part in rest if not _is_override(part))])
         groups.setdefault(sampler_spec, []).append(spec)
     rows = []
     for sampler_spec, specs in groups.items():
@@ -144,6 +166,8 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
         bins = extra.pop("bins", default_bins(method))
         strata = strata_for(bins)
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
+        if method == "ais":
+            params = {"strata": strata64}
         params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
         if method == "importance":
             template = make_sampler("importance", pool, 0, **params)
@@ -170,17 +194,25 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
                     run = replace(run, strata=None, static_proposal=False, adaptive=False)
                 elif override == "poststrat":
                     run = replace(run, adaptive=False)
+                elif override == "labels":
+                    run = replace(run, stratum_prior=None)
                 elif override.startswith("vprior="):
                     prior = run.stratum_prior
                     strength = float(override.split("=")[1])
                     run = replace(run, stratum_prior=strength * prior / prior.sum(axis=0))
                 start = time.perf_counter()
-                # vdecay: the variance model's prior decayed as 1 / d_c
-                estimates.MODEL_PRIOR_DECAY = override == "vdecay"
+                # flat: the variance model's tree with one level; nocal: its prior means
+                # not rescaled to the labels
+                _variance.MODEL_BRANCHING = None if override == "flat" else default_branching
+                _variance.CALIBRATE_PRIOR = override != "nocal"
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    hist = history(run, pool.predicted, at=BUDGETS)
-                estimates.MODEL_PRIOR_DECAY = False
+                    if override == "measure":
+                        hist = measure_history(run, measure, BUDGETS)
+                    else:
+                        hist = history(run, pool.predicted, at=BUDGETS)
+                _variance.MODEL_BRANCHING = default_branching
+                _variance.CALIBRATE_PRIOR = True
                 est_time[i] += time.perf_counter() - start
                 for _, row in hist.iterrows():
                     if int(row["n_labels"]) not in BUDGETS:
@@ -216,6 +248,28 @@ def one_pool(name, pool, reps: int, methods, n_strata: int, seed0: int) -> pd.Da
                 row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
                 rows.append(row)
         print(f"  {name} {sampler_spec}: {draw_time:.1f}s sampling", flush=True)
+        if partial is not None:  # progress: the rows so far of this pool
+            partial(pd.DataFrame(rows))
+    return pd.DataFrame(rows)
+
+
+def measure_history(run, measure, budgets) -> pd.DataFrame:
+    """As :func:`~er_evaluation.pairs.history` at ``budgets``, from ``estimate_measure``."""
+    n_labels = np.cumsum(run.new_label)
+    rows = []
+    for budget in budgets:
+        last = int(np.searchsorted(n_labels, budget, side="right"))
+        if last == 0:
+            continue
+        row = {"n_labels": int(n_labels[last - 1])}
+        for e in estimate_measure(estimates.prefix(run, last), measure):
+            row |= {
+                e.metric: e.value,
+                f"{e.metric}_se": e.std_error,
+                f"{e.metric}_low": e.ci_low,
+                f"{e.metric}_high": e.ci_high,
+            }
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -364,6 +418,31 @@ def report(paths) -> str:
     return "\n".join(lines)
 
 
+def coverage_report(paths, target=(0.92, 0.98)) -> str:
+    """Markdown coverage table: per pool, method and budget the share of runs whose 95%
+    interval covers the truth for P / R / F1 and the mean widths. A cell is within the
+    target if its coverage is in ``target`` (strict), or within 2 Monte-Carlo standard
+    errors of it (sqrt(0.95 x 0.05 / runs): 2.2 points at 100 runs)."""
+    frame = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    lines = [
+        "| pool | method | labels | runs | cover P / R / F1 | width P / R / F1 | in [92, 98] | within 2 MC SE |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for _, r in frame.iterrows():
+        cover = [r[f"cover_{m}"] for m in METRICS]
+        mcse = float(np.sqrt(0.95 * 0.05 / r["reps"]))
+        strict = all(target[0] <= c <= target[1] for c in cover)
+        loose = all(target[0] - 2 * mcse <= c <= target[1] + 2 * mcse for c in cover)
+        lines.append(
+            f"| {r['pool']} | {r['method']} | {int(r['budget']):,} | {int(r['reps'])} | "
+            + " / ".join(f"{100 * c:.0f}%" for c in cover)
+            + " | "
+            + " / ".join(f"{r[f'width_{m}']:.3f}" for m in METRICS)
+            + f" | {'yes' if strict else 'no'} | {'yes' if loose else '**no**'} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -382,7 +461,13 @@ def main() -> None:
     parser.add_argument(
         "--report", nargs="+", metavar="CSV", help="markdown tables from result CSVs"
     )
+    parser.add_argument(
+        "--coverage-report", nargs="+", metavar="CSV", help="markdown coverage table from CSVs"
+    )
     args = parser.parse_args()
+    if args.coverage_report:
+        print(coverage_report(args.coverage_report))
+        return
     if args.report:
         print(report(args.report))
         return
@@ -395,7 +480,19 @@ def main() -> None:
     frames = []
     for name, pool in pools(args.pools):
         start = time.perf_counter()
-        frames.append(one_pool(name, pool, args.reps, args.methods, args.strata, args.seed))
+        frames.append(
+            one_pool(
+                name,
+                pool,
+                args.reps,
+                args.methods,
+                args.strata,
+                args.seed,
+                partial=lambda rows, done=tuple(frames): pd.concat([*done, rows]).to_csv(
+                    out, index=False
+                ),
+            )
+        )
         pd.concat(frames).to_csv(out, index=False)
         print(f"{name}: {time.perf_counter() - start:.0f}s", flush=True)
     table = pd.concat(frames)

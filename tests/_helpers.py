@@ -292,3 +292,42 @@ def synthetic_pool(n: int = 400, rate: float = 0.05, seed: int = 0, noise: float
         }
     )
     return PairPool.from_frame(frame, label_col="label")
+
+
+# -- pair pools for the pair-label estimates (test_pairs_estimates, test_pairs_variance) ---
+
+
+def pool_of(labels, predicted, scores=None):
+    """A pair pool of the given labels and predictions (scores: evenly spaced by default)."""
+    import numpy as np
+
+    from er_evaluation.pairs import PairPool
+
+    n = len(labels)
+    frame = pd.DataFrame(
+        {
+            "id_left": np.arange(n),
+            "id_right": np.arange(n) + n,
+            "score": np.linspace(0, 1, n) if scores is None else scores,
+            "predicted": predicted,
+            "label": labels,
+        }
+    )
+    return PairPool.from_frame(frame, label_col="label")
+
+
+def two_strata(sizes, predicted):
+    """Strata of consecutive pool rows of the given sizes, each of one prediction."""
+    import numpy as np
+
+    from er_evaluation.pairs._stratify import Strata
+
+    codes = np.repeat(np.arange(len(sizes)), sizes).astype(np.int16)
+    return Strata(
+        codes=codes,
+        order=np.arange(len(codes)),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+        sizes=np.asarray(sizes, dtype=np.int64),
+        predicted=np.asarray(predicted, dtype=np.int8),
+        mean_score=np.arange(len(sizes), dtype=float),
+    )

@@ -9,8 +9,8 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import pytest
+from _helpers import pool_of, synthetic_pool, two_strata
 
 from er_evaluation.datasets import load_pool
 from er_evaluation.errors import UndefinedMetricWarning
@@ -21,7 +21,6 @@ from er_evaluation.pairs import (
     LabelOracle,
     LabelRun,
     OASISSampler,
-    PairPool,
     StratifiedSampler,
     continue_sampling,
     estimate_from_labels,
@@ -29,43 +28,9 @@ from er_evaluation.pairs import (
     reuse_estimate,
     sample_labels,
 )
-from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._variance import calibrated_prior, stratum_rates
 
 Z = 1.959963984540054
-
-
-def pool_of(labels, predicted, scores=None) -> PairPool:
-    n = len(labels)
-    frame = pd.DataFrame(
-        {
-            "id_left": np.arange(n),
-            "id_right": np.arange(n) + n,
-            "score": np.linspace(0, 1, n) if scores is None else scores,
-            "predicted": predicted,
-            "label": labels,
-        }
-    )
-    return PairPool.from_frame(frame, label_col="label")
-
-
-def noisy_pool(n=200, seed=0) -> PairPool:
-    rng = np.random.default_rng(seed)
-    label = (rng.random(n) < 0.15).astype(int)
-    score = label * 2.0 + rng.normal(0, 1.0, n) - 1.0
-    predicted = (score + rng.normal(0, 0.5, n) > 0.3).astype(int)
-    return pool_of(label, predicted, score)
-
-
-def two_strata(sizes, predicted) -> Strata:
-    codes = np.repeat(np.arange(len(sizes)), sizes).astype(np.int16)
-    return Strata(
-        codes=codes,
-        order=np.arange(len(codes)),
-        offsets=np.concatenate([[0], np.cumsum(sizes)]),
-        sizes=np.asarray(sizes, dtype=np.int64),
-        predicted=np.asarray(predicted, dtype=np.int8),
-        mean_score=np.arange(len(sizes), dtype=float),
-    )
 
 
 def run_of(design, n, index, label, strata=None, weight=None, static=False) -> LabelRun:
@@ -87,7 +52,7 @@ def run_of(design, n, index, label, strata=None, weight=None, static=False) -> L
 @pytest.mark.parametrize("method", METHODS)
 def test_census_is_exact_with_zero_width_for_every_method(method):
     """Issue 10: a 400-pair pool all labelled gave F1 0.5987 [0.580, 0.617] for truth 0.6111."""
-    pool = noisy_pool(n=150, seed=3)
+    pool = synthetic_pool(n=150, rate=0.15, seed=3)
     params = {"epsilon": 0.3} if method in ("importance", "oasis") else {}
     sampler = make_sampler(method, pool, 1, **params)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), pool.n_pairs)
@@ -232,7 +197,7 @@ def test_importance_runs_hand_computed_with_a_fully_labelled_group():
 
 
 def test_importance_estimate_is_the_papers_ratio_while_no_cell_is_fully_labelled():
-    pool = noisy_pool(n=3000, seed=5)
+    pool = synthetic_pool(n=3000, rate=0.15, seed=5)
     for method in ("oasis", "importance"):
         run = sample_labels(pool, make_sampler(method, pool, 2), LabelOracle(pool.labels), 40)
         paper = replace(run, strata=None, static_proposal=False, adaptive=False)
@@ -247,7 +212,7 @@ def test_importance_estimate_is_the_papers_ratio_while_no_cell_is_fully_labelled
 def test_stratified_sampler_seeds_every_stratum_first():
     """Issue 10, item 2: with unsampled strata counted as empty the baseline was undefined
     in 100% of runs; now the first K draws visit every stratum, largest first."""
-    pool = noisy_pool(n=300, seed=2)
+    pool = synthetic_pool(n=300, rate=0.15, seed=2)
     sampler = StratifiedSampler(pool, 0, n_strata=6)
     k = sampler.strata.n_strata
     first = [sampler.draw().stratum for _ in range(k)]
@@ -258,7 +223,7 @@ def test_stratified_sampler_seeds_every_stratum_first():
 
 def test_oasis_prior_decays_as_remark_4():
     """Marchant & Rubinstein 2017 Remark 4: the prior column of stratum k is scaled by 1 / n_k."""
-    pool = noisy_pool(n=200, seed=1)
+    pool = synthetic_pool(n=200, rate=0.15, seed=1)
     sampler = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=True)
     pi0 = sampler.prior1 / 4.0
     np.testing.assert_allclose(sampler.posterior_mean(), pi0)
@@ -286,7 +251,7 @@ def test_reuse_and_continued_sampling_are_unbiased_over_many_runs():
     OASIS labels, averages to the truth within 4 Monte-Carlo standard errors. Recall and
     F1 are ratios of two estimated totals, biased by O(1/n) at this tiny budget (Jensen),
     so only within 0.05."""
-    pool = noisy_pool(n=300, seed=11)
+    pool = synthetic_pool(n=300, rate=0.15, seed=11)
     rng = np.random.default_rng(0)
     predicted_b = np.where(rng.random(pool.n_pairs) < 0.1, 1 - pool.predicted, pool.predicted)
     pool_b = pool.with_prediction(predicted_b)
@@ -340,17 +305,26 @@ def test_oasis_variance_from_the_stratum_model_hand_computed():
     # A = sum w l h = 0.5 + 0.8, C = sum w l (1 - h) = 2.0: recall A / (A + C)
     a, c = 1.3, 2.0
     assert result.recall.value == pytest.approx(a / (a + c))
-    # S per cell: stratum 0 draws w = 2, 4 -> 20; stratum 1 draws 0.5, 0.5, 0.8 -> 1.14
-    # posterior means (m + a_k) / (d + a_k + b_k): (1 + 0.2) / 4 = 0.3, (1 + 1.5) / 4 = 0.625
-    # recall's influence of a match: -A / (A + C)^2 in stratum 0, C / (A + C)^2 in stratum 1
-    var = 20 * 0.3 * (a / (a + c) ** 2) ** 2 + 1.14 * 0.625 * (c / (a + c) ** 2) ** 2
+    # first draws of each pair (fresh) count with their stratum's model rate, the repeat
+    # of pair 4 (w = 0.8) with its label. Prior means 0.1 and 0.75 (strength 2) are
+    # rescaled to the labels per prediction group: group 0 has 1 match where the prior
+    # expected 0.1 + 0.1, so c = 2 / 1.2 and the mean is 1/6; group 1 has 1 where it
+    # expected 1.5, c = 2 / 2.5, mean 0.6. The two strata are the two leaves of a
+    # one-level tree, whose prior is doubled by the depth factor 1 + 1^2: rates
+    # (m + 2 a_k) / (d + 2 a_k + 2 b_k) = (1 + 2/3) / 6 and (1 + 2.4) / 6
+    r0, r1 = (1 + 2 / 3) / 6, 3.4 / 6
+    s0 = 2.0**2 + 4.0**2  # fresh draws in stratum 0 (pairs 0, 1)
+    s1 = r1 * (0.5**2 + 0.5**2) + 0.8**2  # stratum 1: fresh pairs 4, 5; repeat of 4 (a match)
+    # recall's influence of a match: -A / (A + C)^2 in stratum 0, C / (A + C)^2 in
+    # stratum 1; of a non-match 0
+    var = s0 * r0 * (a / (a + c) ** 2) ** 2 + s1 * (c / (a + c) ** 2) ** 2
     assert result.recall.std_error == pytest.approx(math.sqrt(var), rel=1e-12)
 
 
 def test_oasis_model_variance_matches_numerical_differentiation():
     """Independent computation: the influence of each cell from finite differences of F
     as a function of the three weighted sums, then sum_c S_c E_c[g_c(l)^2]."""
-    pool = noisy_pool(n=4000, seed=3)
+    pool = synthetic_pool(n=4000, rate=0.15, seed=3)
     sampler = OASISSampler(pool, 7, n_strata=4)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 60)
     assert run.stratum_prior is not None
@@ -365,27 +339,26 @@ def test_oasis_model_variance_matches_numerical_differentiation():
         tp, fn = pp * s[0] / s[2], pp * s[1] / s[2]
         return tp / (alpha * pp + (1 - alpha) * (tp + fn))
 
-    k = sampler.strata.n_strata
-    cell_t = 2 * sampler.strata.codes[run.index] + pool.predicted[run.index]
+    # the model's rates (Dirichlet tree over the strata, tested in test_pairs_variance.py)
     rows, first = np.unique(run.index, return_index=True)
-    d = np.bincount(cell_t[first], minlength=2 * k)
-    m = np.bincount(cell_t[first], weights=y[first], minlength=2 * k)
-    # the variance model's prior: the sampler's prior mean with 30 pseudo-labels
-    np.testing.assert_allclose(run.stratum_prior.sum(axis=0), 30.0)
-    np.testing.assert_allclose(run.stratum_prior[0] / 30.0, sampler.prior1 / sampler.eta)
-    a0, b0 = np.repeat(run.stratum_prior[0], 2), np.repeat(run.stratum_prior[1], 2)
-    pi = (m + a0) / (d + a0 + b0)
-    s_c = np.bincount(cell_t, weights=w * w, minlength=2 * k)
+    codes = sampler.strata.codes
+    prior = calibrated_prior(
+        run.stratum_prior, sampler.strata.predicted, codes[rows], run.label[first]
+    )
+    rates = stratum_rates(codes[rows], run.label[first], prior)
+    fresh = np.zeros(run.n_draws, bool)
+    fresh[first] = True
+    # per draw: P(match) = its label for a repeat, the model rate for a fresh draw
+    p1 = np.where(fresh, rates[codes[run.index]], y)
     for est, alpha in ((result.precision, 1.0), (result.recall, 0.0), (result.f[0], 0.5)):
         grad = np.zeros(3)
         for j in range(3):
             step = np.zeros(3)
             step[j] = 1e-6 * sums[j]
             grad[j] = (metric(sums + step, alpha) - metric(sums - step, alpha)) / (2 * step[j])
-        h_c = np.arange(2 * k) % 2
-        g1 = np.where(h_c == 1, grad[0] + grad[2], grad[1])
-        g0 = np.where(h_c == 1, grad[2], 0.0)
-        var = np.sum(s_c * (pi * g1**2 + (1 - pi) * g0**2))
+        g1 = np.where(h_t == 1, grad[0] + grad[2], grad[1])
+        g0 = np.where(h_t == 1, grad[2], 0.0)
+        var = np.sum(w**2 * (p1 * g1**2 + (1 - p1) * g0**2))
         assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-5)
 
 

@@ -3,14 +3,35 @@ issue 11, item 4): hand-computed cases and its labels-only special case."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
+from _helpers import pool_of, synthetic_pool, two_strata
 
+from er_evaluation.pairs import (
+    LabelOracle,
+    LabelRun,
+    OASISSampler,
+    estimate_from_labels,
+    estimate_measure,
+    f_measures,
+    make_sampler,
+    pr_curve,
+    sample_labels,
+)
 from er_evaluation.pairs._variance import (
+    calibrated_prior,
     conditional_variance,
     labelled_groups,
     labels_only_variance,
+    model_groups,
+    searched_bound,
+    stratum_rates,
 )
+from er_evaluation.pairs.samplers import Draw
+
+Z = 1.959963984540054
 
 
 def test_conditional_variance_hand_computed():
@@ -41,3 +62,186 @@ def test_labels_only_variance_is_the_sum_of_the_draws_squared_influences():
     psi = weight * g[cell, label]
     s = labelled_groups(cell, label, weight**2, 4)
     assert labels_only_variance(s, g[:, 1], g[:, 0]) == pytest.approx(np.sum(psi**2), rel=1e-12)
+
+
+def test_one_level_tree_is_the_flat_beta_model():
+    """Marchant & Rubinstein 2021 §4: a one-level Dirichlet tree (no depth term) is an
+    independent Beta posterior per stratum, (m_k + a_k) / (d_k + a_k + b_k)."""
+    prior = np.array([[0.3, 2.0, 0.5, 4.0], [5.0, 1.0, 2.5, 0.5]])  # matches, non-matches
+    stratum = np.array([0, 0, 1, 3, 3, 3, 0])
+    label = np.array([1, 0, 0, 1, 1, 0, 0])
+    rates = stratum_rates(stratum, label, prior, branching=None, depth_concentration=0.0)
+    m = np.bincount(stratum, weights=label, minlength=4)
+    d = np.bincount(stratum, minlength=4)
+    np.testing.assert_allclose(rates, (m + prior[0]) / (d + prior.sum(axis=0)), rtol=1e-12)
+
+
+def test_tree_shares_strength_between_neighbouring_strata():
+    # eight strata with the same prior; many non-matches in strata 0-2 lower the rate of
+    # the unlabelled stratum 3 (their neighbour) more than that of stratum 7 (far away)
+    prior = np.vstack([np.full(8, 0.5), np.full(8, 1.5)])
+    prior[0] += np.arange(8) * 1e-3  # score order 0..7
+    stratum = np.repeat([0, 1, 2], 50)
+    rates = stratum_rates(stratum, np.zeros(150, int), prior, branching=2)
+    flat = stratum_rates(stratum, np.zeros(150, int), prior, branching=None, depth_concentration=0)
+    assert rates[3] < rates[7]
+    assert flat[3] == pytest.approx(prior[0, 3] / prior[:, 3].sum())
+
+
+def test_model_groups_is_unbiased_over_every_draw_path():
+    """Exact expectation over every draw path of a tiny OASIS run: with the match rate of
+    the stratum's not yet labelled pairs at each fresh draw, sum_t w_t^2 E[g(l)^2] (fresh
+    draws with that rate, repeats with their label) has the expectation of the
+    martingale's sum of conditional variances sum_t E_t[w_t^2 g(x_t, l_t)^2]."""
+    labels = np.array([0, 1, 0, 0, 1, 1])
+    predicted = np.array([0, 0, 0, 1, 1, 1])
+    pool = pool_of(labels, predicted)
+    strata = two_strata([3, 3], [0, 1])
+    root = OASISSampler(pool, 0, strata=strata, eta=2.0, epsilon=0.2)
+    g = np.array([[0.7, -1.3], [0.4, 2.1]])  # influence per unit weight of (prediction, label)
+    n_draws = 3
+    total, mass = 0.0, 0.0
+
+    def walk(sampler, prob, depth, known, acc):
+        nonlocal total, mass
+        if depth == n_draws:
+            total += prob * acc
+            mass += prob
+            return
+        v = sampler._v
+        # the conditional expectation E_t[w^2 g^2] over every pair
+        exact = sum(
+            (v[k] / 3) * (sampler.omega[k] / v[k]) ** 2 * g[predicted[i], labels[i]] ** 2
+            for k in range(2)
+            for i in strata.members(k)
+        )
+        for k in range(2):
+            members = strata.members(k)
+            open_ = [i for i in members if i not in known]
+            rate = np.mean(labels[open_]) if open_ else 0.0
+            for i in members:
+                nxt = copy.deepcopy(sampler)
+                w = float(sampler.omega[k] / v[k])
+                nxt._last = Draw(int(i), k, v[k] / 3, w)
+                nxt.observe(int(i), int(labels[i]))
+                h = predicted[i]
+                if i in known:
+                    est = w * w * g[h, labels[i]] ** 2
+                else:
+                    est = w * w * (rate * g[h, 1] ** 2 + (1 - rate) * g[h, 0] ** 2)
+                walk(nxt, prob * v[k] / 3, depth + 1, known | {int(i)}, acc + est - exact)
+
+    walk(root, 1.0, 0, frozenset(), 0.0)
+    assert mass == pytest.approx(1.0)
+    assert total == pytest.approx(0.0, abs=1e-12)
+
+
+def test_model_groups_hand_computed():
+    # draws: class 0 fresh (w 2, rate 0.25), class 0 repeat (w 1, label 1), class 1 fresh
+    # (w 3, rate 0.5), class 1 repeat (w 0.5, label 0)
+    groups = model_groups(
+        np.array([0, 0, 1, 1]),
+        np.array([0, 1, 1, 0]),
+        np.array([4.0, 1.0, 9.0, 0.25]),
+        np.array([True, False, True, False]),
+        np.array([0.25, 0.9, 0.5, 0.9]),
+        2,
+    )
+    np.testing.assert_allclose(groups, [[3.0, 1.0 + 1.0], [4.5 + 0.25, 4.5]])
+
+
+def test_searched_bound_hand_computed():
+    # recall estimated at 1: TP 40, no missed match drawn; 1,000 unlabelled predicted
+    # non-matches searched by 200 effective draws: rho = z^2 / (200 + z^2)
+    rho = Z**2 / (200 + Z**2)
+    assert searched_bound(40.0, 40.0, 0.0, 1000.0, 200.0, Z) == pytest.approx(
+        40 / (40 + 1000 * rho)
+    )
+    # precision at 1: 50 predicted matches, 10 unlabelled, 30 effective draws
+    rho = Z**2 / (30 + Z**2)
+    assert searched_bound(50.0, 50.0, -10.0, 0.0, 30.0, Z) == pytest.approx((50 - 10 * rho) / 50)
+    assert searched_bound(5.0, 5.0, 0.0, 10.0, 0.0, Z) == 0.0  # nothing searched
+
+
+def test_estimate_paths_share_one_variance():
+    """Issue 10 item 6: estimate_from_labels and estimate_measure of the same OASIS or AIS
+    run (before a prediction group is fully labelled, where both estimate the same ratio)
+    give the same value and the same standard error, from the one routine and model."""
+    pool = synthetic_pool(n=3000, rate=0.15, seed=5)
+    for method in ("oasis", "ais"):
+        run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), 60)
+        assert run.stratum_prior is not None
+        ours = estimate_from_labels(run, pool.predicted)
+        theirs = estimate_measure(run, f_measures(pool.predicted))
+        for a, b in zip((ours.precision, ours.recall, ours.f[0]), theirs, strict=True):
+            assert a.value == pytest.approx(b.value, rel=1e-12)
+            assert a.std_error == pytest.approx(b.std_error, rel=1e-9)
+
+
+def test_recall_at_one_is_bounded_by_the_search_of_predicted_non_matches():
+    """No missed match drawn: the recall interval's lower end comes from how many predicted
+    non-matches were effectively searched, not from the labelled positives; no zero width
+    before a census."""
+    pool = synthetic_pool(n=3000, rate=0.15, seed=5)
+    predicted = pool.predicted
+    h0 = np.flatnonzero(predicted == 0)[:40]  # searched predicted non-matches (non-matches)
+    h0 = h0[pool.labels[h0] == 0]
+    h1 = np.flatnonzero((predicted == 1) & (pool.labels == 1))[:10]
+    index = np.concatenate([h1, h0])
+    run = LabelRun(
+        "importance",
+        pool.n_pairs,
+        index,
+        pool.labels[index],
+        np.ones(len(index)),
+        np.full(len(index), -1),
+        np.ones(len(index), bool),
+        static_proposal=True,
+    )
+    est = estimate_from_labels(run, predicted).recall
+    assert est.value == 1.0 and est.ci_high == 1.0
+    n0 = (predicted == 0).sum()
+    n_eff = len(h0) / (1 - len(h0) / n0)
+    rho = Z**2 / (n_eff + Z**2)
+    tp = (predicted == 1).sum() * 1.0  # every predicted-match draw is a match
+    assert est.ci_low == pytest.approx(tp / (tp + rho * (n0 - len(h0))), rel=1e-9)
+    assert 0 < est.ci_low < 1  # never a point before the census
+
+
+def test_calibrated_prior_hand_computed():
+    # two groups of strata; prior means 0.1, 0.2 (group 0) and 0.5 (group 1), strength 10
+    prior = 10 * np.array([[0.1, 0.2, 0.5], [0.9, 0.8, 0.5]])
+    group = np.array([0, 0, 1])
+    # labelled: 3 pairs of stratum 0 (no match), 2 of stratum 1 (one match), 4 of stratum 2
+    stratum = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    label = np.array([0, 0, 0, 1, 0, 1, 1, 1, 1])
+    out = calibrated_prior(prior, group, stratum, label)
+    c0 = (1 + 1) / (0.3 + 0.4 + 1)  # matches + 1 over expected + 1
+    c1 = (4 + 1) / (2.0 + 1)
+    means = np.array([0.1 * c0, 0.2 * c0, min(0.5 * c1, 1 - 1e-9)])
+    np.testing.assert_allclose(out[0], 10 * means)
+    np.testing.assert_allclose(out.sum(axis=0), 10.0)
+
+
+def test_pr_curve_at_one_is_a_point_only_when_nothing_that_could_lower_it_is_unlabelled():
+    # 10 pairs, scores 0.0 .. 0.9; thresholds 0.45 and 0.75: pairs 8, 9 clear both
+    scores = np.linspace(0, 0.9, 10)
+    labels = np.array([0, 0, 1, 0, 0, 1, 1, 0, 1, 1])
+    curve = pr_curve(scores, [0.45, 0.75])
+    index = np.array([8, 9, 6, 3])  # every pair above 0.75, one more above 0.45, one below
+    run = LabelRun(
+        "importance",
+        10,
+        index,
+        labels[index],
+        np.full(len(index), 2.5),
+        np.full(len(index), -1),
+        np.ones(len(index), bool),
+    )
+    est = {e.metric: e for e in estimate_measure(run, curve)}
+    top = est["pairwise_precision@0.75"]
+    assert top.value == 1.0 and top.ci_low == 1.0 and top.ci_method == "census"
+    low = est["pairwise_precision@0.45"]  # pairs 5, 7 above 0.45 are unlabelled
+    assert low.value == 1.0 and 0 < low.ci_low < 1 and low.ci_method == "wilson"
+    recall = est["pairwise_recall@0.45"]  # no missed match drawn, pairs below unlabelled
+    assert recall.value == 1.0 and 0 < recall.ci_low < 1

@@ -35,8 +35,12 @@ Graubard 1998 for proportions from complex samples): n* = F (1 - F) / Var when
 labelled pairs) the variance is 0 but the truth need not be: n* is then the Kish
 effective number of labelled pairs in F's denominator, (sum w b)^2 / sum w^2 b^2 with
 w_i = 1 + u_i (N_c - d_c) / sum_c u (the pairs pair i stands for), divided by 1 - f where
-f is the labelled share of the cells F depends on. The interval has zero width only when
-every pair of those cells is labelled (issue 10, item 1).
+f is the labelled share of the cells F depends on. For importance runs
+(:func:`hybrid_estimate`) at F = 1 the lower end instead comes from the draws that
+searched the unlabelled pairs that could hold a false positive or a missed match
+(:func:`er_evaluation.pairs._variance.searched_bound`): for recall the predicted
+non-matches, not the labelled positives. The interval has zero width only when every
+pair of those cells is labelled (issue 10, item 1).
 """
 
 from __future__ import annotations
@@ -47,9 +51,10 @@ import numpy as np
 
 from er_evaluation.estimators.intervals import wilson_bounds
 from er_evaluation.pairs._variance import (
-    conditional_variance,
     labelled_groups,
     labels_only_variance,
+    model_groups,
+    searched_bound,
 )
 
 __all__: list[str] = []  # private: used by er_evaluation.pairs.estimates
@@ -208,19 +213,16 @@ def hybrid_estimate(
     martingale (T times the sample variance of the influences; Marchant & Rubinstein 2021 §3.3.2 with each
     draw's own proposal).
 
-    With ``model`` = (cell c_t of every draw, posterior mean match rate pi_c per cell) of
-    a sampler that draws uniformly within strata (OASIS; cells = stratum x prediction),
-    the variance is the martingale's sum of conditional variances
-    sum_t E_t[psi_t^2] = sum_c (sum_t omega_c^2 / v_tc) E_c[g_c(l)^2], with g_c(l) the
-    influence above of a pair of cell c with label l: the unknown
-    sum_t omega_c^2 / v_tc is estimated without bias by S_c = sum over draws in c of
-    w_t^2 (E_t[1{c_t = c} w_t^2] = omega_c^2 / v_tc), and E_c[g_c^2] =
-    pi_c g_c(1)^2 + (1 - pi_c) g_c(0)^2 by the stratum model (its Beta posterior mean,
-    ``estimates._stratum_model``) instead of the labels drawn.
-    Early in an OASIS run a stratum's matches are often not yet drawn although its
-    model (prior and labels) says they exist; the labels-only variance then misses their
-    share and covered recall in 85-88% of runs at 1,000 labels on abt-buy and FEBRL
-    (benchmarks/README.md), the model-based one keeps it. Not the stratum means of OASIS runs: OASIS starves a stratum
+    With ``model`` = (fresh_t, rate_t) from an oracle model (OASIS, AIS: the strata of
+    the sampler and a Dirichlet-tree posterior over them,
+    ``estimates._oracle_rates``), the variance is the martingale's sum of conditional
+    variances in the form of :func:`er_evaluation.pairs._variance.model_groups`: a draw
+    of a pair labelled before it counts with its label, a draw that labelled its pair
+    (``fresh_t``) with the model's match rate ``rate_t`` of the unlabelled pairs of its
+    stratum. Early in a run a stratum's matches are often not yet drawn although the
+    model says they exist; the labels-only variance then misses their share (recall
+    covered in 83-88% of OASIS runs on abt-buy and FEBRL, benchmarks/README.md), the
+    model-based one keeps it. Not the stratum means of OASIS runs: OASIS starves a stratum
     whose first labels are non-matches, so its labelled pairs under-represent its matches
     (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).
     Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
@@ -243,9 +245,10 @@ def hybrid_estimate(
     a, c, dd = float(np.sum(w * y * in_a)), float(np.sum(w * y * in_c)), float(np.sum(w * h_t))
     t = len(draws)
     if model is not None:
-        cell_t, pi_c = model
-        s_c = np.bincount(cell_t, weights=w * w, minlength=len(pi_c))
-    sq_groups = labelled_groups(c_t, label, w * w, n_cells)
+        fresh_t, rate_t = model
+        sq_groups = model_groups(c_t, label, w * w, fresh_t, rate_t, n_cells)
+    else:
+        sq_groups = labelled_groups(c_t, label, w * w, n_cells)
     w_groups = labelled_groups(c_t, label, w, n_cells)
     if dd > 0:
         tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
@@ -259,16 +262,14 @@ def hybrid_estimate(
         d_a = (q - f * (1 - alpha) * q) / den
         d_c = -f * (1 - alpha) * q / den
         d_d = (-q * a / dd + f * (1 - alpha) * q * (a + c) / dd) / den
-        if model is not None:
-            h_c = (np.arange(len(pi_c)) % 2).astype(np.float64)
-            open_c = ~full[h_c.astype(np.int64)]
-            g1 = open_c * (h_c * d_a + (1 - h_c) * d_c) + h_c * d_d
-            return float(conditional_variance(s_c, pi_c, g1, h_c * d_d))
-        # labels only: cells = prediction groups, each draw's own label as its rate;
-        # centred and scaled as T times the sample variance of the influences
+        # cells = prediction groups; g1 / g0: influence per unit weight of a match /
+        # non-match of each group (its A, C and D terms)
         g1 = (~full) * (h * d_a + (~h) * d_c) + h * d_d
         g0 = h * d_d
         second = float(labels_only_variance(sq_groups, g1, g0))
+        if model is not None:
+            return second
+        # labels only: centred and scaled as T times the sample variance of the influences
         first = float(np.sum(w_groups[:, 1] * g1 + w_groups[:, 0] * g0))
         return t / (t - 1) * max(second - first**2 / t, 0.0)
 
@@ -276,6 +277,18 @@ def hybrid_estimate(
         relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
         wb = w * open_t * (alpha * h_t + (1 - alpha) * y)
         return _kish(wb, float(d[relevant].sum() / sizes[relevant].sum()))
+
+    def searched(alpha: float, tp: float, den: float) -> float:
+        # F = 1: no false positive (alpha > 0) and no missed match (alpha < 1) drawn; the
+        # deficit's rate among the unlabelled pairs of those groups is bounded by the
+        # effective number of draws that searched them (_variance.searched_bound)
+        deficit = np.array([alpha < 1, alpha > 0]) & ~full  # per prediction group
+        unl = sizes - d
+        d_num = -unl[1] * deficit[1]
+        d_den = (alpha - 1) * unl[1] * deficit[1] + (1 - alpha) * unl[0] * deficit[0]
+        share = float(d[deficit].sum() / sizes[deficit].sum()) if deficit.any() else 1.0
+        n_searched = _kish(w * deficit[c_t], share)
+        return searched_bound(tp, den, d_num, d_den, n_searched, z)
 
     coefs = [1.0, 0.0, *alphas]
     out = np.full((4, len(coefs)), math.nan)
@@ -288,6 +301,8 @@ def hybrid_estimate(
         n_eff = kish(alpha)
         remaining = float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
         out[:, j] = _finish(f, var, remaining, n_eff, z)
+        if remaining > 0 and f >= 1.0 - 1e-12:
+            out[2, j] = searched(alpha, tp, den)
     return out[0], out[1], out[2], out[3]
 
 

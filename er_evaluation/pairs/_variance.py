@@ -30,6 +30,16 @@ import numpy as np
 
 __all__: list[str] = []  # private: used by _remainder.hybrid_estimate and measures.estimate_measure
 
+MODEL_BRANCHING: int | None = 2
+"""Branching factor of the Dirichlet tree over the strata of the variance model
+(:func:`oracle_rates`; None: one level, the flat Beta model per stratum). Chosen by
+benchmark (benchmarks/README.md, "OASIS intervals")."""
+
+
+CALIBRATE_PRIOR = True
+"""Whether the variance model's prior means are rescaled per prediction group to the
+labels (:func:`calibrated_prior`). Chosen by benchmark (benchmarks/README.md)."""
+
 
 def conditional_variance(
     sq_weights: np.ndarray, rate: np.ndarray, g1: np.ndarray, g0: np.ndarray
@@ -58,7 +68,7 @@ def labelled_groups(
     the centring term needs."""
     flat = np.asarray(cell, dtype=np.int64) * 2 + np.asarray(label, dtype=np.int64)
     sums = np.bincount(flat, weights=np.asarray(values, dtype=np.float64), minlength=2 * n_cells)
-    return sums.reshape(n_cells, 2)
+    return sums.astype(np.float64).reshape(n_cells, 2)  # float even with no draws
 
 
 def labels_only_variance(sq_weights: np.ndarray, g1: np.ndarray, g0: np.ndarray) -> np.ndarray:
@@ -72,3 +82,151 @@ def labels_only_variance(sq_weights: np.ndarray, g1: np.ndarray, g0: np.ndarray)
     return conditional_variance(
         s.reshape(-1), rates, np.repeat(g1, 2, axis=0), np.repeat(g0, 2, axis=0)
     )
+
+
+def model_groups(
+    klass: np.ndarray,
+    label: np.ndarray,
+    sq_weight: np.ndarray,
+    fresh: np.ndarray,
+    rate: np.ndarray,
+    n_classes: int,
+) -> np.ndarray:
+    """S per (class, label) group, shape (n_classes, 2), for :func:`labels_only_variance`
+    with the oracle model's rates: a draw of a pair labelled before it (a repeat) counts
+    with its label; a draw whose pair was not labelled before (``fresh``) counts with the
+    model's match rate ``rate`` (per draw, used where fresh: that of the unlabelled pairs of its stratum),
+    split as rate x w^2 to label 1 and (1 - rate) x w^2 to label 0. Unbiased for the
+    conditional variances whenever the rate is the match rate of the stratum's pairs not
+    yet labelled at the draw (module docstring)."""
+    fresh = np.asarray(fresh, dtype=bool)
+    klass = np.asarray(klass, dtype=np.int64)
+    s = np.asarray(sq_weight, dtype=np.float64)
+    groups = labelled_groups(klass[~fresh], np.asarray(label)[~fresh], s[~fresh], n_classes)
+    r = np.asarray(rate, dtype=np.float64)[fresh]
+    groups[:, 1] += np.bincount(klass[fresh], weights=s[fresh] * r, minlength=n_classes)
+    groups[:, 0] += np.bincount(klass[fresh], weights=s[fresh] * (1 - r), minlength=n_classes)
+    return groups
+
+
+def stratum_rates(
+    stratum: np.ndarray,
+    label: np.ndarray,
+    prior: np.ndarray,
+    *,
+    branching: int | None = 2,
+    depth_concentration: float = 1.0,
+) -> np.ndarray:
+    """Posterior-predictive match rate of the unlabelled pairs of every stratum, shape (K,),
+    from the distinct labelled pairs (``stratum`` code and 0/1 ``label`` of each) under
+    the Dirichlet-tree model of Marchant & Rubinstein 2021, §4
+    (:class:`~er_evaluation.pairs.dirichlet_tree.DirichletTree`): leaves = the K strata
+    in the order of their prior mean rate prior[0] / (prior[0] + prior[1]) (the score
+    order: both samplers' priors grow with the score), a balanced tree of ``branching``
+    over them, leaf pseudo-counts ``prior`` (shape (2, K): matches, non-matches) and every
+    node's prior multiplied by 1 + kappa depth^2 (kappa = ``depth_concentration``,
+    ``depth_prior="proportional"``: the prior predictive of every stratum stays its prior
+    mean). ``branching=None`` with kappa = 0 is the one-level tree, i.e. the flat Beta
+    posterior (m_k + a_k) / (d_k + a_k + b_k) of every stratum (Marchant & Rubinstein
+    2017, eq. 11)."""
+    from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
+
+    prior = np.asarray(prior, dtype=np.float64)
+    k = prior.shape[1]
+    mean = prior[0] / np.maximum(prior[0] + prior[1], 1e-300)
+    leaf_of = np.empty(k, dtype=np.int64)
+    leaf_of[np.argsort(mean, kind="stable")] = np.arange(k)
+    leaf_prior = np.empty_like(prior)
+    # DirichletTree rows: label 0, label 1; a prior mean of exactly 0 or 1 (a stratum of
+    # zero scores) keeps a vanishing pseudo-count so that a label there still counts
+    leaf_prior[:, leaf_of] = np.maximum(prior[::-1], 1e-9)
+    parent, leaf_node = balanced_tree(k, branching)
+    tree = DirichletTree(
+        leaf_prior,
+        parent,
+        leaf_node,
+        depth_concentration=depth_concentration,
+        depth_prior="proportional",
+    )
+    stratum = np.asarray(stratum, dtype=np.int64)
+    label = np.asarray(label, dtype=np.int64)
+    if len(stratum):
+        tree.update_many(leaf_of[stratum], label)
+    return tree.predict()[leaf_of]
+
+
+def calibrated_prior(
+    prior: np.ndarray, group: np.ndarray, stratum: np.ndarray, label: np.ndarray
+) -> np.ndarray:
+    """The leaf prior with its mean rescaled per group of strata (the prediction group of
+    each stratum, ``group``) to the labelled pairs: the prior means r_k of a group are
+    multiplied by c_g = (M_g + 1) / (E_g + 1), M_g the matches among the group's distinct
+    labelled pairs (``stratum``, ``label``) and E_g the sum of their strata's prior means
+    (the matches the prior expected among them), capped below 1; the strength
+    a_k + b_k stays. A score that is not a calibrated probability (a field similarity)
+    gives prior means far from the match rates: on FEBRL and PatentsView the score prior
+    expected 14 and 28 times the true missed matches (benchmarks/README.md); c_g learns
+    that from every label of the group at once."""
+    prior = np.asarray(prior, dtype=np.float64)
+    strength = prior.sum(axis=0)
+    mean = prior[0] / np.maximum(strength, 1e-300)
+    group = np.asarray(group, dtype=np.int64)
+    stratum = np.asarray(stratum, dtype=np.int64)
+    n_groups = int(group.max()) + 1 if len(group) else 0
+    expected = np.bincount(group[stratum], weights=mean[stratum], minlength=n_groups)
+    matches = np.bincount(group[stratum], weights=np.asarray(label, float), minlength=n_groups)
+    scaled = np.minimum(mean * ((matches + 1.0) / (expected + 1.0))[group], 1.0 - 1e-9)
+    return np.vstack([strength * scaled, strength * (1.0 - scaled)])
+
+
+def oracle_rates(run) -> tuple[np.ndarray, np.ndarray] | None:
+    """(fresh_t, rate_t) per draw of ``run`` (a :class:`~er_evaluation.pairs.LabelRun`)
+    for :func:`model_groups`: fresh_t is True on the first draw of each pair in the run
+    (its label was not known to the proposal), rate_t the posterior-predictive match rate
+    of the unlabelled pairs of the draw's stratum under :func:`stratum_rates` (branching
+    :data:`MODEL_BRANCHING`) with the leaf prior ``run.stratum_prior``, updated with the
+    run's distinct labelled pairs. None when the run has no strata or no prior (static
+    IS, runs built by hand): the variance is then the labels-only one."""
+    strata = run.model_strata if run.model_strata is not None else run.strata
+    if strata is None or run.stratum_prior is None:
+        return None
+    prior = np.asarray(run.stratum_prior, dtype=np.float64)
+    k = strata.n_strata
+    if prior.shape != (2, k):
+        raise ValueError(f"stratum_prior must have shape (2, {k}), got {prior.shape}")
+    rows, first = np.unique(run.index, return_index=True)
+    codes = strata.codes
+    labelled, label = codes[rows], run.label[first]
+    if CALIBRATE_PRIOR:
+        prior = calibrated_prior(prior, strata.predicted, labelled, label)
+    rates = stratum_rates(
+        labelled,
+        label,
+        prior,
+        branching=MODEL_BRANCHING,
+        depth_concentration=0.0 if MODEL_BRANCHING is None else 1.0,  # None: flat Beta
+    )
+    fresh = np.zeros(run.n_draws, dtype=bool)
+    fresh[first] = True
+    return fresh, rates[codes[run.index]]
+
+
+def searched_bound(
+    num: float, den: float, d_num: float, d_den: float, n_searched: float, z: float
+) -> float:
+    """Lower bound of a ratio num / den estimated at 1 because no pair with a deficit was
+    drawn (no false positive for precision, no missed match for recall). The deficit's
+    rate among the unlabelled pairs that could hold one is at most Wilson's upper bound at
+    zero successes in ``n_searched`` effective draws among them, rho = z^2 / (n + z^2)
+    (the score interval of :func:`er_evaluation.estimators.intervals.wilson_bounds` at
+    0), so the ratio is at least (num + rho d_num) / (den + rho d_den), where d_num and
+    d_den are the changes of the numerator and denominator totals if every one of those
+    unlabelled pairs had the deficit (precision: d_num = -(unlabelled predicted matches),
+    d_den = 0; recall: d_num = 0, d_den = unlabelled predicted non-matches). 0 when
+    nothing was searched; the ratio itself when no unlabelled pair could hold a deficit."""
+    if d_num == 0 and d_den == 0:
+        return float(min(num / den, 1.0))
+    if not n_searched > 0:
+        return 0.0
+    rho = z * z / (n_searched + z * z)
+    return float(min(max((num + rho * d_num) / (den + rho * d_den), 0.0), 1.0))

@@ -36,7 +36,12 @@ from er_evaluation.pairs._stratify import Strata, stratify
 from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
 from er_evaluation.pairs.measures import Measure, f_measures, pr_curve
 from er_evaluation.pairs.pool import PairPool
-from er_evaluation.pairs.samplers import Draw, _Base, score_probabilities
+from er_evaluation.pairs.samplers import (
+    VARIANCE_PRIOR_STRENGTH,
+    Draw,
+    _Base,
+    score_probabilities,
+)
 
 __all__ = ["AISSampler", "TARGETS"]
 
@@ -219,6 +224,8 @@ class AISSampler(_Base):
         else:
             leaf_prior[1, leaf_of_stratum] = prior_strength * s1
             leaf_prior[0, leaf_of_stratum] = prior_strength * (1.0 - s1)
+        # prior mean match rate per stratum (stratum order), for the estimator's variance
+        self._prior_mean = rate if prior == "rates" else s1
         parent, leaf_node = balanced_tree(st.n_strata, self.branching, groups)
         self.model = DirichletTree(
             leaf_prior,
@@ -272,6 +279,13 @@ class AISSampler(_Base):
         self._n_draws = 0
         self._last: tuple[Draw, int, int] | None = None
         self._update_proposal()
+
+    @property
+    def stratum_prior(self) -> np.ndarray:
+        """Leaf prior of the estimator's variance model, shape (2, K) in stratum order:
+        VARIANCE_PRIOR_STRENGTH x [r_k, 1 - r_k] with this sampler's prior mean r_k
+        (:func:`~er_evaluation.pairs._variance.oracle_rates`, as for OASIS runs)."""
+        return VARIANCE_PRIOR_STRENGTH * np.vstack([self._prior_mean, 1.0 - self._prior_mean])
 
     # -- proposal ------------------------------------------------------------------------
     def _update_proposal(self) -> None:

@@ -12,10 +12,11 @@ Three estimators (:mod:`er_evaluation.pairs._remainder`):
 - Importance runs (static importance sampling, OASIS, pooled reuse runs; each draw with
   its own weight p/q_t): a prediction group whose pairs are all labelled enters exactly,
   the rest by the weighted ratio below normalised to the known PP (``hybrid_estimate``);
-  it equals the weighted ratio until a group is complete. The variance of OASIS runs
-  takes each stratum's match rate from its Beta posterior (the martingale's conditional
-  variances; ``LabelRun.stratum_prior``), so strata whose matches were not yet drawn
-  still count.
+  it equals the weighted ratio until a group is complete. The variance of OASIS and AIS
+  runs is the martingale's sum of conditional variances with the match rates of a
+  Dirichlet-tree oracle model over the sampler's strata (``LabelRun.stratum_prior``;
+  :mod:`er_evaluation.pairs._variance`, the one variance routine of every pair-label
+  estimate), so strata whose matches were not yet drawn still count.
 - Weighted ratio, for importance runs built by hand (no sampler flags):
 
       F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
@@ -56,7 +57,7 @@ from er_evaluation.pairs._remainder import (
     remainder_estimate,
 )
 from er_evaluation.pairs._stratify import Strata
-from er_evaluation.pairs._variance import labelled_groups, labels_only_variance
+from er_evaluation.pairs._variance import labelled_groups, labels_only_variance, oracle_rates
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -86,10 +87,12 @@ class LabelRun:
     proposal q = p / weight (static importance sampling), so inclusion probabilities
     are known; ``adaptive``: the proposal adapted to the labels (OASIS), so strata are used
     only to take fully labelled ones exactly (the rest by importance weights);
-    ``stratum_prior``: Beta prior per stratum of the variance model, shape (2, K): prior
-    pseudo-counts of matches and of non-matches (OASIS: its prior mean with 30
-    pseudo-labels), from which the variance of an adaptive run is computed
-    (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`); None: from the labels alone.
+    ``stratum_prior``: leaf prior of the oracle model of the variance, shape (2, K): prior
+    pseudo-counts of matches and of non-matches per stratum (OASIS and AIS: the sampler's
+    prior mean), from which the variance of an adaptive run is computed
+    (:func:`~er_evaluation.pairs._variance.oracle_rates`); None: from the labels alone. ``model_strata``: the strata
+    of that model when the sampler does not draw uniformly within them (AIS); default
+    ``strata``.
     """
 
     design: str
@@ -106,6 +109,7 @@ class LabelRun:
     static_proposal: bool = False
     adaptive: bool = False
     stratum_prior: np.ndarray | None = None
+    model_strata: Strata | None = None
 
     @property
     def n_draws(self) -> int:
@@ -284,7 +288,7 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
             run.weight,
             alphas,
             z,
-            model=_stratum_model(run, predicted),
+            model=oracle_rates(run),
         )
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
@@ -293,41 +297,6 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
             codes, sizes, key, rows, run.label[first], np.ones(len(rows)), alphas, z
         )
     return _ais_interval(run, predicted, alphas, z, variance)
-
-
-MODEL_PRIOR_DECAY = False
-"""Whether the variance model's prior decays as 1 / d_c (see :func:`_stratum_model`). Off:
-on abt-buy (benchmarks/README.md, eta = 2, 100 runs) the decayed prior covered recall in
-87% / 74% of runs at 1,000 / 2,000 labels, the undecayed one in 99% / 97%."""
-
-
-def _stratum_model(run: LabelRun, predicted: np.ndarray):
-    """(cell of every draw, posterior mean match rate per cell) of an adaptive run drawn
-    uniformly within strata with a Beta prior per stratum (OASIS); cells are stratum x
-    prediction, 2 k + h. The posterior of cell c in stratum k is
-    (m_c + a_k / d_c) / (d_c + (a_k + b_k) / d_c): its m_c matches among d_c distinct
-    labelled pairs and the prior pseudo-counts (a_k, b_k) of ``run.stratum_prior``
-    (Marchant & Rubinstein 2017, eq. 11); with :data:`MODEL_PRIOR_DECAY` the prior is
-    decayed by 1 / d_c as in their Remark 4 (d_c at least 1).
-    None when the run has no strata or no prior (static IS, runs built by hand)."""
-    if run.strata is None or run.stratum_prior is None:
-        return None
-    prior = np.asarray(run.stratum_prior, dtype=np.float64)
-    k = run.strata.n_strata
-    if prior.shape != (2, k):
-        raise ValueError(f"stratum_prior must have shape (2, {k}), got {prior.shape}")
-    cell_t = 2 * run.strata.codes[run.index] + predicted[run.index].astype(np.int64)
-    rows, first = _distinct(run)
-    cell_d = cell_t[first]
-    d = np.bincount(cell_d, minlength=2 * k)
-    m = np.bincount(cell_d, weights=run.label[first].astype(np.float64), minlength=2 * k)
-    a, b = np.repeat(prior[0], 2), np.repeat(prior[1], 2)
-    if MODEL_PRIOR_DECAY:
-        # Marchant & Rubinstein 2017 Remark 4: the prior counts 1 / d_c as much once
-        # d_c pairs of the cell are labelled, so a well-labelled cell speaks for itself
-        scale = 1.0 / np.maximum(d, 1)
-        a, b = a * scale, b * scale
-    return cell_t, (m + a) / (d + a + b)
 
 
 def prefix(run: LabelRun, n_draws: int) -> LabelRun:
@@ -402,12 +371,18 @@ def estimate_from_labels(
     IS, OASIS, pooled reuse runs): a prediction group whose pairs are all labelled enters
     exactly, the rest by the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3,
     line 11) normalised to the known PP, with its martingale delta-method variance
-    (Marchant & Rubinstein 2021 §3.3.2); for OASIS runs the conditional variances take
-    each stratum's match rate from its Beta posterior (``run.stratum_prior``) rather than
-    from the labels drawn alone. Exact at census. Intervals are Wilson score
-    intervals on an effective sample size (``ci_method="wilson"``), never of zero width
-    unless every pair the metric depends on is labelled (then ``"census"``). Coverage
-    and MSE by pool and budget: benchmarks/README.md.
+    (Marchant & Rubinstein 2021 §3.3.2); for OASIS and AIS runs the conditional
+    variances of the draws that labelled a pair take the match rate of its stratum from
+    the Dirichlet-tree oracle model (``run.stratum_prior``,
+    :func:`~er_evaluation.pairs._variance.oracle_rates`) rather than from the labels drawn
+    alone; :func:`~er_evaluation.pairs.estimate_measure` uses the same routine and model.
+    Exact at census. Intervals are Wilson score intervals on an effective sample size
+    (``ci_method="wilson"``); a metric estimated at 1 (no false positive, or no missed
+    match, drawn) gets the lower bound of
+    :func:`~er_evaluation.pairs._variance.searched_bound` from the effective number of
+    draws that searched the pairs that could hold one. Never of zero width unless every
+    pair the metric depends on is labelled (then ``"census"``). Coverage and MSE by pool
+    and budget: benchmarks/README.md ("OASIS intervals").
     """
     alphas = _alphas(alpha)
     z = float(ndtri(0.5 + check_level(level) / 2))

@@ -39,7 +39,12 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.intervals import wilson_bounds
 from er_evaluation.estimators.results import Estimate
-from er_evaluation.pairs._variance import labels_only_variance
+from er_evaluation.pairs._variance import (
+    labels_only_variance,
+    model_groups,
+    oracle_rates,
+    searched_bound,
+)
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -441,11 +446,23 @@ def estimate_measure(
     ``variance="martingale"`` uses each draw's own weight, ``"final"`` the run's
     ``final_weight``).
 
+    Variance: the one routine of :mod:`er_evaluation.pairs._variance` (also behind
+    :func:`~er_evaluation.pairs.estimate_from_labels`): with ``variance="martingale"``
+    and a run whose sampler has an oracle model (OASIS, AIS: ``run.stratum_prior``), a
+    draw that labelled its pair counts with the match rate of its stratum under the
+    Dirichlet-tree model (:func:`~er_evaluation.pairs._variance.oracle_rates`), a repeat
+    with its label; otherwise every draw with its own label.
+
     Intervals: for ``bounded`` measures a Wilson score interval at the effective sample
-    size n_eff = G(1 - G) / Var(G); when the variance is 0 (no sampled pair disagrees with
-    the estimate, e.g. precision 1) n_eff falls back to Kish's effective size
-    (sum w)^2 / sum w^2 of the draws in the component's denominator, so the interval is
-    never a point unless the pool is a census. Unbounded measures: value +- z SE.
+    size n_eff = G(1 - G) / Var(G). At G = 1 for a ratio measure (F-measures, PR curves;
+    no false positive or no missed match drawn) the lower end is
+    :func:`~er_evaluation.pairs._variance.searched_bound`: from the effective number of
+    draws among the classes whose unlabelled pairs could lower it; it is a point
+    (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0,
+    n_eff falls back to Kish's effective size (sum w)^2 / sum w^2 of the draws in the
+    component's denominator, so the interval is never a point unless the pool is a
+    census. Unbounded measures: value +- z SE. Coverage: benchmarks/README.md ("OASIS
+    intervals" and the AIS section).
 
     Census: when every pool pair is labelled in the run (or ``labels_known`` gives every
     label) the totals are computed from the labels exactly: SE 0 and a point interval.
@@ -479,16 +496,22 @@ def estimate_measure(
     else:
         u = weight
     w_sum = group_sums(measure, run.index, run.label, weight)
-    wu_sum = group_sums(measure, run.index, run.label, weight * u)
     w2_sum = group_sums(measure, run.index, run.label, weight * weight)
+    model = oracle_rates(run) if variance == "martingale" else None
+    klass = measure.codes[run.index]
+    if model is None:  # each draw with its own label
+        wu_sum = group_sums(measure, run.index, run.label, weight * u)
+    else:  # fresh draws with the oracle model's rate (pairs/_variance.py)
+        wu_sum = model_groups(klass, run.label, weight * u, *model, measure.n_classes)
     totals = measure.totals(w_sum) / n_draws
     value = measure.value(totals)
     present = np.flatnonzero(w_sum.sum(axis=1) > 0)
     terms = np.nan_to_num(measure.gradient_terms(totals, present), nan=0.0)  # (G, 2, m)
-    # the martingale's conditional variances with each draw's own label (labels only)
+    # the martingale's sum of conditional variances (one routine for every estimate)
     second = labels_only_variance(wu_sum[present], terms[:, 1, :], terms[:, 0, :]) / n_draws
     first = np.nan_to_num(measure.gradient_of_totals(totals), nan=0.0)
     var = np.maximum(second - first**2, 0.0) / n_draws
+    boundary = _searched_bounds(measure, run, klass, weight, z)
     # Kish effective size of the draws that enter each component's denominator
     den_mask = _denominator_mask(measure, totals, present)  # (G, 2, m) 0/1
     kish_num = np.einsum("gy,gym->m", w_sum[present], den_mask) ** 2
@@ -512,6 +535,10 @@ def estimate_measure(
             kish = max(kish_num[m] / max(kish_den[m], 1e-300), 1e-12)
             low, high = (float(b) for b in wilson_bounds(v, s, kish, z))
             method = "wilson"
+            if v >= 1.0 - 1e-12 and boundary is not None:
+                low = boundary(m, totals)
+                if low >= v:  # no unlabelled pair could lower it: known exactly
+                    s, method = 0.0, "census"
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
@@ -531,6 +558,78 @@ def pr_curve_table(curve: PRCurve, estimates: Sequence[Estimate]) -> pd.DataFram
         data[f"{part}_low"] = [e.ci_low for e in rows]
         data[f"{part}_high"] = [e.ci_high for e in rows]
     return pd.DataFrame(data)
+
+
+def _ratio_tables(measure: Measure) -> tuple[np.ndarray, np.ndarray] | None:
+    """Numerator and denominator of every component for a pair of each class and label,
+    shape (C, 2, m) each, for ratio measures (F-measures, PR curves); None otherwise."""
+    if isinstance(measure, PRCurve):
+        n = len(measure.thresholds)
+        above = (np.arange(1, n + 1)[None, :] <= np.arange(n + 1)[:, None]).astype(np.float64)
+        y = np.array([0.0, 1.0])[None, :, None]
+        num = np.concatenate([above[:, None, :] * y, above[:, None, :] * y], axis=2)
+        den = np.concatenate(
+            [np.repeat(above[:, None, :], 2, axis=1), np.broadcast_to(y, (n + 1, 2, n))], axis=2
+        )
+        return num, den
+    if measure.numerators is None or measure.denominators is None:
+        return None
+    return measure.table @ measure.numerators.T, measure.table @ measure.denominators.T
+
+
+def _searched_bounds(measure: Measure, run, klass: np.ndarray, weight: np.ndarray, z: float):
+    """For ratio measures, a function (component m, totals R) -> the lower bound of
+    :func:`~er_evaluation.pairs._variance.searched_bound` for a component estimated at 1:
+    the deficit label of a class is the one whose denominator exceeds its numerator (a
+    false positive, a missed match), its other label the one with numerator =
+    denominator; the pairs that could hold a deficit are the unlabelled pairs of the
+    deficit classes, searched by the run's draws in those classes (Kish effective size,
+    over 1 - the labelled share of those classes). None for other measures."""
+    tables = _ratio_tables(measure)
+    if tables is None:
+        return None
+    num, den = tables
+    deficit = den > num + 1e-12  # (C, 2, m)
+    consistent = np.abs(den - num) <= 1e-12
+    # a deficit class: one label is a deficit, the other consistent with the ratio at 1
+    d_class = (deficit[:, 0] & consistent[:, 1]) | (deficit[:, 1] & consistent[:, 0])
+    bad = np.where(deficit[:, 0], 0, 1)  # index of the deficit label per (C, m)
+    pick = np.take_along_axis
+    d_num = pick(num, bad[:, None, :], 1)[:, 0] - pick(num, 1 - bad[:, None, :], 1)[:, 0]
+    d_den = pick(den, bad[:, None, :], 1)[:, 0] - pick(den, 1 - bad[:, None, :], 1)[:, 0]
+    sizes = np.bincount(measure.codes, minlength=measure.n_classes).astype(np.float64)
+    rows = np.unique(run.index)
+    labelled = np.bincount(measure.codes[rows], minlength=measure.n_classes).astype(np.float64)
+    unlabelled = sizes - labelled
+    n_pairs = run.pool_size
+
+    def bound(m: int, totals: np.ndarray) -> float:
+        classes = d_class[:, m]
+        if not classes.any():
+            return 1.0
+        wb = weight * classes[klass]
+        share = float(labelled[classes].sum() / max(sizes[classes].sum(), 1.0))
+        n_searched = (
+            float(np.sum(wb) ** 2 / np.sum(wb**2)) / max(1.0 - share, 1e-12)
+            if np.any(wb > 0)
+            else 0.0
+        )
+        tot_num = float(measure.numerators[m] @ totals) if measure.numerators is not None else 0
+        tot_den = float(measure.denominators[m] @ totals) if measure.denominators is not None else 0
+        if isinstance(measure, PRCurve):
+            n = len(measure.thresholds)
+            tot_num = float(totals[n + m % n])  # TP_l for precision_l and recall_l
+            tot_den = float(totals[m] if m < n else totals[2 * n])
+        return searched_bound(
+            tot_num * n_pairs,
+            tot_den * n_pairs,
+            float(np.sum(unlabelled[classes] * d_num[classes, m])),
+            float(np.sum(unlabelled[classes] * d_den[classes, m])),
+            n_searched,
+            z,
+        )
+
+    return bound
 
 
 def _denominator_mask(measure: Measure, totals: np.ndarray, present: np.ndarray) -> np.ndarray:

@@ -100,6 +100,7 @@ def run_of_sampler(
         static_proposal=bool(getattr(sampler, "static_proposal", False)),
         adaptive=bool(getattr(sampler, "adaptive", False)),
         stratum_prior=getattr(sampler, "stratum_prior", None),
+        model_strata=strata,
     )
 
 

@@ -48,8 +48,11 @@ METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 DEFAULT_ETA = 2.0
 """OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
 
-VARIANCE_PRIOR_STRENGTH = 30.0
-"""Pseudo-labels per stratum of the variance model of OASIS runs (:attr:`OASISSampler.stratum_prior`)."""
+VARIANCE_PRIOR_STRENGTH = 2.0
+"""Leaf pseudo-labels per stratum of the variance model of OASIS and AIS runs
+(:attr:`OASISSampler.stratum_prior`; the Dirichlet tree of
+:func:`~er_evaluation.pairs._variance.oracle_rates` multiplies them by 1 + depth^2).
+Chosen by benchmark across six pools (benchmarks/README.md, "OASIS intervals")."""
 
 
 @dataclass(frozen=True)
@@ -360,14 +363,12 @@ class OASISSampler(_Base):
 
     @property
     def stratum_prior(self) -> np.ndarray:
-        """The Beta prior of the estimator's variance model per stratum, shape (2, K):
+        """The leaf prior of the estimator's variance model per stratum, shape (2, K):
         pseudo-counts of matches and of non-matches, VARIANCE_PRIOR_STRENGTH * [pi0_k,
         1 - pi0_k] with the sampler's prior mean pi0_k whatever ``eta`` is
-        (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`; the estimator decays it
-        as 1 / d_c in labelled cells). 30 pseudo-labels were chosen by benchmark
-        (benchmarks/README.md; eta = 120 runs, prior not decayed): on the same abt-buy
-        runs recall coverage at 1,000 / 2,000 labels was 89% / 90% with 2, 92% / 92% with
-        8 and 96% / 97% with 30."""
+        (:func:`~er_evaluation.pairs._variance.oracle_rates`: a Dirichlet tree over the
+        strata whose prior means are rescaled to the labels). Strength chosen by benchmark
+        (benchmarks/README.md, "OASIS intervals")."""
         pi0 = self.prior1 / self.eta
         return VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
 
