@@ -418,6 +418,33 @@ def report(paths) -> str:
     return "\n".join(lines)
 
 
+def prior_check(names) -> pd.DataFrame:
+    """Per pool and prediction group: the matches the variance model's prior means expect
+    over all pool pairs (OASIS's 30 strata per group and AIS's 64) against the true
+    matches: how far a score-based prior is from the pool before any label."""
+    rows = []
+    for name, pool in pools(names):
+        labels = pool.labels.astype(np.float64)
+        for method, k in (("oasis", 30), ("ais", 64)):
+            strata = stratify(pool.scores, pool.predicted, k)
+            prior = make_sampler(method, pool, 0, strata=strata).stratum_prior
+            mean = prior[0] / prior.sum(axis=0)
+            true = np.bincount(strata.codes, weights=labels, minlength=strata.n_strata)
+            for h in (0, 1):
+                group = strata.predicted == h
+                rows.append(
+                    {
+                        "pool": name,
+                        "sampler": method,
+                        "predicted": h,
+                        "pairs": int(strata.sizes[group].sum()),
+                        "prior_expected_matches": float((mean * strata.sizes)[group].sum()),
+                        "true_matches": int(true[group].sum()),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
 def coverage_report(paths, target=(0.92, 0.98)) -> str:
     """Markdown coverage table: per pool, method and budget the share of runs whose 95%
     interval covers the truth for P / R / F1 and the mean widths. A cell is within the
@@ -462,9 +489,15 @@ def main() -> None:
         "--report", nargs="+", metavar="CSV", help="markdown tables from result CSVs"
     )
     parser.add_argument(
+        "--prior-check", action="store_true", help="prior-expected vs true matches per pool"
+    )
+    parser.add_argument(
         "--coverage-report", nargs="+", metavar="CSV", help="markdown coverage table from CSVs"
     )
     args = parser.parse_args()
+    if args.prior_check:
+        print(prior_check(args.pools).to_string(index=False))
+        return
     if args.coverage_report:
         print(coverage_report(args.coverage_report))
         return
