@@ -538,7 +538,7 @@ def estimate_measure(
             if v >= 1.0 - 1e-12 and boundary is not None:
                 low = boundary(m, totals)
                 if low >= v:  # no unlabelled pair could lower it: known exactly
-                    s, method = 0.0, "census"
+                    s, low, high, method = 0.0, v, v, "census"
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
