@@ -39,8 +39,8 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
             page.goto(f"http://127.0.0.1:{port}/")
             first = item_heading(page, 1)
 
-            page.get_by_label("Reviewer").fill("ann")
-            page.get_by_label("Reviewer").press("Enter")
+            page.get_by_label("Reviewer", exact=True).fill("ann")
+            page.get_by_label("Reviewer", exact=True).press("Enter")
 
             # Review 1: correct as is.
             page.get_by_role("button", name="Correct as is").click()

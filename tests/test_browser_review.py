@@ -134,15 +134,15 @@ def test_a_reload_keeps_the_folder_and_the_reviewer(server, browser, tmp_path):
     assert not folder.exists()
     page.get_by_role("button", name="Create the project here").click()
     page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
-    page.get_by_label("Reviewer").fill("zoe")
-    page.get_by_label("Reviewer").press("Enter")
+    page.get_by_label("Reviewer", exact=True).fill("zoe")
+    page.get_by_label("Reviewer", exact=True).press("Enter")
     page.wait_for_function("() => location.search.includes('reviewer=zoe')")
 
     page.reload()
     page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
     from playwright.sync_api import expect
 
-    expect(page.get_by_label("Reviewer")).to_have_value("zoe", timeout=TIMEOUT_MS)
+    expect(page.get_by_label("Reviewer", exact=True)).to_have_value("zoe", timeout=TIMEOUT_MS)
     page.goto(page.url.replace("/project", "/review"))
     first = item_heading(page, 1)
     page.get_by_role("button", name="Correct as is").click()
