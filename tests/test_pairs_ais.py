@@ -599,19 +599,6 @@ def test_reused_ais_labels_give_unbiased_totals_for_another_prediction_exhaustiv
     labels = pool.labels
     options = {"n_strata": 2, "epsilon": 0.05, "tree": tree}
 
-    def over_b(s, depth):
-        if depth == 0:
-            return np.zeros(measure_b.table.shape[2])
-        q = 1.0 / (s.n_pairs * s.current_weights(np.arange(s.n_pairs)))
-        out = np.zeros(measure_b.table.shape[2])
-        for x in range(s.n_pairs):
-            child = copy.deepcopy(s)
-            draw = _force(child, x)
-            child.observe(x, int(labels[x]))
-            loss = measure_b.table[measure_b.codes[x], labels[x]]
-            out += q[x] * (draw.weight * loss + over_b(child, depth - 1))
-        return out
-
     def over_a(s, depth, index, weight):
         if depth == 0:
             b = AISSampler(pool_b, 1, **options)
@@ -620,7 +607,7 @@ def test_reused_ais_labels_give_unbiased_totals_for_another_prediction_exhaustiv
                 w * measure_b.table[measure_b.codes[i], labels[i]]
                 for i, w in zip(index, weight, strict=True)
             )
-            return done + over_b(b, 2)
+            return done + 2 * _expected_totals(b, labels, measure_b, 2)
         q = 1.0 / (s.n_pairs * s.current_weights(np.arange(s.n_pairs)))
         out = np.zeros(measure_b.table.shape[2])
         for x in range(s.n_pairs):
