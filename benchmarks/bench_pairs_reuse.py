@@ -94,28 +94,20 @@ def simulate(args) -> pd.DataFrame:
     for rep in range(args.reps):
         seed = args.seed + rep
         run_a = sample_traced(pool, sampler(pool, seed, strata_a), oracle, args.labels_a)
-        combined = continue_sampling(
-            pool_b,
-            run_a,
-            oracle,
-            args.labels_b,
-            seed=10_000 + seed,
-            method=args.sampler,
-            **params(strata_b),
-        )
-        runs = [("reuse only", run_a), ("reuse + new", combined)]
-        if args.sampler == "oasis" and args.search > 0:
-            searched = continue_sampling(
+        runs = [("reuse only", run_a)]
+        searches = [0.0] + ([args.search] if args.sampler == "oasis" and args.search > 0 else [])
+        for search in searches:
+            combined = continue_sampling(
                 pool_b,
                 run_a,
                 oracle,
                 args.labels_b,
                 seed=10_000 + seed,
                 method=args.sampler,
-                search=args.search,
+                search=search,
                 **params(strata_b),
             )
-            runs.append((f"reuse + new, search {args.search:g}", searched))
+            runs.append(("reuse + new" + (f", search {search:g}" if search else ""), combined))
         fresh = sample_traced(
             pool_b, sampler(pool_b, 20_000 + seed, strata_b), oracle, args.labels_a + args.labels_b
         )
