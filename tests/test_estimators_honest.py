@@ -10,6 +10,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
 from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
@@ -251,6 +253,36 @@ def test_wilson_bounds_closed_form():
     center = (0.8 + z2n / 2) / (1 + z2n)
     half = 1.96 * math.sqrt(0.8 * 0.2 / 100 + z2n / 400) / (1 + z2n)
     assert (lo, hi) == pytest.approx((center - half, center + half), rel=1e-12)
+
+
+@given(
+    v=st.floats(0.0, 1.0),
+    se=st.floats(1e-6, 10.0),
+    n=st.floats(0.5, 1e6),
+)
+def test_wilson_bounds_is_the_textbook_formula_where_it_is_finite(v, se, n):
+    z = 1.96
+    pq = v * (1 - v)
+    n_star = pq / se**2 if pq > 0 else n
+    assume(n_star > 1e-100)  # below, the textbook form itself overflows (next test)
+    z2n = z * z / n_star
+    center = (v + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(pq / n_star + z2n / (4 * n_star)) / (1 + z2n)
+    lo, hi = wilson_bounds(v, se, n, z)
+    assert float(lo) == pytest.approx(max(center - half, 0.0), abs=1e-9)
+    assert float(hi) == pytest.approx(min(center + half, 1.0), abs=1e-9)
+
+
+def test_wilson_bounds_stays_finite_at_extreme_standard_errors():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow warning either
+        # issue 10, item 6: an SE far larger than the value (n* -> 0) tends to [0, 1]
+        assert [float(b) for b in wilson_bounds(1e-300, 0.1, 5, 1.96)] == [0.0, 1.0]
+        assert [float(b) for b in wilson_bounds(0.5, 1e300, 5, 1.96)] == [0.0, 1.0]
+        # an SE too small to square is the point
+        assert [float(b) for b in wilson_bounds(0.5, 1e-200, 5, 1.96)] == [0.5, 0.5]
+        # no effective unit at all: undefined, for the caller to say so
+        assert all(math.isnan(float(b)) for b in wilson_bounds(1.0, 0.0, 0.0, 1.96))
 
 
 def test_mover_difference_of_identical_predictions_is_a_narrow_interval_at_zero():

@@ -296,14 +296,23 @@ def wilson_bounds(value, std_error, n_fallback, z):
     units (``[n/(n + z²), 1]`` at 1), never zero-width. ``v`` is first clipped to [0, 1]."""
     v = np.clip(np.asarray(value, dtype=float), 0.0, 1.0)
     se = np.asarray(std_error, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    z2 = z * z
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         pq = v * (1 - v)
-        n_star = np.where((se > 0) & (pq > 0), pq / np.where(se > 0, se, 1.0) ** 2, n_fallback)
-        n_star = np.where(n_star > 0, n_star, np.nan)
-        z2n = z * z / n_star
-        center = (v + z2n / 2) / (1 + z2n)
-        half = z * np.sqrt(pq / n_star + z2n / (4 * n_star)) / (1 + z2n)
-    return np.clip(center - half, 0.0, 1.0), np.clip(center + half, 0.0, 1.0)
+        measured = (se > 0) & (pq > 0)
+        from_se = pq / np.where(measured, se, 1.0) ** 2
+        n_star = np.where(measured, from_se, n_fallback)
+        # the formula above multiplied through by n*, so that it stays finite at both ends:
+        # n* -> 0 (an SE too large to square) gives [0, 1], n* = inf (an SE too small to
+        # square) the point v
+        widest = measured & (from_se == 0)
+        point = measured & np.isinf(from_se)
+        n_star = np.where((n_star > 0) & ~point, n_star, np.nan)
+        center = (n_star * v + z2 / 2) / (n_star + z2)
+        half = z * np.sqrt(n_star * pq + z2 / 4) / (n_star + z2)
+        low = np.where(widest, 0.0, np.where(point, v, np.clip(center - half, 0.0, 1.0)))
+        high = np.where(widest, 1.0, np.where(point, v, np.clip(center + half, 0.0, 1.0)))
+    return low, high
 
 
 def _quad(c, M):
