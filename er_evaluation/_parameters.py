@@ -57,6 +57,23 @@ def check_count(value, name: str, minimum: int = 1) -> int:
     return count
 
 
+def check_seed(seed, *, generator: bool = False):
+    """``seed`` if it is None or a whole number >= 0 (and, with ``generator``, a
+    :class:`numpy.random.Generator` to draw from), else a ValueError naming ``seed``:
+    numpy's own messages ("expected non-negative integer", "SeedSequence expects int")
+    do not say which argument was wrong."""
+    if seed is None or (generator and isinstance(seed, np.random.Generator)):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        kinds = (
+            "None, a whole number >= 0 or a numpy Generator"
+            if generator
+            else "None or a whole number >= 0"
+        )
+        raise ValueError(f"seed must be {kinds}, got {seed!r}")
+    return int(seed)
+
+
 def check_level(level) -> float:
     """Confidence level strictly between 0 and 1 (e.g. 0.95)."""
     value = _real(level, "level")

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_count, check_multiplicity
+from er_evaluation._parameters import check_count, check_multiplicity, check_seed
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import CoverageError, PopulationWarning, examples
 from er_evaluation.strata import Strata
@@ -267,7 +267,7 @@ def selection_probability(sizes: pd.Series, weights: Weights) -> tuple[pd.Series
 
 
 def _rng(seed) -> np.random.Generator:
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed, generator=True))
 
 
 def _draw(

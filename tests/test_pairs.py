@@ -633,3 +633,27 @@ def test_callable_oracle_and_unsure_answers_in_runs():
     unsure_row = 2
     assert unsure_row in oracle.asked and unsure_row not in run.index.tolist()
     assert run.n_labels == 7 and (run.label == pool.labels[run.index]).all()
+
+
+@pytest.mark.parametrize("pool_name", ["abt-buy", "dblp-acm", "restaurant"])
+def test_stratified_baseline_is_defined_from_two_labels_on_the_bundled_pools(pool_name):
+    # issue 10, item 2 (found by the audit): seeding the largest strata first left the
+    # small predicted-match strata unlabelled below K labels, so every metric was NaN
+    from er_evaluation.datasets import load_pool
+
+    pool = load_pool(pool_name)
+    for seed in range(3):
+        run = sample_labels(
+            pool, make_sampler("stratified", pool, seed), LabelOracle(pool.labels), 2
+        )
+        assert sorted(pool.predicted[run.index]) == [0, 1]
+        est = estimate_from_labels(run, pool.predicted)
+        for e in (est.precision, est.recall, *est.f):
+            assert math.isfinite(e.value) and e.ci_low < e.ci_high
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True])
+def test_sampler_seed_must_be_a_whole_number(method, seed):
+    with pytest.raises(ValueError, match="seed must be None or a whole number >= 0"):
+        make_sampler(method, tiny_pool(), seed)

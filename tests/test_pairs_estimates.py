@@ -211,14 +211,19 @@ def test_importance_estimate_is_the_papers_ratio_while_no_cell_is_fully_labelled
 
 def test_stratified_sampler_seeds_every_stratum_first():
     """Issue 10, item 2: with unsampled strata counted as empty the baseline was undefined
-    in 100% of runs; now the first K draws visit every stratum, largest first."""
+    in 100% of runs; now the first K draws visit every stratum, largest first within each
+    prediction group, the groups in turn (so both are labelled from the second draw on)."""
     pool = synthetic_pool(n=300, rate=0.15, seed=2)
     sampler = StratifiedSampler(pool, 0, n_strata=6)
     k = sampler.strata.n_strata
     first = [sampler.draw().stratum for _ in range(k)]
     assert sorted(first) == list(range(k))
-    sizes = sampler.strata.sizes[first]
-    assert (np.diff(sizes) <= 0).all()
+    group = sampler.strata.predicted[first]
+    for g in (0, 1):
+        assert (np.diff(sampler.strata.sizes[first][group == g]) <= 0).all()
+    smaller = min(np.sum(group == 0), np.sum(group == 1))
+    assert list(group[: 2 * smaller : 2]) != list(group[1 : 2 * smaller : 2])  # alternating
+    assert len(set(group[: 2 * smaller : 2])) == 1 and len(set(group[1 : 2 * smaller : 2])) == 1
 
 
 def test_oasis_prior_decays_as_remark_4():

@@ -149,3 +149,14 @@ def test_sample_units_must_match_reviewed_records():
         Sample(reference=TRUTH[TRUTH.isin([1, 3])], units=pd.Index([1, 2]), **common)
     with pytest.raises(ValueError, match="have no reviewed record: 2"):
         Sample(reference=TRUTH[TRUTH.isin([1])], units=pd.Index([1, 2]), **common)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True])
+def test_sampling_seed_must_be_a_whole_number_or_a_generator(seed):
+    truth = pd.Series([1, 1, 2, 3], index=list("abcd"))
+    with pytest.raises(
+        ValueError, match="seed must be None, a whole number >= 0 or a numpy Generator"
+    ):
+        sample_records(truth, 2, seed=seed)
+    with pytest.raises(ValueError, match="seed must be"):
+        sample_clusters(truth, 2, seed=seed)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_evaluation._parameters import check_alpha, check_count, check_epsilon
+from er_evaluation._parameters import check_alpha, check_count, check_epsilon, check_seed
 from er_evaluation.pairs._stratify import Strata, stratify
 from er_evaluation.pairs.pool import PairPool
 
@@ -114,8 +114,8 @@ class _Base:
 
     def __init__(self, pool: PairPool, seed: int | None) -> None:
         self.n_pairs = pool.n_pairs
-        self.seed = seed
-        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.seed = check_seed(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self.seed))
 
     def observe(self, index: int, label: int) -> None:
         """Feed back the label of the last draw (no-op for non-adaptive samplers)."""
@@ -150,9 +150,11 @@ class PassiveSampler(_Base):
 class StratifiedSampler(_Base):
     """Stratified sampling without replacement, allocation proportional to stratum size.
 
-    The first K draws seed every stratum once (largest first), so that no stratum is left
-    unsampled once the budget reaches K; after that draw t goes to the stratum furthest
-    below its proportional share omega_k * t (ties to the lowest index). Within the
+    The first K draws seed every stratum once, so that no stratum is left unsampled once
+    the budget reaches K: the largest unseeded stratum of the prediction group with fewer
+    seeded strata first, so that both groups are labelled from the second draw on. After
+    that draw t goes to the stratum furthest below its proportional share omega_k * t
+    (ties to the lowest index). Within the
     stratum the pair is drawn uniformly among its unsampled pairs. Strata are the CSF
     strata (predicted matches and non-matches apart).
     """
@@ -184,7 +186,13 @@ class StratifiedSampler(_Base):
             return None
         unseeded = self._open & (self._counts == 0)
         if unseeded.any():
-            k = int(np.argmax(np.where(unseeded, self.strata.omega, -1.0)))
+            # the prediction group with fewer seeded strata first (largest stratum first
+            # within it): the predicted-match strata are the smallest, and below K labels
+            # a group without a label leaves every metric undefined
+            group = (self.strata.predicted >= 0.5).astype(np.int64)
+            seeded = np.bincount(group[self._counts > 0], minlength=2)[group]
+            key = np.where(unseeded, self.strata.omega - seeded, -np.inf)
+            k = int(np.argmax(key))
         else:
             deficit = self.strata.omega * (self._t + 1) - self._counts
             deficit[~self._open] = -np.inf
