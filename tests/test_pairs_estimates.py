@@ -305,25 +305,31 @@ def test_oasis_variance_from_the_stratum_model_hand_computed():
     strata = two_strata([4, 3], [0, 1])
     predicted = np.array([0, 0, 0, 0, 1, 1, 1])
     prior = [[0.2, 1.5], [1.8, 0.5]]  # pseudo-matches, pseudo-non-matches per stratum
-    run = _oasis_run([4, 0, 5, 4, 1], [1, 1, 0, 1, 0], [0.5, 2.0, 0.5, 0.8, 4.0], strata, prior, 7)
+    # stratum 0: pairs 0 and 1 drawn, both non-matches (its labels are blind); stratum 1:
+    # pair 4 (a match, drawn twice) and pair 5 (a non-match)
+    run = _oasis_run([4, 0, 5, 4, 1], [1, 0, 0, 1, 0], [0.5, 2.0, 0.5, 0.8, 4.0], strata, prior, 7)
     result = estimate_from_labels(run, predicted)
-    # A = sum w l h = 0.5 + 0.8, C = sum w l (1 - h) = 2.0: recall A / (A + C)
-    a, c = 1.3, 2.0
-    assert result.recall.value == pytest.approx(a / (a + c))
-    # first draws of each pair (fresh) count with their stratum's model rate, the repeat
-    # of pair 4 (w = 0.8) with its label. Prior means 0.1 and 0.75 (strength 2) are
-    # rescaled to the labels per prediction group: group 0 has 1 match where the prior
-    # expected 0.1 + 0.1, so c = 2 / 1.2 and the mean is 1/6; group 1 has 1 where it
-    # expected 1.5, c = 2 / 2.5, mean 0.6. The two strata are the two leaves of a
-    # one-level tree, whose prior is doubled by the depth factor 1 + 1^2: rates
-    # (m + 2 a_k) / (d + 2 a_k + 2 b_k) = (1 + 2/3) / 6 and (1 + 2.4) / 6
-    r0, r1 = (1 + 2 / 3) / 6, 3.4 / 6
-    s0 = 2.0**2 + 4.0**2  # fresh draws in stratum 0 (pairs 0, 1)
-    s1 = r1 * (0.5**2 + 0.5**2) + 0.8**2  # stratum 1: fresh pairs 4, 5; repeat of 4 (a match)
-    # recall's influence of a match: -A / (A + C)^2 in stratum 0, C / (A + C)^2 in
-    # stratum 1; of a non-match 0
-    var = s0 * r0 * (a / (a + c) ** 2) ** 2 + s1 * (c / (a + c) ** 2) ** 2
-    assert result.recall.std_error == pytest.approx(math.sqrt(var), rel=1e-12)
+    # A = sum w l h = 0.5 + 0.8, C = sum w l (1 - h) = 0, D = sum w h = 1.8
+    a, c, d = 1.3, 0.0, 1.8
+    assert result.recall.value == 1.0
+    assert result.precision.value == pytest.approx(a / d)
+    # stratum 0 holds no labelled match: its first draws count with the model's rate.
+    # Prior means 0.1 and 0.75 (strength 2) are rescaled per prediction group: group 0
+    # has 0 matches where the prior expected 0.1 + 0.1, so c = 1 / 1.2 and its mean is
+    # 1/12. The two strata are the two leaves of a one-level tree whose prior is doubled
+    # by the depth factor 1 + 1^2: r0 = (0 + 2 x 2/12) / (2 + 2 x 2) = 1/18.
+    r0 = 1 / 18
+    s0 = 2.0**2 + 4.0**2  # first draws in stratum 0 (pairs 0, 1)
+    # recall's influence of a match in stratum 0: -A / (A + C)^2; in stratum 1 (and of
+    # any non-match) 0
+    assert result.recall.std_error == pytest.approx(
+        math.sqrt(s0 * r0 * (a / (a + c) ** 2) ** 2), rel=1e-12
+    )
+    # stratum 1 holds a labelled match: every draw there counts with its own label.
+    # Precision A / D: a draw of stratum 1 with label l has influence w (l - P) / D
+    p = a / d
+    var_p = (0.5**2 * (1 - p) ** 2 + 0.5**2 * p**2 + 0.8**2 * (1 - p) ** 2) / d**2
+    assert result.precision.std_error == pytest.approx(math.sqrt(var_p), rel=1e-12)
 
 
 def test_oasis_model_variance_matches_numerical_differentiation():
@@ -353,8 +359,12 @@ def test_oasis_model_variance_matches_numerical_differentiation():
     rates = stratum_rates(codes[rows], run.label[first], prior)
     fresh = np.zeros(run.n_draws, bool)
     fresh[first] = True
-    # per draw: P(match) = its label for a repeat, the model rate for a fresh draw
-    p1 = np.where(fresh, rates[codes[run.index]], y)
+    # per draw: P(match) = the model rate for the first draw of a pair in a stratum with
+    # no labelled match, its label otherwise
+    blind = np.bincount(codes[rows], weights=run.label[first], minlength=len(rates)) == 0
+    model = fresh & blind[codes[run.index]]
+    assert model.any() and (fresh & ~model).any()  # both rules occur in this run
+    p1 = np.where(model, rates[codes[run.index]], y)
     for est, alpha in ((result.precision, 1.0), (result.recall, 0.0), (result.f[0], 0.5)):
         grad = np.zeros(3)
         for j in range(3):

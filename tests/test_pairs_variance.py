@@ -26,6 +26,7 @@ from er_evaluation.pairs._variance import (
     labelled_groups,
     labels_only_variance,
     model_groups,
+    oracle_rates,
     searched_bound,
     stratum_rates,
 )
@@ -221,6 +222,49 @@ def test_calibrated_prior_hand_computed():
     means = np.array([0.1 * c0, 0.2 * c0, min(0.5 * c1, 1 - 1e-9)])
     np.testing.assert_allclose(out[0], 10 * means)
     np.testing.assert_allclose(out.sum(axis=0), 10.0)
+
+
+def test_calibrated_prior_shrinkage_pulls_the_rescaling_towards_one():
+    prior = 10 * np.array([[0.1, 0.2, 0.5], [0.9, 0.8, 0.5]])
+    group = np.array([0, 0, 1])
+    stratum = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    label = np.array([0, 0, 0, 1, 0, 1, 1, 1, 1])
+    out = calibrated_prior(prior, group, stratum, label, shrink=4.0)
+    c0 = (1 + 4) / (0.3 + 0.4 + 4)  # matches + s over expected + s
+    c1 = (4 + 4) / (2.0 + 4)
+    np.testing.assert_allclose(out[0], 10 * np.array([0.1 * c0, 0.2 * c0, 0.5 * c1]))
+    # no labelled pair in a group: c = s / s = 1 whatever s
+    empty = calibrated_prior(prior, group, np.array([2]), np.array([1]), shrink=3.0)
+    np.testing.assert_allclose(empty[0, :2], prior[0, :2])
+
+
+def test_oracle_rates_use_the_model_only_where_the_labels_are_blind():
+    """First draws in a stratum with no labelled match count at the model's rate; every
+    other draw (a repeat, or any draw of a stratum holding a labelled match) with its
+    label; the rates are the tree's posterior predictive of the draw's stratum."""
+    strata = two_strata([4, 3, 3], [0, 0, 1])
+    prior = np.array([[0.2, 0.3, 1.5], [1.8, 1.7, 0.5]])
+    index = np.array([0, 4, 1, 7, 4, 5, 0])
+    label = np.array([0, 1, 0, 1, 1, 0, 0])  # stratum 0 blind; strata 1, 2 hold a match
+    run = LabelRun(
+        "importance",
+        10,
+        index,
+        label.astype(np.int8),
+        np.ones(len(index)),
+        strata.codes[index].astype(int),
+        np.ones(len(index), bool),
+        strata=strata,
+        adaptive=True,
+        stratum_prior=prior,
+    )
+    model, rate = oracle_rates(run)
+    # first draws: positions 0 (stratum 0), 1, 2 (stratum 0), 3, 5; repeats: 4 and 6
+    np.testing.assert_array_equal(model, [True, False, True, False, False, False, False])
+    rows, first = np.unique(index, return_index=True)
+    calibrated = calibrated_prior(prior, strata.predicted, strata.codes[rows], label[first])
+    expected = stratum_rates(strata.codes[rows], label[first], calibrated)
+    np.testing.assert_allclose(rate, expected[strata.codes[index]])
 
 
 def test_pr_curve_at_one_is_a_point_only_when_nothing_that_could_lower_it_is_unlabelled():

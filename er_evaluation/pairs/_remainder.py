@@ -217,9 +217,9 @@ def hybrid_estimate(
     the sampler and a Dirichlet-tree posterior over them,
     ``estimates._oracle_rates``), the variance is the martingale's sum of conditional
     variances in the form of :func:`er_evaluation.pairs._variance.model_groups`: a draw
-    of a pair labelled before it counts with its label, a draw that labelled its pair
-    (``fresh_t``) with the model's match rate ``rate_t`` of the unlabelled pairs of its
-    stratum. Early in a run a stratum's matches are often not yet drawn although the
+    that labelled its pair in a stratum with no labelled match (``fresh_t``) counts with
+    the model's match rate ``rate_t`` of the unlabelled pairs of its stratum, every other
+    draw with its label. Early in a run a stratum's matches are often not yet drawn although the
     model says they exist; the labels-only variance then misses their share (recall
     covered in 83-88% of OASIS runs on abt-buy and FEBRL, benchmarks/README.md), the
     model-based one keeps it. Not the stratum means of OASIS runs: OASIS starves a stratum

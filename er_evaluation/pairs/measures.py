@@ -449,9 +449,10 @@ def estimate_measure(
     Variance: the one routine of :mod:`er_evaluation.pairs._variance` (also behind
     :func:`~er_evaluation.pairs.estimate_from_labels`): with ``variance="martingale"``
     and a run whose sampler has an oracle model (OASIS, AIS: ``run.stratum_prior``), a
-    draw that labelled its pair counts with the match rate of its stratum under the
-    Dirichlet-tree model (:func:`~er_evaluation.pairs._variance.oracle_rates`), a repeat
-    with its label; otherwise every draw with its own label.
+    draw that labelled its pair in a stratum with no labelled match counts with the match
+    rate of its stratum under the Dirichlet-tree model
+    (:func:`~er_evaluation.pairs._variance.oracle_rates`), every other draw with its
+    label; without a model every draw with its own label.
 
     Intervals: for ``bounded`` measures a Wilson score interval at the effective sample
     size n_eff = G(1 - G) / Var(G). At G = 1 for a ratio measure (F-measures, PR curves;
