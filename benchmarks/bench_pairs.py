@@ -10,10 +10,13 @@ interval width, the share of undefined estimates, draws per label and time per d
 
 Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K; ``bins=fd``,
-``bins=default`` or ``bins=<count>``: the CSF histogram of the strata), and estimator
+``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
+``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
+as in Marchant & Rubinstein 2017, §6), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
-``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
+``:labels`` (the labels-only variance: no oracle model), ``:cells`` (fully labelled
+strata, not only whole prediction groups, enter exactly), ``:vprior=S`` (the variance
 model's leaf prior rescaled to S pseudo-labels per stratum), ``:flat`` (the variance
 model's tree with one level: a flat Beta model per stratum), ``:nocal`` (its prior means
 not rescaled to the labels), ``:measure`` (``estimate_measure`` with the F-measures of the
@@ -28,6 +31,8 @@ would mostly measure the other jobs; wall-clock is reported alongside.
     nice -n 10 python benchmarks/bench_pairs.py --reps 100 --pools abt-buy dblp-acm restaurant \\
         --methods passive stratified importance oasis oasis:ais --out benchmarks/data/bench_pairs_results.csv
     nice -n 10 python benchmarks/bench_pairs.py --speed
+    python benchmarks/bench_pairs.py --summarize benchmarks/data/bench_pairs_results_runs.csv \
+        --out benchmarks/data/bench_pairs_results.csv     # from the per-run rows of a stopped run
     python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_results*.csv
     python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_coverage_*.csv
 """
@@ -93,7 +98,7 @@ def pools(names):
             raise ValueError(name)
 
 
-OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure")
+OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure", "cells")
 
 
 def _is_override(part: str) -> bool:
@@ -113,7 +118,7 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
             continue
         for item in part.split(","):
             key, value = item.split("=")
-            if key == "decay":
+            if key in ("decay", "by_prediction"):
                 params[key] = value.lower() in ("1", "true")
             elif key == "bins":  # CSF histogram of the strata: "fd", "default" or a count
                 params[key] = value if value in ("fd", "default") else int(value)
@@ -131,21 +136,27 @@ def default_bins(method: str):
 
 
 def one_pool(
-    name, pool, reps: int, methods, n_strata: int, seed0: int, partial=None
+    name, pool, reps: int, methods, n_strata: int, seed0: int, partial=None, runs_out=None
 ) -> pd.DataFrame:
     """Every method spec on ``pool``: specs that differ only in the estimator override share
-    their sampling runs (same seeds), so estimators are compared on identical samples."""
+    their sampling runs (same seeds), so estimators are compared on identical samples.
+    Each run's rows (:func:`run_rows`) are appended to ``runs_out`` (a CSV) as soon as
+    the run is done, so a stopped benchmark keeps its runs (``--summarize``)."""
     truth = pool.truth()
     truth_vec = np.array([truth[m] for m in NAMES])
     oracle = LabelOracle(pool.labels)
     strata_of_bins = {}
 
-    def strata_for(bins):
-        if bins not in strata_of_bins:
-            strata_of_bins[bins] = stratify(
-                pool.scores, pool.predicted, n_strata, n_bins=None if bins == "default" else bins
+    def strata_for(bins, by_prediction=True):
+        if (bins, by_prediction) not in strata_of_bins:
+            strata_of_bins[bins, by_prediction] = stratify(
+                pool.scores,
+                pool.predicted,
+                n_strata,
+                n_bins=None if bins == "default" else bins,
+                by_prediction=by_prediction,
             )
-        return strata_of_bins[bins]
+        return strata_of_bins[bins, by_prediction]
 
     strata64 = (
         stratify(pool.scores, pool.predicted, 64)
@@ -159,23 +170,19 @@ def one_pool(
         head, *rest = spec.split(":")
         sampler_spec = ":".join([head, *(part for part in rest if not _is_override(part))])
         groups.setdefault(sampler_spec, []).append(spec)
-    rows = []
+    all_runs = []
     for sampler_spec, specs in groups.items():
         method, extra, _ = parse_variant(sampler_spec)
         # each sampler's own default CSF histogram unless ``bins=`` overrides it
         bins = extra.pop("bins", default_bins(method))
-        strata = strata_for(bins)
+        strata = strata_for(bins, extra.pop("by_prediction", True))
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
         if method == "ais":
             params = {"strata": strata64}
         params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
         if method == "importance":
             template = make_sampler("importance", pool, 0, **params)
-        shape = (len(specs), reps, len(BUDGETS), 3)
-        err = np.full(shape, np.nan)
-        cover, cover_normal, width = np.zeros(shape, bool), np.zeros(shape, bool), np.zeros(shape)
-        draw_time, n_draws = 0.0, 0
-        est_time = np.zeros(len(specs))
+        draw_total = 0.0
         for rep in range(reps):
             seed = seed0 + 1000 * rep
             if method == "importance":
@@ -185,71 +192,121 @@ def one_pool(
                 sampler = make_sampler(method, pool, seed, **params)
             start = time.perf_counter()
             sampled = sample_labels(pool, sampler, oracle, max(BUDGETS))
-            draw_time += time.perf_counter() - start
-            n_draws += sampled.n_draws
-            for i, spec in enumerate(specs):
-                override = parse_variant(spec)[2]
-                run = sampled
-                if override == "ais":
-                    run = replace(run, strata=None, static_proposal=False, adaptive=False)
-                elif override == "poststrat":
-                    run = replace(run, adaptive=False)
-                elif override == "labels":
-                    run = replace(run, stratum_prior=None)
-                elif override.startswith("vprior="):
-                    prior = run.stratum_prior
-                    strength = float(override.split("=")[1])
-                    run = replace(run, stratum_prior=strength * prior / prior.sum(axis=0))
+            draw_s = time.perf_counter() - start
+            draw_total += draw_s
+            rows = []
+            for spec in specs:
                 start = time.perf_counter()
-                # flat: the variance model's tree with one level; nocal: its prior means
-                # not rescaled to the labels
-                _variance.MODEL_BRANCHING = None if override == "flat" else default_branching
-                _variance.CALIBRATE_PRIOR = override != "nocal"
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    if override == "measure":
-                        hist = measure_history(run, measure, BUDGETS)
-                    else:
-                        hist = history(run, pool.predicted, at=BUDGETS)
-                _variance.MODEL_BRANCHING = default_branching
-                _variance.CALIBRATE_PRIOR = True
-                est_time[i] += time.perf_counter() - start
-                for _, row in hist.iterrows():
-                    if int(row["n_labels"]) not in BUDGETS:
-                        continue
-                    b = BUDGETS.index(int(row["n_labels"]))
-                    v = row[list(NAMES)].to_numpy(float)
-                    se = row[[f"{m}_se" for m in NAMES]].to_numpy(float)
-                    low = row[[f"{m}_low" for m in NAMES]].to_numpy(float)
-                    high = row[[f"{m}_high" for m in NAMES]].to_numpy(float)
-                    err[i, rep, b] = v - truth_vec
-                    cover[i, rep, b] = (low <= truth_vec + 1e-12) & (truth_vec <= high + 1e-12)
-                    nlow, nhigh = np.clip(v - Z95 * se, 0, 1), np.clip(v + Z95 * se, 0, 1)
-                    cover_normal[i, rep, b] = (nlow <= truth_vec + 1e-12) & (
-                        truth_vec <= nhigh + 1e-12
-                    )
-                    width[i, rep, b] = high - low
-        for i, spec in enumerate(specs):
-            for b, budget in enumerate(BUDGETS):
-                row = {"pool": name, "method": spec, "budget": budget, "reps": reps}
-                for m, metric in enumerate(METRICS):
-                    e = err[i, :, b, m]
-                    sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
-                    row[f"mse_{metric}"] = float(np.mean(sq))
-                    row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
-                    row[f"median_sq_{metric}"] = float(np.median(sq))
-                    row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
-                    row[f"cover_{metric}"] = float(np.mean(cover[i, :, b, m]))
-                    row[f"cover_normal_{metric}"] = float(np.mean(cover_normal[i, :, b, m]))
-                    row[f"width_{metric}"] = float(np.nanmean(width[i, :, b, m]))
-                    row[f"undef_{metric}"] = float(np.mean(np.isnan(e)))
-                row["us_per_draw"] = 1e6 * draw_time / max(n_draws, 1)
-                row["ms_per_estimate"] = 1e3 * est_time[i] / (reps * len(BUDGETS))
-                row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
-                rows.append(row)
-        print(f"  {name} {sampler_spec}: {draw_time:.1f}s sampling", flush=True)
+                hist = estimate_history(sampled, parse_variant(spec)[2], pool, measure)
+                est_s = time.perf_counter() - start
+                rows += run_rows(hist, truth_vec, name, spec, rep, seed, sampled, draw_s, est_s)
+            all_runs += rows
+            if runs_out is not None:
+                frame = pd.DataFrame(rows)
+                new_file = not Path(runs_out).exists()
+                frame.to_csv(runs_out, mode="a", header=new_file, index=False)
+        print(f"  {name} {sampler_spec}: {draw_total:.1f}s sampling", flush=True)
         if partial is not None:  # progress: the rows so far of this pool
-            partial(pd.DataFrame(rows))
+            partial(summarize(pd.DataFrame(all_runs)))
+    return summarize(pd.DataFrame(all_runs))
+
+
+def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
+    """The estimates at BUDGETS of one run under an estimator ``override`` (module docstring)."""
+    run = sampled
+    if override == "ais":
+        run = replace(run, strata=None, static_proposal=False, adaptive=False)
+    elif override == "poststrat":
+        run = replace(run, adaptive=False)
+    elif override == "labels":
+        run = replace(run, stratum_prior=None)
+    elif override.startswith("vprior="):
+        prior = run.stratum_prior
+        strength = float(override.split("=")[1])
+        run = replace(run, stratum_prior=strength * prior / prior.sum(axis=0))
+    # flat: the variance model's tree with one level; nocal: its prior means not rescaled
+    # to the labels
+    _variance.MODEL_BRANCHING = None if override == "flat" else default_branching
+    _variance.CALIBRATE_PRIOR = override != "nocal"
+    # cells: fully labelled strata (not only prediction groups) enter exactly
+    default_cells = estimates.EXACT_CELLS
+    estimates.EXACT_CELLS = "strata" if override == "cells" else default_cells
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if override == "measure":
+                return measure_history(run, measure, BUDGETS)
+            return history(run, pool.predicted, at=BUDGETS)
+    finally:
+        _variance.MODEL_BRANCHING = default_branching
+        _variance.CALIBRATE_PRIOR = True
+        estimates.EXACT_CELLS = default_cells
+
+
+def run_rows(hist, truth_vec, pool_name, spec, rep, seed, sampled, draw_s, est_s) -> list[dict]:
+    """One row per budget of one run: the error of P, R and F1 (NaN if undefined), whether
+    the library's interval and value +- 1.96 SE cover the truth, the interval's width,
+    the run's draws, and its sampling and estimation seconds."""
+    rows = []
+    for _, row in hist.iterrows():
+        if int(row["n_labels"]) not in BUDGETS:
+            continue
+        v = row[list(NAMES)].to_numpy(float)
+        se = row[[f"{m}_se" for m in NAMES]].to_numpy(float)
+        low = row[[f"{m}_low" for m in NAMES]].to_numpy(float)
+        high = row[[f"{m}_high" for m in NAMES]].to_numpy(float)
+        nlow, nhigh = np.clip(v - Z95 * se, 0, 1), np.clip(v + Z95 * se, 0, 1)
+        out = {
+            "pool": pool_name,
+            "method": spec,
+            "rep": rep,
+            "seed": seed,
+            "budget": int(row["n_labels"]),
+            "n_draws": sampled.n_draws,
+            "draw_s": draw_s,
+            "est_s": est_s,
+        }
+        for m, metric in enumerate(METRICS):
+            out[f"err_{metric}"] = v[m] - truth_vec[m]
+            out[f"cover_{metric}"] = bool(
+                low[m] <= truth_vec[m] + 1e-12 and truth_vec[m] <= high[m] + 1e-12
+            )
+            out[f"cover_normal_{metric}"] = bool(
+                nlow[m] <= truth_vec[m] + 1e-12 and truth_vec[m] <= nhigh[m] + 1e-12
+            )
+            out[f"width_{metric}"] = high[m] - low[m]
+        rows.append(out)
+    return rows
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per pool, method and budget from per-run rows (:func:`run_rows`): MSE of P, R and F1
+    (an undefined estimate counts as squared error 1) with its Monte-Carlo SE, median
+    squared error, bias, coverage of the library's interval and of value +- 1.96 SE,
+    mean width, share undefined, microseconds per draw, milliseconds per estimate and
+    draws per label."""
+    rows = []
+    keys = ["pool", "method", "budget"]
+    for (pool_name, spec, budget), g in runs.groupby(keys, sort=False):
+        g = g.drop_duplicates("rep", keep="last")
+        reps = len(g)
+        row = {"pool": pool_name, "method": spec, "budget": int(budget), "reps": reps}
+        for metric in METRICS:
+            e = g[f"err_{metric}"].to_numpy(float)
+            sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
+            row[f"mse_{metric}"] = float(np.mean(sq))
+            row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
+            row[f"median_sq_{metric}"] = float(np.median(sq))
+            row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
+            row[f"cover_{metric}"] = float(g[f"cover_{metric}"].astype(bool).mean())
+            row[f"cover_normal_{metric}"] = float(g[f"cover_normal_{metric}"].astype(bool).mean())
+            row[f"width_{metric}"] = float(np.nanmean(g[f"width_{metric}"]))
+            row[f"undef_{metric}"] = float(np.mean(np.isnan(e)))
+        n_draws = float(g["n_draws"].sum())
+        row["us_per_draw"] = 1e6 * float(g["draw_s"].sum()) / max(n_draws, 1.0)
+        row["ms_per_estimate"] = 1e3 * float(g["est_s"].sum()) / (reps * len(BUDGETS))
+        row["draws_per_label"] = n_draws / (reps * max(BUDGETS))
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -483,6 +540,15 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--out", default="benchmarks/data/bench_pairs_results.csv")
     parser.add_argument(
+        "--runs-out", help="per-run CSV, appended to after every run (default: <out>_runs.csv)"
+    )
+    parser.add_argument(
+        "--summarize",
+        nargs="+",
+        metavar="RUNS_CSV",
+        help="only write --out from per-run CSVs (a stopped run's, or several processes')",
+    )
+    parser.add_argument(
         "--speed", action="store_true", help="run the 10M-pair speed benchmark instead"
     )
     parser.add_argument(
@@ -510,6 +576,13 @@ def main() -> None:
         return
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.summarize:
+        runs = pd.concat([pd.read_csv(p) for p in args.summarize], ignore_index=True)
+        runs = runs.drop_duplicates(["pool", "method", "rep", "budget"], keep="last")
+        summarize(runs).to_csv(out, index=False)
+        print(f"{out}: {len(runs)} run rows summarized")
+        return
+    runs_out = Path(args.runs_out or out.with_name(out.stem + "_runs.csv"))
     frames = []
     for name, pool in pools(args.pools):
         start = time.perf_counter()
@@ -524,6 +597,7 @@ def main() -> None:
                 partial=lambda rows, done=tuple(frames): pd.concat([*done, rows]).to_csv(
                     out, index=False
                 ),
+                runs_out=runs_out,
             )
         )
         pd.concat(frames).to_csv(out, index=False)

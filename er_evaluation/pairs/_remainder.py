@@ -282,10 +282,11 @@ def hybrid_estimate(
         # F = 1: no false positive (alpha > 0) and no missed match (alpha < 1) drawn; the
         # deficit's rate among the unlabelled pairs of those groups is bounded by the
         # effective number of draws that searched them (_variance.searched_bound)
-        deficit = np.array([alpha < 1, alpha > 0]) & ~full  # per prediction group
+        deficit = np.where(h, alpha > 0, alpha < 1) & ~full  # per cell
         unl = sizes - d
-        d_num = -unl[1] * deficit[1]
-        d_den = (alpha - 1) * unl[1] * deficit[1] + (1 - alpha) * unl[0] * deficit[0]
+        unl1, unl0 = float(np.sum(unl[deficit & h])), float(np.sum(unl[deficit & ~h]))
+        d_num = -unl1
+        d_den = (alpha - 1) * unl1 + (1 - alpha) * unl0
         share = float(d[deficit].sum() / sizes[deficit].sum()) if deficit.any() else 1.0
         n_searched = _kish(w * deficit[c_t], share)
         return searched_bound(tp, den, d_num, d_den, n_searched, z)

@@ -1,8 +1,10 @@
 """Stratification of a pair pool by score: cumulative sqrt(F) (Marchant & Rubinstein 2017, Algorithm 1).
 
-Predicted matches and predicted non-matches are stratified separately, so no stratum
-mixes the two (each stratum then has lambda_k in {0, 1}, which is what makes the OASIS
-instrumental distribution sharp for precision).
+By default predicted matches and predicted non-matches are stratified separately, so no
+stratum mixes the two (each stratum then has lambda_k in {0, 1}, which is what makes the
+OASIS instrumental distribution sharp for precision). ``by_prediction=False`` cuts the
+whole pool's scores at once, as the paper (§6) and its authors' package do: a stratum
+may then hold both predictions, with lambda_k its share of predicted matches.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ class Strata:
 
     ``codes[i]`` is the stratum of pair i; ``order`` lists pair indices grouped by stratum,
     stratum k occupying ``order[offsets[k]:offsets[k + 1]]``; ``sizes`` = |P_k|;
-    ``predicted`` = lambda_k (0 or 1: strata never mix predictions); ``mean_score`` is the
-    mean score per stratum.
+    ``predicted`` = the stratum's prediction (0 or 1; for a stratum holding both
+    predictions the majority one, ties to 1); ``mean_score`` is the mean score per
+    stratum; ``prediction_share`` = lambda_k, the share of predicted matches in stratum k
+    (None: ``predicted``, strata that never mix predictions).
     """
 
     codes: np.ndarray
@@ -30,6 +34,20 @@ class Strata:
     sizes: np.ndarray
     predicted: np.ndarray
     mean_score: np.ndarray
+    prediction_share: np.ndarray | None = None
+
+    @property
+    def lam(self) -> np.ndarray:
+        """lambda_k: share of predicted matches per stratum (float; 0 or 1 unless mixed)."""
+        if self.prediction_share is not None:
+            return self.prediction_share
+        return self.predicted.astype(np.float64)
+
+    @property
+    def mixed(self) -> bool:
+        """True when some stratum holds both predicted matches and non-matches."""
+        lam = self.lam
+        return bool(np.any((lam > 0) & (lam < 1)))
 
     @property
     def n_strata(self) -> int:
@@ -115,27 +133,31 @@ def stratify(
     n_strata: int = 30,
     *,
     n_bins: int | str | None = None,
+    by_prediction: bool = True,
 ) -> Strata:
-    """CSF strata of the pool, built separately within predicted matches and non-matches.
+    """CSF strata of the pool, built separately within predicted matches and non-matches
+    (``by_prediction=True``) or over all scores at once (``False``: Marchant & Rubinstein
+    2017, §6, and their ``oasis`` 0.1.3 package; a stratum may then hold both
+    predictions, ``Strata.prediction_share`` = lambda_k).
 
-    Each of the two groups is cut into at most ``n_strata`` strata; empty strata are
-    dropped. ``n_bins`` chooses the CSF histogram (:func:`csf_edges`). Vectorised: one histogram and one ``searchsorted`` per group, and a stable
-    sort of the small integer codes to build per-stratum index arrays.
+    Each group is cut into at most ``n_strata`` strata; empty strata are dropped.
+    ``n_bins`` chooses the CSF histogram (:func:`csf_edges`). Vectorised: one histogram
+    and one ``searchsorted`` per group, and a stable sort of the small integer codes to
+    build per-stratum index arrays.
     """
     scores = np.asarray(scores, dtype=np.float64)
     predicted = np.asarray(predicted).astype(bool)
     n = len(scores)
     raw = np.empty(n, dtype=np.int64)
     base = 0
-    group_of_code = []
-    for flag in (False, True):
-        mask = predicted == flag
+    groups = (False, True) if by_prediction else (None,)
+    for flag in groups:
+        mask = predicted == flag if flag is not None else np.ones(n, dtype=bool)
         if not mask.any():
             continue
         group_scores = scores[mask] if not mask.all() else scores
         edges = csf_edges(group_scores, n_strata, n_bins)
         raw[mask] = base + np.searchsorted(edges, group_scores, side="right")
-        group_of_code.extend([flag] * (len(edges) + 1))
         base += len(edges) + 1
     counts = np.bincount(raw, minlength=base)
     kept = np.flatnonzero(counts)
@@ -147,11 +169,13 @@ def stratify(
     sizes = counts[kept]
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     score_sums = np.bincount(codes, weights=scores, minlength=len(kept))
+    share = np.bincount(codes, weights=predicted, minlength=len(kept)) / sizes
     return Strata(
         codes=codes,
         order=order,
         offsets=offsets,
         sizes=sizes.astype(np.int64),
-        predicted=np.asarray(group_of_code)[kept].astype(np.int8),
+        predicted=(share >= 0.5).astype(np.int8),
         mean_score=score_sums / sizes,
+        prediction_share=None if by_prediction else share,
     )

@@ -72,6 +72,12 @@ __all__ = [
 ]
 
 
+EXACT_CELLS = "prediction"
+"""Cells of an importance run that enter exactly once all their pairs are labelled:
+"prediction" (the two prediction groups) or "strata" (stratum x prediction of the
+sampler's strata, when the run has them)."""
+
+
 @dataclass(frozen=True)
 class LabelRun:
     """The labelled draws of one sampling run, in draw order (repeats included).
@@ -278,7 +284,10 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
     if run.design == "importance" and (run.adaptive or run.static_proposal):
         # cells = the two prediction groups: a group is taken exactly once all its pairs
         # are labelled; finer cells (OASIS strata) covered worse (benchmarks/README.md)
-        codes, n_cells = cell_codes(predicted, None)
+        if EXACT_CELLS == "strata" and run.strata is not None:
+            codes, n_cells = cell_codes(predicted, run.strata.codes, run.strata.n_strata)
+        else:
+            codes, n_cells = cell_codes(predicted, None)
         sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
         return hybrid_estimate(
             codes,

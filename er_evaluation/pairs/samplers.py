@@ -323,11 +323,14 @@ class OASISSampler(_Base):
         decay: bool = False,
         threshold: float = 0.0,
         n_bins: int | str | None = None,
+        by_prediction: bool = True,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
         alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
         n_strata = check_count(n_strata, "n_strata")
+        if not isinstance(by_prediction, (bool, np.bool_)):
+            raise ValueError(f"by_prediction must be True or False, got {by_prediction!r}")
         if eta is not None and (
             isinstance(eta, bool)
             or not isinstance(eta, (int, float))
@@ -343,17 +346,22 @@ class OASISSampler(_Base):
         )
         self.decay = bool(decay)
         self.n_bins = n_bins
+        self.by_prediction = bool(by_prediction)
         self.strata = (
             strata
             if strata is not None
-            else stratify(pool.scores, pool.predicted, n_strata, n_bins=n_bins)
+            else stratify(
+                pool.scores, pool.predicted, n_strata, n_bins=n_bins, by_prediction=by_prediction
+            )
         )
         st = self.strata
         prob = score_probabilities(pool.scores, threshold)
         pi0 = np.bincount(st.codes, weights=prob, minlength=st.n_strata) / st.sizes
         self.eta = float(DEFAULT_ETA if eta is None else eta)
         self.omega = st.omega
-        self.lam = st.predicted.astype(np.float64)
+        self.lam = st.lam
+        # the prediction of every pair: lhat of a draw (a stratum may hold both predictions)
+        self._predicted = pool.predicted
         self.prior1 = self.eta * pi0  # prior pseudo-counts of matches
         self.prior0 = self.eta * (1 - pi0)  # and of non-matches
         self.n1 = np.zeros(st.n_strata)  # labels seen per stratum: matches
@@ -366,6 +374,7 @@ class OASISSampler(_Base):
         self._last: Draw | None = None
         self._w0 = self.omega * (1 - alpha) * (1 - self.lam)
         self._w1 = self.omega * self.lam
+        self._mixed = st.mixed
         self._eps_omega = epsilon * self.omega
         self._v = self._proposal()
 
@@ -393,8 +402,15 @@ class OASISSampler(_Base):
         precomputed so that each update is a handful of operations on length-K arrays."""
         pi = self.posterior_mean()
         af, bf = self.alpha * self.f_hat, 1.0 - self.f_hat
-        opt = self.f_hat * self._w0 * np.sqrt(pi)
-        opt += self._w1 * np.sqrt(af * af + (bf * bf - af * af) * pi)
+        if self._mixed:
+            # omega_k sqrt(E_k[(D_g ell)^2]) over a stratum holding both predictions, its
+            # pairs sharing the match rate pi_k (the paper's lambda_k form, §5; the package's)
+            cf = (1.0 - self.alpha) * self.f_hat
+            inner = self.lam * (af * af + (bf * bf - af * af) * pi) + (1 - self.lam) * cf * cf * pi
+            opt = self.omega * np.sqrt(inner)
+        else:
+            opt = self.f_hat * self._w0 * np.sqrt(pi)
+            opt += self._w1 * np.sqrt(af * af + (bf * bf - af * af) * pi)
         total = opt.sum()
         if total <= 0:
             v = self.omega.copy()
@@ -425,7 +441,7 @@ class OASISSampler(_Base):
             self.n1[k] += 1.0
         else:
             self.n0[k] += 1.0
-        lhat = self.lam[k]
+        lhat = float(self._predicted[index])
         w = last.weight
         self._sums += (w * label * lhat, w * lhat, w * label)
         den = self.alpha * self._sums[1] + (1 - self.alpha) * self._sums[2]
@@ -444,7 +460,7 @@ class OASISSampler(_Base):
         k = self.strata.n_strata
         self.n1 += np.bincount(codes, weights=label, minlength=k)
         self.n0 += np.bincount(codes, weights=1.0 - label, minlength=k)
-        lhat = self.lam[codes]
+        lhat = self._predicted[np.asarray(index)].astype(np.float64)
         self._sums += (
             np.sum(weight * label * lhat),
             np.sum(weight * lhat),
@@ -468,6 +484,7 @@ class OASISSampler(_Base):
             "decay": self.decay,
             "threshold": self.threshold,
             "n_bins": self.n_bins,
+            "by_prediction": self.by_prediction,
         }
 
 
