@@ -98,7 +98,7 @@ def pools(names):
             raise ValueError(name)
 
 
-OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure", "cells")
+OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure", "cells", "subst")
 
 
 def _is_override(part: str) -> bool:
@@ -230,7 +230,7 @@ def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
     _variance.CALIBRATE_PRIOR = override != "nocal"
     # cells: fully labelled strata (not only prediction groups) enter exactly
     default_cells = estimates.EXACT_CELLS
-    estimates.EXACT_CELLS = "strata" if override == "cells" else default_cells
+    estimates.EXACT_CELLS = {"cells": "strata", "subst": "substitute"}.get(override, default_cells)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -288,7 +288,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     keys = ["pool", "method", "budget"]
     for (pool_name, spec, budget), g in runs.groupby(keys, sort=False):
-        g = g.drop_duplicates("rep", keep="last")
+        g = g.drop_duplicates("seed", keep="last")
         reps = len(g)
         row = {"pool": pool_name, "method": spec, "budget": int(budget), "reps": reps}
         for metric in METRICS:
@@ -578,7 +578,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.summarize:
         runs = pd.concat([pd.read_csv(p) for p in args.summarize], ignore_index=True)
-        runs = runs.drop_duplicates(["pool", "method", "rep", "budget"], keep="last")
+        runs = runs.drop_duplicates(["pool", "method", "seed", "budget"], keep="last")
         summarize(runs).to_csv(out, index=False)
         print(f"{out}: {len(runs)} run rows summarized")
         return

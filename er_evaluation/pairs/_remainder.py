@@ -194,6 +194,7 @@ def hybrid_estimate(
     alphas: list[float],
     z: float,
     model: tuple[np.ndarray, np.ndarray] | None = None,
+    strata_cells: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For importance runs (static IS, OASIS, pooled runs; cells = the two prediction
     groups): fully labelled cells exactly, the other ("open") cells by the
@@ -250,7 +251,12 @@ def hybrid_estimate(
     else:
         sq_groups = labelled_groups(c_t, label, w * w, n_cells)
     w_groups = labelled_groups(c_t, label, w, n_cells)
-    if dd > 0:
+    if dd > 0 and strata_cells is not None:
+        a_s, c_s = _substituted_sums(*strata_cells, draws, y, w, t)
+        # a prediction group whose pairs are all labelled stays exact (census)
+        tp = e1 if full[1] else pp * a_s / dd
+        fn = e0 if full[0] else pp * c_s / dd
+    elif dd > 0:
         tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
     else:
         tp, fn = math.nan, math.nan  # no predicted match drawn: TP unknown
@@ -305,6 +311,39 @@ def hybrid_estimate(
         if remaining > 0 and f >= 1.0 - 1e-12:
             out[2, j] = searched(alpha, tp, den)
     return out[0], out[1], out[2], out[3]
+
+
+def _substituted_sums(
+    cells: np.ndarray, sizes: np.ndarray, draws: np.ndarray, y: np.ndarray, w: np.ndarray, t: int
+) -> tuple[float, float]:
+    """The weighted match sums of predicted matches (A) and non-matches (C) with every
+    draw's term replaced by its known conditional expectation for the cells completely
+    labelled before it: draw t adds w_t l_t if its cell c_t still had unlabelled pairs,
+    and M_c / N for every cell c complete before t (its M_c matches known), so
+    E_t[term] = (sum_c M_c) / N as for the plain term and the sums stay martingales
+    (unbiased for T TP / N and T FN / N; tests/test_pairs_estimates.py checks it over
+    every draw path). ``cells`` = stratum x prediction cell of every pool pair, ``sizes``
+    their sizes; ``draws`` pool rows in draw order."""
+    n_cells = len(sizes)
+    rows, first = np.unique(draws, return_index=True)
+    c_rows = cells[rows]
+    d = np.bincount(c_rows, minlength=n_cells)
+    m = np.bincount(c_rows, weights=y[first], minlength=n_cells)
+    full = (d == sizes) & (sizes > 0)
+    # draw at which each cell became complete: the first draw of its last new pair
+    done = np.full(n_cells, -1, dtype=np.int64)
+    np.maximum.at(done, c_rows, first)
+    done = np.where(full, done, t)
+    c_t = cells[draws]
+    open_t = np.arange(t) <= done[c_t]  # the cell still open at the draw (or completed by it)
+    h = np.arange(n_cells) % 2 == 1
+    n_pool = float(np.sum(sizes))
+    known = m * np.where(full, t - 1 - done, 0) / n_pool  # sum over later draws of M_c / N
+    terms = w * y * open_t
+    h_t = h[c_t]
+    a = float(np.sum(terms[h_t]) + np.sum(known[h]))
+    c = float(np.sum(terms[~h_t]) + np.sum(known[~h]))
+    return a, c
 
 
 def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:

@@ -289,6 +289,10 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
         else:
             codes, n_cells = cell_codes(predicted, None)
         sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
+        strata_cells = None
+        if EXACT_CELLS == "substitute" and run.strata is not None:
+            s_codes, s_sizes, _ = cells if cells is not None else _cells(run, predicted)
+            strata_cells = (s_codes, s_sizes)
         return hybrid_estimate(
             codes,
             sizes,
@@ -298,6 +302,7 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
             alphas,
             z,
             model=oracle_rates(run),
+            strata_cells=strata_cells,
         )
     if uses_remainder(run):
         codes, sizes, key = cells if cells is not None else _cells(run, predicted)
