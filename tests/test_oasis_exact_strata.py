@@ -25,18 +25,21 @@ def test_substituted_sums_hand_computed():
     sizes = np.bincount(cells, minlength=n_cells)
     draws = np.array([0, 3, 0, 2, 4, 1])
     w = np.array([0.5, 1.0, 0.25, 2.0, 1.5, 3.0])
-    a, c = _substituted_sums(cells, sizes, draws, labels[draws].astype(float), w, len(draws))
+    a, c, d = _substituted_sums(cells, sizes, draws, labels[draws].astype(float), w, len(draws))
     # stratum 0 is complete at draw 0: its draw-0 term 0.5 * 1 counts, its repeat at draw 2
     # is replaced, and draws 1-5 each add M / N = 1 / 5. Stratum 1 completes at draw 5
     # (its own term 3.0 * 0 counts, no later draw). Stratum 2 completes at draw 4.
     assert c == pytest.approx(0.5 + 2.0 * 1 + 0.0 + 5 * (1 / 5))
     assert a == pytest.approx(1.0 * 1 + 1.5 * 0 + 1 * (1 / 5))
+    # predicted matches: draws 1 and 4 (weights 1.0, 1.5), then N_c / N = 2 / 5 at draw 5
+    assert d == pytest.approx(1.0 + 1.5 + 1 * (2 / 5))
 
 
 @pytest.mark.parametrize("decay", [False, True])
 def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     """Exact expectation over all 8^4 draw paths of an OASIS run whose strata hold both
-    predictions and complete at different times: E[A] = T TP / N and E[C] = T FN / N."""
+    predictions and complete at different times: E[A] = T TP / N, E[C] = T FN / N and
+    E[D] = T PP / N."""
     labels = np.array([0, 1, 0, 1, 1, 1, 0, 1])
     predicted = np.array([0, 0, 1, 0, 1, 1, 0, 1])
     scores = [0.1, 0.2, 0.3, 0.35, 0.6, 0.7, 0.8, 0.9]
@@ -46,7 +49,7 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     cells, n_cells = cell_codes(predicted, strata.codes, strata.n_strata)
     sizes = np.bincount(cells, minlength=n_cells)
     n_draws = 4
-    expected = np.zeros(2)
+    expected = np.zeros(3)
     mass = 0.0
 
     def walk(sampler, prob, drawn, weights):
@@ -74,4 +77,7 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     assert mass == pytest.approx(1.0)
     tp, fn = np.sum(labels * predicted), np.sum(labels * (1 - predicted))
     n = len(labels)
-    np.testing.assert_allclose(expected, [n_draws * tp / n, n_draws * fn / n], rtol=1e-12)
+    pp = np.sum(predicted)
+    np.testing.assert_allclose(
+        expected, [n_draws * tp / n, n_draws * fn / n, n_draws * pp / n], rtol=1e-12
+    )

@@ -252,10 +252,10 @@ def hybrid_estimate(
         sq_groups = labelled_groups(c_t, label, w * w, n_cells)
     w_groups = labelled_groups(c_t, label, w, n_cells)
     if dd > 0 and strata_cells is not None:
-        a_s, c_s = _substituted_sums(*strata_cells, draws, y, w, t)
+        a_s, c_s, d_s = _substituted_sums(*strata_cells, draws, y, w, t)
         # a prediction group whose pairs are all labelled stays exact (census)
-        tp = e1 if full[1] else pp * a_s / dd
-        fn = e0 if full[0] else pp * c_s / dd
+        tp = e1 if full[1] else pp * a_s / d_s
+        fn = e0 if full[0] else pp * c_s / d_s
     elif dd > 0:
         tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
     else:
@@ -315,13 +315,14 @@ def hybrid_estimate(
 
 def _substituted_sums(
     cells: np.ndarray, sizes: np.ndarray, draws: np.ndarray, y: np.ndarray, w: np.ndarray, t: int
-) -> tuple[float, float]:
-    """The weighted match sums of predicted matches (A) and non-matches (C) with every
-    draw's term replaced by its known conditional expectation for the cells completely
-    labelled before it: draw t adds w_t l_t if its cell c_t still had unlabelled pairs,
-    and M_c / N for every cell c complete before t (its M_c matches known), so
-    E_t[term] = (sum_c M_c) / N as for the plain term and the sums stay martingales
-    (unbiased for T TP / N and T FN / N; tests/test_pairs_estimates.py checks it over
+) -> tuple[float, float, float]:
+    """The weighted sums of matches among predicted matches (A) and among predicted
+    non-matches (C) and of predicted matches (D), each draw's term replaced by its known
+    conditional expectation for the cells completely labelled before it: draw t adds
+    w_t l_t (and w_t h_t) if its cell c_t still had unlabelled pairs, and M_c / N (and
+    N_c h_c / N) for every cell c complete before t (its M_c matches known), so each
+    term keeps its conditional expectation and the sums stay martingales (unbiased for
+    T TP / N, T FN / N and T PP / N; tests/test_oasis_exact_strata.py checks it over
     every draw path). ``cells`` = stratum x prediction cell of every pool pair, ``sizes``
     their sizes; ``draws`` pool rows in draw order."""
     n_cells = len(sizes)
@@ -338,12 +339,13 @@ def _substituted_sums(
     open_t = np.arange(t) <= done[c_t]  # the cell still open at the draw (or completed by it)
     h = np.arange(n_cells) % 2 == 1
     n_pool = float(np.sum(sizes))
-    known = m * np.where(full, t - 1 - done, 0) / n_pool  # sum over later draws of M_c / N
+    later = np.where(full, t - 1 - done, 0) / n_pool  # draws after completion, over N
     terms = w * y * open_t
     h_t = h[c_t]
-    a = float(np.sum(terms[h_t]) + np.sum(known[h]))
-    c = float(np.sum(terms[~h_t]) + np.sum(known[~h]))
-    return a, c
+    a = float(np.sum(terms[h_t]) + np.sum((m * later)[h]))
+    c = float(np.sum(terms[~h_t]) + np.sum((m * later)[~h]))
+    d_sum = float(np.sum((w * open_t)[h_t]) + np.sum((sizes * later)[h]))
+    return a, c, d_sum
 
 
 def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:
