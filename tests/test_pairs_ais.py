@@ -356,7 +356,9 @@ def test_estimates_match_the_ratio_estimator_and_its_variance():
 def test_interval_is_never_a_point_before_census():
     pool = tiny_pool(50, seed=1)
     n = pool.n_pairs
-    # three draws, all predicted matches that are true matches: precision 1, SE 0
+    # three draws, all predicted matches that are true matches: precision 1, variance 0;
+    # the SE is the half-width of Wilson's interval at 1 on the Kish size of the three
+    # equal weights, [3 / (3 + z^2), 1], over z (_variance.finish), never 0 off census
     index = np.flatnonzero((pool.predicted == 1) & (pool.labels == 1))[:3]
     run = LabelRun(
         "importance",
@@ -368,7 +370,9 @@ def test_interval_is_never_a_point_before_census():
         np.ones(len(index), dtype=bool),
     )
     est = estimate_measure(run, f_measures(pool.predicted))[0]
-    assert est.value == 1.0 and est.std_error == 0.0
+    z = 1.959963984540054
+    assert est.value == 1.0
+    assert est.std_error == pytest.approx((1 - 3 / (3 + z * z)) / (2 * z), rel=1e-12)
     assert est.ci_high == 1.0 and est.ci_low < 0.6
 
 

@@ -16,7 +16,7 @@ import pytest
 from _helpers import synthetic_pool
 from scipy.stats import beta
 
-from er_evaluation.estimators.diagnostics import hidden_matches
+from er_evaluation.estimators.diagnostics import hidden_matches, searched_draws
 from er_evaluation.pairs import (
     LabelOracle,
     LabelRun,
@@ -47,6 +47,28 @@ def test_hidden_matches_hand_computed_and_against_the_beta_quantile():
         hidden_matches([10], [11], level=0.95)
     with pytest.raises(ValueError, match="level must be in"):
         hidden_matches([10], [1], level=1.0)
+
+
+def test_searched_draws_hand_computed_and_shared_by_both_zero_success_bounds():
+    """One definition of the effective draws that searched a set of pairs: Kish's size
+    of the draws' weights, over 1 - the labelled share. Two draws of weights 1 and 3:
+    (1 + 3)^2 / (1 + 9) = 1.6; draws outside the set (weight 0) do not count; half the
+    set labelled doubles it; a fully labelled set is searched without end."""
+    assert searched_draws([1.0, 3.0]) == pytest.approx(1.6)
+    assert searched_draws([1.0, 0.0, 3.0, 0.0]) == pytest.approx(1.6)
+    assert searched_draws([1.0, 3.0], labelled_share=0.5) == pytest.approx(3.2)
+    assert searched_draws([2.0, 2.0], labelled_share=1.0) > 1e12
+    assert searched_draws([0.0, 0.0]) == 0.0
+    # the diagnostic's cells (100 and 50 pairs, 10 and 5 labelled): every labelled pair
+    # stands for N_c / d_c = 10 pairs, so 15 equal draws, the same with or without counts
+    per_pair = np.repeat([100 / 10, 50 / 5], [10, 5])
+    assert searched_draws(per_pair) == pytest.approx(15.0)
+    assert searched_draws([10.0, 10.0], counts=[10, 5]) == pytest.approx(15.0)
+    assert hidden_matches([100, 50], [10, 5], level=0.95)[1] == pytest.approx(15.0)
+    # unequal search: 100 pairs with 2 labelled, 50 with 5 (weights 50 and 10)
+    expected = searched_draws(np.repeat([50.0, 10.0], [2, 5]))
+    assert expected == pytest.approx(150**2 / (100**2 / 2 + 50**2 / 5))
+    assert hidden_matches([100, 50], [2, 5], level=0.95)[1] == pytest.approx(expected)
 
 
 def _pool():

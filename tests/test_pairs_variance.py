@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from _helpers import pool_of, synthetic_pool, two_strata
 
+from er_evaluation.estimators.intervals import wilson_bounds
 from er_evaluation.pairs import (
     LabelOracle,
     LabelRun,
@@ -16,6 +17,7 @@ from er_evaluation.pairs import (
     estimate_from_labels,
     estimate_measure,
     f_measures,
+    labels_needed,
     make_sampler,
     pr_curve,
     sample_labels,
@@ -23,6 +25,7 @@ from er_evaluation.pairs import (
 from er_evaluation.pairs._variance import (
     calibrated_prior,
     conditional_variance,
+    finish,
     labelled_groups,
     labels_only_variance,
     model_groups,
@@ -164,19 +167,97 @@ def test_searched_bound_hand_computed():
     assert searched_bound(5.0, 5.0, 0.0, 10.0, 0.0, Z) == 0.0  # nothing searched
 
 
-def test_estimate_paths_share_one_variance():
+def test_estimate_paths_share_one_variance_and_one_interval_rule():
     """Issue 10 item 6: estimate_from_labels and estimate_measure of the same OASIS or AIS
     run (before a prediction group is fully labelled, where both estimate the same ratio)
-    give the same value and the same standard error, from the one routine and model."""
+    give the same value and the same standard error, from the one routine and model, and
+    through the one interval rule (_variance.finish) the same interval and method.
+    At an estimate of 1 both lower ends are searched_bound on the same effective searched
+    draws, but each path passes its own totals (estimate_from_labels normalises TP to
+    the known PP, estimate_measure keeps the Horvitz-Thompson totals N R_hat), so there
+    only the upper end and the method must agree."""
     pool = synthetic_pool(n=3000, rate=0.15, seed=5)
+    n_compared = n_at_one = 0
     for method in ("oasis", "ais"):
-        run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), 60)
-        assert run.stratum_prior is not None
-        ours = estimate_from_labels(run, pool.predicted)
-        theirs = estimate_measure(run, f_measures(pool.predicted))
-        for a, b in zip((ours.precision, ours.recall, ours.f[0]), theirs, strict=True):
-            assert a.value == pytest.approx(b.value, rel=1e-12)
-            assert a.std_error == pytest.approx(b.std_error, rel=1e-9)
+        for seed, n_labels in ((3, 60), (0, 20), (1, 200)):
+            sampler = make_sampler(method, pool, seed)
+            run = sample_labels(pool, sampler, LabelOracle(pool.labels), n_labels)
+            assert run.stratum_prior is not None
+            ours = estimate_from_labels(run, pool.predicted, alpha=[0.5, 0.2])
+            theirs = estimate_measure(run, f_measures(pool.predicted, [1.0, 2.0]))
+            for a, b in zip((ours.precision, ours.recall, *ours.f), theirs, strict=True):
+                assert a.metric == b.metric
+                assert a.value == pytest.approx(b.value, rel=1e-12)
+                assert a.std_error == pytest.approx(b.std_error, rel=1e-9)
+                assert a.ci_high == pytest.approx(b.ci_high, rel=1e-9)
+                assert a.ci_method == b.ci_method == "wilson"
+                if a.value < 1.0:
+                    assert a.ci_low == pytest.approx(b.ci_low, rel=1e-9)
+                    n_compared += 1
+                else:
+                    assert 0 < a.ci_low < 1 and 0 < b.ci_low < 1
+                    n_at_one += 1
+    assert n_compared >= 12 and n_at_one >= 1  # both branches of the rule were exercised
+
+
+def test_finish_hand_computed():
+    # interior: Wilson on n* = 0.8 * 0.2 / 0.01 = 16 draws, SE = sqrt(variance)
+    value, se, low, high = finish(0.8, 0.01, Z, n_fallback=5.0)
+    lo, hi = wilson_bounds(0.8, 0.1, 5.0, Z)
+    assert (value, se, low, high) == (0.8, pytest.approx(0.1), lo, hi)
+    n = 16.0
+    centre = (0.8 + Z**2 / (2 * n)) / (1 + Z**2 / n)
+    half = Z * np.sqrt(0.16 / n + Z**2 / (4 * n * n)) / (1 + Z**2 / n)
+    assert (low, high) == (pytest.approx(centre - half), pytest.approx(centre + half))
+    # nothing the estimate depends on is unlabelled: the census point
+    assert finish(0.8, 0.01, Z, n_fallback=5.0, remaining=0.0) == (0.8, 0.0, 0.8, 0.8)
+    # variance 0 off census: Wilson at 1 on the fallback size [n / (n + z^2), 1], and an
+    # SE that is not 0 (the half-width over z), so the SE never claims a point
+    value, se, low, high = finish(1.0, 0.0, Z, n_fallback=20.0)
+    assert low == pytest.approx(20 / (20 + Z**2)) and high == 1.0
+    assert se == pytest.approx((1 - 20 / (20 + Z**2)) / (2 * Z))
+    # no effective unit at all: nothing bounds the estimate
+    assert finish(1.0, 0.0, Z, n_fallback=0.0)[2:] == (0.0, 1.0)
+    # at 1 the lower end comes from the searched bound (the SE stays that of the interval
+    # before it); a bound not below the value means nothing unlabelled could lower it
+    value, se2, low, high = finish(1.0, 0.0, Z, n_fallback=20.0, lower_at_one=lambda: 0.4)
+    assert (se2, low, high) == (pytest.approx(se), 0.4, 1.0)
+    assert finish(1.0, 0.0, Z, n_fallback=20.0, lower_at_one=lambda: 1.0) == (1.0, 0.0, 1.0, 1.0)
+    # below 1 the searched bound does not apply
+    assert finish(0.8, 0.01, Z, n_fallback=5.0, lower_at_one=lambda: 0.0)[2] == lo
+
+
+def _static_run(pool, index) -> LabelRun:
+    """Static importance draws of the pool rows ``index``, each of weight 1."""
+    n = len(index)
+    return LabelRun(
+        "importance",
+        pool.n_pairs,
+        index,
+        pool.labels[index],
+        np.ones(n),
+        np.full(n, -1),
+        np.ones(n, bool),
+        static_proposal=True,
+    )
+
+
+def test_measure_estimate_without_variance_off_census_keeps_a_standard_error():
+    """A static IS run whose predicted-match draws are all matches: precision is 1 with a
+    labels-only variance of 0, but unlabelled predicted matches remain. Both paths give
+    the Wilson half-width over z as SE (estimate_measure used to give 0, so
+    labels_needed said no more labels were needed while the interval was wide)."""
+    pool = synthetic_pool(n=3000, rate=0.15, seed=5)
+    h1 = np.flatnonzero((pool.predicted == 1) & (pool.labels == 1))[:8]
+    h0 = np.flatnonzero(pool.predicted == 0)[:30]
+    index = np.concatenate([h1, h0])
+    run = _static_run(pool, index)
+    (precision, *_) = estimate_measure(run, f_measures(pool.predicted))
+    assert precision.value == 1.0 and precision.ci_method == "wilson"
+    assert 0 < precision.ci_low < 1
+    assert precision.std_error > 0
+    assert labels_needed(precision, 0.01) > 0
+    assert estimate_from_labels(run, pool.predicted).precision.std_error > 0
 
 
 def test_recall_at_one_is_bounded_by_the_search_of_predicted_non_matches():
@@ -189,16 +270,7 @@ def test_recall_at_one_is_bounded_by_the_search_of_predicted_non_matches():
     h0 = h0[pool.labels[h0] == 0]
     h1 = np.flatnonzero((predicted == 1) & (pool.labels == 1))[:10]
     index = np.concatenate([h1, h0])
-    run = LabelRun(
-        "importance",
-        pool.n_pairs,
-        index,
-        pool.labels[index],
-        np.ones(len(index)),
-        np.full(len(index), -1),
-        np.ones(len(index), bool),
-        static_proposal=True,
-    )
+    run = _static_run(pool, index)
     est = estimate_from_labels(run, predicted).recall
     assert est.value == 1.0 and est.ci_high == 1.0
     n0 = (predicted == 0).sum()

@@ -34,7 +34,10 @@ F depend on the matches among the predicted non-matches, and a region of them wh
 match was ever drawn (e.g. millions of pairs with score 0) enters with an estimated
 rate of 0 and a narrow interval, whatever hides there. :func:`hidden_matches` bounds
 what could hide (Clopper-Pearson on the region's effective draws) and
-:func:`search_diagnostics` flags an interval that does not reach down that far.
+:func:`search_diagnostics` flags an interval that does not reach down that far. How many
+draws effectively searched a set of pairs is defined once, by :func:`searched_draws`,
+for this diagnostic and for the pair-label intervals' boundary rule
+(:func:`er_evaluation.pairs._variance.searched_bound`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ __all__ = [
     "concentration",
     "hidden_matches",
     "search_diagnostics",
+    "searched_draws",
 ]
 
 MIN_EFFECTIVE_UNITS = 10.0
@@ -290,6 +294,29 @@ def assess(
     return out(True)
 
 
+def searched_draws(weights, *, counts=None, labelled_share: float = 0.0) -> float:
+    """Effective number of uniform draws that searched a set of pairs: Kish's (1965)
+    effective sample size of the draws that fell in the set,
+
+        n = (sum c w)^2 / sum c w^2 / (1 - f),
+
+    ``weights`` w: how many pairs of the set each draw stands for (its importance weight
+    p/q, or N_c / d_c for a pair drawn uniformly from a cell of N_c pairs with d_c
+    labelled; 0 for a draw outside the set); ``counts`` c: how many draws carry each
+    weight (default 1 each); ``labelled_share`` f: the share of the set's pairs already
+    labelled, a finite-population correction for draws without replacement (f = 1: the
+    whole set is known, infinitely searched; the default 0: no correction). 0 when no
+    draw carries a positive weight. Equal weights give the number of draws; a few heavy
+    draws (pairs the proposal rarely reached) count little. Used by the pair-label
+    intervals' boundary rule (:func:`er_evaluation.pairs._variance.searched_bound`) and
+    by :func:`hidden_matches`."""
+    w = np.asarray(weights, dtype=np.float64)
+    if not np.any(w > 0):
+        return 0.0
+    cw = w if counts is None else np.asarray(counts, dtype=np.float64) * w
+    return float(np.sum(cw) ** 2 / np.sum(cw * w)) / max(1.0 - labelled_share, 1e-12)
+
+
 def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, float]:
     """``(n_pairs, n_effective, max_hidden)`` of a region of pairs where no labelled pair
     is a match, made of cells (strata) with ``sizes[c]`` = N_c pairs of which
@@ -298,16 +325,29 @@ def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, floa
 
     ``n_pairs`` = sum_c N_c. Cells with d_c = 0 were never searched: any of their pairs
     may be a match. On the searched cells (S) the labelled pairs stand for N_c / d_c
-    pairs each, whose Kish (1965) effective size is the number of uniform draws of the
-    region they are worth, ``n_effective`` = (sum_S N_c)^2 / sum_S N_c^2 / d_c (= d when
-    d_c is proportional to N_c, smaller when large cells were barely searched). With no
-    match among them, the Clopper-Pearson (1934) upper limit of the match rate is
+    pairs each, whose effective size (:func:`searched_draws`, without the
+    finite-population correction) is the number of uniform draws of the region they are
+    worth, ``n_effective`` = (sum_S N_c)^2 / sum_S N_c^2 / d_c (= d when d_c is
+    proportional to N_c, smaller when large cells were barely searched). With no match
+    among them, the Clopper-Pearson (1934) upper limit of the match rate is
     1 - ((1 - level) / 2)^(1 / n_effective) (the upper end of the two-sided ``level``
     interval for 0 successes), so at most
 
         max_hidden = sum_{d_c = 0} N_c + sum_S N_c (1 - ((1 - level) / 2)^(1 / n_effective))
 
-    matches hide in the region at that level."""
+    matches hide in the region at that level.
+
+    Why this differs from the interval's zero-success bound
+    (:func:`er_evaluation.pairs._variance.searched_bound`, Wilson's score bound at 0 on
+    the same effective draws): that one is the lower end of an interval meant to cover
+    at its level, so it pools every pair that could lower the estimate into one rate,
+    uses the score interval of every other pair-label interval and counts the labelled
+    pairs as known (finite-population correction). This one is a warning that no
+    unsearched stratum may fool: a stratum never searched says nothing about its rate,
+    so its pairs count in full; the rate takes the exact (more conservative)
+    Clopper-Pearson limit and applies to every pair of the searched cells, without
+    correction (the regions it flags are strata far too large to search, where the
+    labelled share is negligible)."""
     sizes = np.asarray(sizes, dtype=np.float64)
     searched = np.asarray(searched, dtype=np.float64)
     if sizes.shape != searched.shape or np.any(searched > sizes) or np.any(searched < 0):
@@ -319,7 +359,7 @@ def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, floa
     n_s = float(np.sum(sizes[hit]))
     if n_s == 0:
         return never, 0.0, never
-    n_eff = n_s**2 / float(np.sum(sizes[hit] ** 2 / searched[hit]))
+    n_eff = searched_draws(sizes[hit] / searched[hit], counts=searched[hit])
     rate = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / n_eff)
     return never + n_s, n_eff, never + n_s * rate
 

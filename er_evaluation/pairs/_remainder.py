@@ -46,11 +46,13 @@ pair of those cells is labelled (issue 10, item 1).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
-from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.pairs._variance import (
+    finish,
     labelled_groups,
     labels_only_variance,
     model_groups,
@@ -158,31 +160,10 @@ def remainder_estimate(
         n_fallback = math.inf
         if remaining > 0:
             wb = w_pair * (alpha * h_pair + (1 - alpha) * y)
-            n_fallback = _kish(wb, float(np.sum(d[relevant])) / float(np.sum(sizes[relevant])))
-        out[:, j] = _finish(f, var, remaining, n_fallback, z)
+            share = float(np.sum(d[relevant])) / float(np.sum(sizes[relevant]))
+            n_fallback = searched_draws(wb, labelled_share=share)
+        out[:, j] = finish(f, var, z, n_fallback=n_fallback, remaining=remaining)
     return out[0], out[1], out[2], out[3]
-
-
-def _kish(wb: np.ndarray, labelled_share: float) -> float:
-    """Kish effective size (sum wb)^2 / sum wb^2 of the pairs in a metric's denominator,
-    scaled by 1 / (1 - labelled share) (finite-population correction)."""
-    if not np.any(wb > 0):
-        return 0.0
-    return float(np.sum(wb) ** 2 / np.sum(wb**2)) / max(1.0 - labelled_share, 1e-12)
-
-
-def _finish(f: float, var: float, remaining: float, n_fallback: float, z: float):
-    """(value, SE, low, high): zero width when nothing the metric depends on is unlabelled,
-    else Wilson's score interval on the effective sample size F (1 - F) / Var, or on
-    ``n_fallback`` at the boundary (:func:`er_evaluation.estimators.intervals.wilson_bounds`,
-    the cluster estimators' interval); there the SE is the Wilson half-width over z."""
-    if remaining == 0:
-        return f, 0.0, f, f
-    se = math.sqrt(var) if var > 0 else 0.0
-    low, high = (float(b) for b in wilson_bounds(f, se, n_fallback, z))
-    if math.isnan(low):  # no effective unit at all: nothing bounds the metric
-        low, high = 0.0, 1.0
-    return f, se if se > 0 else (high - low) / (2 * z), low, high
 
 
 def hybrid_estimate(
@@ -282,7 +263,7 @@ def hybrid_estimate(
     def kish(alpha: float) -> float:
         relevant = h if alpha == 1 else np.ones(n_cells, dtype=bool)
         wb = w * open_t * (alpha * h_t + (1 - alpha) * y)
-        return _kish(wb, float(d[relevant].sum() / sizes[relevant].sum()))
+        return searched_draws(wb, labelled_share=float(d[relevant].sum() / sizes[relevant].sum()))
 
     def searched(alpha: float, tp: float, den: float) -> float:
         # F = 1: no false positive (alpha > 0) and no missed match (alpha < 1) drawn; the
@@ -294,7 +275,7 @@ def hybrid_estimate(
         d_num = -unl1
         d_den = (alpha - 1) * unl1 + (1 - alpha) * unl0
         share = float(d[deficit].sum() / sizes[deficit].sum()) if deficit.any() else 1.0
-        n_searched = _kish(w * deficit[c_t], share)
+        n_searched = searched_draws(w * deficit[c_t], labelled_share=share)
         return searched_bound(tp, den, d_num, d_den, n_searched, z)
 
     coefs = [1.0, 0.0, *alphas]
@@ -304,12 +285,14 @@ def hybrid_estimate(
         if math.isnan(tp) or not den > 0:
             continue
         f = tp / den
-        var = grad_var(alpha, f, den)
-        n_eff = kish(alpha)
-        remaining = float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d))
-        out[:, j] = _finish(f, var, remaining, n_eff, z)
-        if remaining > 0 and f >= 1.0 - 1e-12:
-            out[2, j] = searched(alpha, tp, den)
+        out[:, j] = finish(
+            f,
+            grad_var(alpha, f, den),
+            z,
+            n_fallback=kish(alpha),
+            remaining=float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d)),
+            lower_at_one=partial(searched, alpha, tp, den),
+        )
     return out[0], out[1], out[2], out[3]
 
 

@@ -25,13 +25,22 @@ so its share of the variance is 0 although its matches exist. A model of the ora
 Dirichlet tree of Marchant & Rubinstein 2021, §4, over the sampler's strata) gives pi_c
 there (:func:`oracle_rates`: only in strata with no labelled match; benchmarks/README.md,
 "OASIS intervals").
+
+Every pair-label estimate then ends in :func:`finish`: its standard error, Wilson's score
+interval on the effective sample size, the census point and, at an estimate of 1, the
+lower end of :func:`searched_bound`.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 
-__all__: list[str] = []  # private: used by _remainder.hybrid_estimate and measures.estimate_measure
+from er_evaluation.estimators.intervals import wilson_bounds
+
+__all__: list[str] = []  # private: used by _remainder, estimates and measures
 
 MODEL_BRANCHING: int | None = 2
 """Branching factor of the Dirichlet tree over the strata of the variance model
@@ -235,16 +244,61 @@ def searched_bound(
     """Lower bound of a ratio num / den estimated at 1 because no pair with a deficit was
     drawn (no false positive for precision, no missed match for recall). The deficit's
     rate among the unlabelled pairs that could hold one is at most Wilson's upper bound at
-    zero successes in ``n_searched`` effective draws among them, rho = z^2 / (n + z^2)
+    zero successes in ``n_searched`` effective draws among them
+    (:func:`er_evaluation.estimators.diagnostics.searched_draws` of the draws in those
+    pairs' classes, with the finite-population correction), rho = z^2 / (n + z^2)
     (the score interval of :func:`er_evaluation.estimators.intervals.wilson_bounds` at
     0), so the ratio is at least (num + rho d_num) / (den + rho d_den), where d_num and
     d_den are the changes of the numerator and denominator totals if every one of those
     unlabelled pairs had the deficit (precision: d_num = -(unlabelled predicted matches),
     d_den = 0; recall: d_num = 0, d_den = unlabelled predicted non-matches). 0 when
-    nothing was searched; the ratio itself when no unlabelled pair could hold a deficit."""
+    nothing was searched; the ratio itself when no unlabelled pair could hold a deficit.
+    The reuse diagnostic bounds hidden matches from the same effective draws but
+    differently, as a warning rather than an interval end
+    (:func:`er_evaluation.estimators.diagnostics.hidden_matches` says why)."""
     if d_num == 0 and d_den == 0:
         return float(min(num / den, 1.0))
     if not n_searched > 0:
         return 0.0
     rho = z * z / (n_searched + z * z)
     return float(min(max((num + rho * d_num) / (den + rho * d_den), 0.0), 1.0))
+
+
+def finish(
+    value: float,
+    variance: float,
+    z: float,
+    *,
+    n_fallback: float,
+    remaining: float = math.inf,
+    lower_at_one: Callable[[], float] | None = None,
+) -> tuple[float, float, float, float]:
+    """(value, SE, low, high) of a pair-label estimate in [0, 1]: the one interval rule of
+    :func:`~er_evaluation.pairs.estimate_from_labels` and
+    :func:`~er_evaluation.pairs.estimate_measure`.
+
+    - ``remaining`` = 0 (no pair the estimate depends on is unlabelled): the census
+      point, SE 0.
+    - Otherwise Wilson's score interval on the effective sample size value (1 - value) /
+      ``variance``, or on ``n_fallback`` where that is undefined (variance 0, or the value
+      at 0 or 1) (:func:`er_evaluation.estimators.intervals.wilson_bounds`, the cluster
+      estimators' interval); [0, 1] when ``n_fallback`` is 0 (nothing bounds it). The SE is
+      the square root of the variance, or the Wilson half-width over z when the variance
+      is 0, so an interval that is not a point never carries SE 0.
+    - At a value of 1 with ``lower_at_one`` given, the lower end is ``lower_at_one()``
+      (:func:`searched_bound`: a Wilson bound at 0 successes, where the variance says
+      nothing); when that is not below the value, no unlabelled pair could lower it and
+      the estimate is the census point, SE 0."""
+    if remaining == 0:
+        return value, 0.0, value, value
+    se = math.sqrt(variance) if variance > 0 else 0.0
+    low, high = (float(b) for b in wilson_bounds(value, se, n_fallback, z))
+    if math.isnan(low):  # no effective unit at all: nothing bounds the metric
+        low, high = 0.0, 1.0
+    if se == 0:
+        se = (high - low) / (2 * z)
+    if lower_at_one is not None and value >= 1.0 - 1e-12:
+        low = lower_at_one()
+        if low >= value:
+            return value, 0.0, value, value
+    return value, se, low, high

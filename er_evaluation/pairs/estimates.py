@@ -49,15 +49,16 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
-from er_evaluation.pairs._remainder import (
-    _finish,
-    cell_codes,
-    hybrid_estimate,
-    remainder_estimate,
-)
+from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
 from er_evaluation.pairs._stratify import Strata
-from er_evaluation.pairs._variance import labelled_groups, labels_only_variance, oracle_rates
+from er_evaluation.pairs._variance import (
+    finish,
+    labelled_groups,
+    labels_only_variance,
+    oracle_rates,
+)
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -275,8 +276,7 @@ def _ais_interval(run, predicted, alphas, z, variance):
         g0 = -f * alpha * hc / den
         var = float(labels_only_variance(wu_groups, g1, g0))
         wb = w * (alpha * h + (1 - alpha) * lab)
-        kish = float(np.sum(wb) ** 2 / np.sum(wb**2)) if np.any(wb > 0) else 0.0
-        value[m], se[m], low[m], high[m] = _finish(f, var, 1.0, kish, z)
+        value[m], se[m], low[m], high[m] = finish(f, var, z, n_fallback=searched_draws(wb))
     return value, se, low, high
 
 

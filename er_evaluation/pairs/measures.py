@@ -31,15 +31,17 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation.errors import UndefinedMetricWarning
-from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._variance import (
+    finish,
     labels_only_variance,
     model_groups,
     oracle_rates,
@@ -454,16 +456,19 @@ def estimate_measure(
     (:func:`~er_evaluation.pairs._variance.oracle_rates`), every other draw with its
     label; without a model every draw with its own label.
 
-    Intervals: for ``bounded`` measures a Wilson score interval at the effective sample
-    size n_eff = G(1 - G) / Var(G). At G = 1 for a ratio measure (F-measures, PR curves;
-    no false positive or no missed match drawn) the lower end is
+    Intervals: for ``bounded`` measures the interval rule of
+    :func:`~er_evaluation.pairs.estimate_from_labels`
+    (:func:`~er_evaluation.pairs._variance.finish`): a Wilson score interval at the
+    effective sample size n_eff = G(1 - G) / Var(G). At G = 1 for a ratio measure
+    (F-measures, PR curves; no false positive or no missed match drawn) the lower end is
     :func:`~er_evaluation.pairs._variance.searched_bound`: from the effective number of
     draws among the classes whose unlabelled pairs could lower it; it is a point
     (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0,
     n_eff falls back to Kish's effective size (sum w)^2 / sum w^2 of the draws in the
     component's denominator, so the interval is never a point unless the pool is a
-    census. Unbounded measures: value +- z SE. Coverage: benchmarks/README.md ("OASIS
-    intervals" and the AIS section).
+    census, and the SE is then the Wilson half-width over z, never 0 off census.
+    Unbounded measures: value +- z SE. Coverage: benchmarks/README.md ("OASIS intervals"
+    and the AIS section).
 
     Census: when every pool pair is labelled in the run (or ``labels_known`` gives every
     label) the totals are computed from the labels exactly: SE 0 and a point interval.
@@ -533,13 +538,14 @@ def estimate_measure(
             )
             continue
         if measure.bounded:
-            kish = max(kish_num[m] / max(kish_den[m], 1e-300), 1e-12)
-            low, high = (float(b) for b in wilson_bounds(v, s, kish, z))
-            method = "wilson"
-            if v >= 1.0 - 1e-12 and boundary is not None:
-                low = boundary(m, totals)
-                if low >= v:  # no unlabelled pair could lower it: known exactly
-                    s, low, high, method = 0.0, v, v, "census"
+            v, s, low, high = finish(
+                v,
+                float(var[m]),
+                z,
+                n_fallback=max(kish_num[m] / max(kish_den[m], 1e-300), 1e-12),
+                lower_at_one=None if boundary is None else partial(boundary, m, totals),
+            )
+            method = "census" if low == high == v else "wilson"
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
@@ -610,11 +616,7 @@ def _searched_bounds(measure: Measure, run, klass: np.ndarray, weight: np.ndarra
             return 1.0
         wb = weight * classes[klass]
         share = float(labelled[classes].sum() / max(sizes[classes].sum(), 1.0))
-        n_searched = (
-            float(np.sum(wb) ** 2 / np.sum(wb**2)) / max(1.0 - share, 1e-12)
-            if np.any(wb > 0)
-            else 0.0
-        )
+        n_searched = searched_draws(wb, labelled_share=share)
         tot_num = float(measure.numerators[m] @ totals) if measure.numerators is not None else 0
         tot_den = float(measure.denominators[m] @ totals) if measure.denominators is not None else 0
         if isinstance(measure, PRCurve):

@@ -74,6 +74,7 @@ from er_evaluation.estimators.diagnostics import (
     concentration,
     hidden_matches,
     search_diagnostics,
+    searched_draws,
 )
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._stratify import Strata
@@ -321,9 +322,10 @@ def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None
     """(:func:`~er_evaluation.estimators.diagnostics.hidden_matches` of the predicted
     non-match cells (stratum x prediction) where no labelled pair is a match and some
     pair is unlabelled, whether any labelled predicted non-match is a match). Without
-    strata the predicted non-matches are one cell whose
-    searched size is the Kish size of its draws' weights (uniform draws count fully,
-    draws that rarely reach it little), at most its distinct labelled pairs."""
+    strata the predicted non-matches are one cell whose searched size is
+    :func:`~er_evaluation.estimators.diagnostics.searched_draws` of its draws' weights
+    (uniform draws count fully, draws that rarely reach it little), at most its distinct
+    labelled pairs."""
     rows, first = np.unique(run.index, return_index=True)
     label = run.label[first].astype(np.float64)
     if strata is None:
@@ -331,8 +333,7 @@ def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None
         sizes = np.array([float(np.sum(predicted == 0))])
         matched = bool(np.any(run.label[non] == 1))
         w = run.weight[non].astype(np.float64)
-        kish = float(np.sum(w) ** 2 / np.sum(w * w)) if np.any(w > 0) else 0.0
-        searched = np.array([min(kish, float(np.sum(predicted[rows] == 0)))])
+        searched = np.array([min(searched_draws(w), float(np.sum(predicted[rows] == 0)))])
         if searched[0] >= sizes[0]:
             return (0.0, 0.0, 0.0), matched
         return (0.0, 0.0, 0.0) if matched else hidden_matches(sizes, searched, level=level), matched
