@@ -11,20 +11,24 @@ two weightings of the same draws: ``mixture`` (every draw weighted against the m
 all proposals used: the balance heuristic of Chaganty et al. 2017, the library's choice
 when every proposal is fixed) and ``own`` (each draw's own p/q_t, Marchant & Rubinstein
 2021; the library's choice when a proposal adapted). Both go
-through ``estimate_from_labels`` (labelled groups exact, Wilson interval on n_eff).
+through ``estimate_from_labels`` (labelled groups exact, Wilson interval on n_eff), with
+each variance of ``--variance``: ``model`` (the library's: fresh draws at the oracle
+model's match rate of their stratum) and ``labels`` (labels only, no oracle model).
 Reports bias with its Monte-Carlo standard error, MSE and 95% interval coverage of B's
 precision, recall and F1 (an undefined estimate counts as a miss and as squared error 1).
 
     nice -n 10 python benchmarks/bench_pairs_reuse.py --pool abt-buy --sampler oasis --reps 400 --out runs_abt-buy_oasis.csv
-    python benchmarks/bench_pairs_reuse.py --report runs_*.csv --markdown --summary-out benchmarks/data/bench_pairs_reuse.csv
+    python benchmarks/bench_pairs_reuse.py --report runs_*_oasis.csv --markdown --summary-out benchmarks/data/bench_pairs_reuse_oasis.csv
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +63,16 @@ def _search_bound(run, predicted_b, est) -> tuple[bool, float]:
     if not (tp > 0 and r > 0):
         return misses, 0.0
     return misses, tp / (tp / r + hidden)
+
+
+VARIANCES = ("model", "labels")
+
+
+def _with_variance(run, variance: str):
+    """``run`` estimated with the library's variance (``model``: fresh draws at the oracle
+    model's match rate of their stratum, the run's ``stratum_prior``) or the labels-only
+    one (``labels``: no oracle model, as ``bench_pairs.py``'s ``:labels``)."""
+    return run if variance == "model" else replace(run, stratum_prior=None)
 
 
 def simulate(args) -> pd.DataFrame:
@@ -117,11 +131,11 @@ def simulate(args) -> pd.DataFrame:
             for name, run in runs:
                 paid = {"reuse only": 0, "fresh": run.n_labels}
                 labels = paid.get(name, run.n_labels - run_a.n_labels)
-                for weighting, r in (
-                    ("mixture", run.mixture_run()),
-                    ("own", run.own_weights_run()),
+                for (weighting, r), variance in itertools.product(
+                    (("mixture", run.mixture_run()), ("own", run.own_weights_run())),
+                    args.variance,
                 ):
-                    est = reuse_estimate(r, predicted_b)
+                    est = reuse_estimate(_with_variance(r, variance), predicted_b)
                     misses, bound = _search_bound(r, predicted_b, est)
                     tp = est.precision.value * pp
                     fn = tp / est.recall.value - tp if est.recall.value > 0 else np.nan
@@ -136,6 +150,7 @@ def simulate(args) -> pd.DataFrame:
                                 "rep": rep,
                                 "estimate": name,
                                 "weighting": weighting,
+                                "variance": variance,
                                 "new_labels": labels,
                                 "metric": metric,
                                 "value": e.value,
@@ -167,7 +182,9 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     Monte-Carlo SE), and Jensen's gap, mean g(TP^, FN^) - g(mean TP^, mean FN^) (recall
     is convex in FN: an unbiased FN^ still gives a recall biased upwards)."""
     out = []
-    keys = ["pool", "sampler", "estimate", "weighting", "metric"]
+    keys = ["pool", "sampler", "estimate", "weighting", "variance", "metric"]
+    if "variance" not in frame:  # per-run files written before the variance switch
+        frame = frame.assign(variance="model")
     for key, g in frame.groupby(keys, sort=False):
         err = (g["value"] - g["truth"]).to_numpy()
         ok = ~np.isnan(err)
@@ -199,6 +216,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                 bias_mcse=float(np.std(err[ok], ddof=1) / np.sqrt(ok.sum())),
                 mse=float(np.mean(np.where(ok, err, 1.0) ** 2)),
                 cover=cover,
+                width=float(np.nanmean(g["high"] - g["low"])),
                 cover_mcse=float(np.sqrt(cover * (1 - cover) / len(g))),
                 undefined=float(np.mean(~ok)),
                 flagged=float(np.mean(~reliable)),
@@ -233,6 +251,14 @@ def main() -> None:
         default=0.0,
         help="also continue with continue_sampling(search=...) (OASIS only)",
     )
+    parser.add_argument(
+        "--variance",
+        nargs="+",
+        default=["model"],
+        choices=VARIANCES,
+        help="variance(s) to estimate every sample with (model: the library's; labels: "
+        "labels only, no oracle model)",
+    )
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="CSV of the per-repetition rows (written as it goes)")
@@ -257,21 +283,22 @@ def main() -> None:
 
 def markdown(summary: pd.DataFrame) -> str:
     """README tables: per pool x sampler x estimate x weighting, bias, MSE and coverage;
-    then, for the library's weighting (own for OASIS, mixture for static IS), the
-    diagnostic and the decomposition of the recall bias."""
+    then, for the library's weighting (own for OASIS, mixture for static IS) and
+    variance, the diagnostic and the decomposition of the recall bias."""
     lines = [
-        "| pool | sampler | estimate of B | weights | new labels | runs | bias P | bias R "
-        "| bias F1 | MSE F1 | cover P / R / F1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| pool | sampler | estimate of B | weights | variance | new labels | runs | bias P "
+        "| bias R | bias F1 | MSE F1 | cover P / R / F1 | width R / F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = ["pool", "sampler", "estimate", "weighting"]
+    keys = ["pool", "sampler", "estimate", "weighting", "variance"]
     for key, g in summary.groupby(keys, sort=False):
         m = g.set_index("metric")
         bias = [f"{m.bias[x]:+.4f} ± {m.bias_mcse[x]:.4f}" for x in METRICS]
         cover = " / ".join(f"{100 * m.cover[x]:.1f}%" for x in METRICS)
+        width = " / ".join(f"{m.width[x]:.3f}" for x in METRICS[1:])
         lines.append(
             f"| {' | '.join(key)} | {m.new_labels['P']:,.0f} | {int(m.reps['P'])} | "
-            f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} |"
+            f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} | {width} |"
         )
     lines += [
         "",
@@ -281,8 +308,11 @@ def markdown(summary: pd.DataFrame) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     library = summary[
-        ((summary.sampler == "oasis") & (summary.weighting == "own"))
-        | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
+        (
+            ((summary.sampler == "oasis") & (summary.weighting == "own"))
+            | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
+        )
+        & (summary.variance == "model")
     ]
     for key, g in library.groupby(keys[:3], sort=False):
         r = g.set_index("metric").loc["R"]
