@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import pickle
 import sys
 import time
 import warnings
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,7 @@ from er_evaluation.datasets import POOLS, load_pool
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     LabelOracle,
+    LabelRun,
     continue_sampling,
     make_sampler,
     metric_names,
@@ -75,99 +77,189 @@ def _with_variance(run, variance: str):
     return run if variance == "model" else replace(run, stratum_prior=None)
 
 
-def simulate(args) -> pd.DataFrame:
-    """One row per repetition x estimate x weighting x metric: value, low, high, truth, the
-    diagnostic (reliable, misses drawn, the hidden-match bound on R) and the estimated
-    TP and FN of B."""
+def _setting(args):
+    """The pool, B's prediction and pool, the truths and both sets of strata of a run."""
     pool = load_pool(args.pool) if args.pool in POOLS else cached(args.pool, BUILDERS[args.pool])
     predicted_b = (pool.scores >= args.threshold).astype(np.int8)
     pool_b = pool.with_prediction(predicted_b)
     truth = pool_b.truth()
-    truth_vec = [truth[m] for m in metric_names([0.5])]
-    tp_true = float(np.sum(pool.labels * predicted_b))
-    fn_true = float(np.sum(pool.labels * (1 - predicted_b)))
-    pp = float(predicted_b.sum())
+    setting = {
+        "pool": pool,
+        "pool_b": pool_b,
+        "predicted_b": predicted_b,
+        "truth": [truth[m] for m in metric_names([0.5])],
+        "tp": float(np.sum(pool.labels * predicted_b)),
+        "fn": float(np.sum(pool.labels * (1 - predicted_b))),
+        "oracle": LabelOracle(pool.labels),
+        "strata": {
+            "a": stratify(pool.scores, pool.predicted, 30),
+            "b": stratify(pool_b.scores, pool_b.predicted, 30),
+        },
+    }
+    t = setting["truth"]
     print(
-        f"pool {args.pool}: B = score >= {args.threshold} (PP {int(pp)}), truth "
-        f"of B: P {truth_vec[0]:.4f}, R {truth_vec[1]:.4f}, F1 {truth_vec[2]:.4f}, "
-        f"TP {tp_true:.0f}, FN {fn_true:.0f}",
+        f"pool {args.pool}: B = score >= {args.threshold} (PP {int(predicted_b.sum())}), "
+        f"truth of B: P {t[0]:.4f}, R {t[1]:.4f}, F1 {t[2]:.4f}, "
+        f"TP {setting['tp']:.0f}, FN {setting['fn']:.0f}",
         flush=True,
     )
-    oracle = LabelOracle(pool.labels)
-    strata_a = stratify(pool.scores, pool.predicted, 30)
-    strata_b = stratify(pool_b.scores, pool_b.predicted, 30)
+    return setting
 
-    def params(strata):
-        return {"strata": strata} if args.sampler == "oasis" else {}
+
+def _params(args, strata) -> dict:
+    return {"strata": strata} if args.sampler == "oasis" else {}
+
+
+def sample(args, setting, rep: int) -> list[tuple[str, int, dict]]:
+    """Repetition ``rep``'s samples: (estimate name, new labels paid, {weighting: run})
+    for A's labels alone, A's plus ``--labels-b`` new ones (and with ``--search``), and a
+    fresh run of B."""
+    pool, pool_b = setting["pool"], setting["pool_b"]
+    strata_a, strata_b = setting["strata"]["a"], setting["strata"]["b"]
+    oracle = setting["oracle"]
+    seed = args.seed + rep
 
     def sampler(p, seed, strata):
-        return make_sampler(args.sampler, p, seed, **params(strata))
+        return make_sampler(args.sampler, p, seed, **_params(args, strata))
 
+    run_a = sample_traced(pool, sampler(pool, seed, strata_a), oracle, args.labels_a)
+    runs = [("reuse only", 0, run_a)]
+    searches = [0.0] + ([args.search] if args.sampler == "oasis" and args.search > 0 else [])
+    for search in searches:
+        combined = continue_sampling(
+            pool_b,
+            run_a,
+            oracle,
+            args.labels_b,
+            seed=10_000 + seed,
+            method=args.sampler,
+            search=search,
+            **_params(args, strata_b),
+        )
+        name = "reuse + new" + (f", search {search:g}" if search else "")
+        runs.append((name, combined.n_labels - run_a.n_labels, combined))
+    fresh = sample_traced(
+        pool_b, sampler(pool_b, 20_000 + seed, strata_b), oracle, args.labels_a + args.labels_b
+    )
+    runs.append(("fresh", fresh.n_labels, fresh))
+    return [
+        (name, paid, {"mixture": run.mixture_run(), "own": run.own_weights_run()})
+        for name, paid, run in runs
+    ]
+
+
+def _stored(run, setting) -> dict:
+    """``run`` without its strata, model strata and oracle-model prior (kept by name: the
+    strata of A or of B), so that a later estimator re-attaches them as the current code
+    builds them (:func:`_restored`)."""
+    tag = (
+        next((k for k, st in setting["strata"].items() if run.strata is st), None)
+        if run.strata is not None
+        else None
+    )
+    if run.strata is not None and tag is None:
+        raise ValueError("a run's strata are neither A's nor B's")
+    plain = {f.name: getattr(run, f.name) for f in fields(LabelRun)}
+    plain |= {"strata": None, "model_strata": None, "stratum_prior": None}
+    return {"run": plain, "strata": tag, "prior": run.stratum_prior is not None}
+
+
+def _restored(stored: dict, args, setting) -> LabelRun:
+    """The run of :func:`_stored` with its strata and the oracle-model prior the current
+    sampler code gives them (OASIS's ``stratum_prior``)."""
+    values = dict(stored["run"])
+    tag = stored["strata"]
+    if tag is not None:
+        strata = setting["strata"][tag]
+        values |= {"strata": strata, "model_strata": strata}
+        if stored["prior"]:
+            pool = setting["pool"] if tag == "a" else setting["pool_b"]
+            values["stratum_prior"] = make_sampler(
+                args.sampler, pool, 0, **_params(args, strata)
+            ).stratum_prior
+    return LabelRun(**values)
+
+
+def estimate_rows(args, setting, rep: int, samples) -> list[dict]:
+    """One row per estimate x weighting x variance x metric of repetition ``rep``."""
+    predicted_b = setting["predicted_b"]
+    pp = float(predicted_b.sum())
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        for (name, paid, by_weighting), variance in itertools.product(samples, args.variance):
+            for weighting, r in by_weighting.items():
+                est = reuse_estimate(_with_variance(r, variance), predicted_b)
+                misses, bound = _search_bound(r, predicted_b, est)
+                tp = est.precision.value * pp
+                fn = tp / est.recall.value - tp if est.recall.value > 0 else np.nan
+                for metric, e, t in zip(
+                    METRICS, (est.precision, est.recall, est.f[0]), setting["truth"], strict=True
+                ):
+                    rows.append(
+                        {
+                            "pool": args.pool,
+                            "sampler": args.sampler,
+                            "threshold": args.threshold,
+                            "rep": rep,
+                            "estimate": name,
+                            "weighting": weighting,
+                            "variance": variance,
+                            "new_labels": paid,
+                            "metric": metric,
+                            "value": e.value,
+                            "low": e.ci_low,
+                            "high": e.ci_high,
+                            "truth": t,
+                            "reliable": e.reliable,
+                            "misses_drawn": misses,
+                            "recall_bound": bound,
+                            "tp": tp,
+                            "fn": fn,
+                            "tp_truth": setting["tp"],
+                            "fn_truth": setting["fn"],
+                        }
+                    )
+    return rows
+
+
+def simulate(args) -> pd.DataFrame:
+    """One row per repetition x estimate x weighting x variance x metric: value, low,
+    high, truth, the diagnostic (reliable, misses drawn, the hidden-match bound on R) and
+    the estimated TP and FN of B. With ``--save-runs DIR`` every repetition's samples are
+    also stored (``rep_<n>.pkl``); with ``--from-runs DIR`` they are read from there and
+    only estimated (the samplers do not depend on the estimator: a new variance is
+    measured on the same draws)."""
+    setting = _setting(args)
+    if args.from_runs:
+        paths = sorted(Path(args.from_runs).glob("rep_*.pkl"), key=lambda p: int(p.stem[4:]))
+        reps = [int(p.stem[4:]) for p in paths]
+    else:
+        reps = list(range(args.reps))
+    if args.save_runs:
+        Path(args.save_runs).mkdir(parents=True, exist_ok=True)
     rows = []
     start = time.time()
-    for rep in range(args.reps):
-        seed = args.seed + rep
-        run_a = sample_traced(pool, sampler(pool, seed, strata_a), oracle, args.labels_a)
-        runs = [("reuse only", run_a)]
-        searches = [0.0] + ([args.search] if args.sampler == "oasis" and args.search > 0 else [])
-        for search in searches:
-            combined = continue_sampling(
-                pool_b,
-                run_a,
-                oracle,
-                args.labels_b,
-                seed=10_000 + seed,
-                method=args.sampler,
-                search=search,
-                **params(strata_b),
-            )
-            runs.append(("reuse + new" + (f", search {search:g}" if search else ""), combined))
-        fresh = sample_traced(
-            pool_b, sampler(pool_b, 20_000 + seed, strata_b), oracle, args.labels_a + args.labels_b
-        )
-        runs.append(("fresh", fresh))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UndefinedMetricWarning)
-            for name, run in runs:
-                paid = {"reuse only": 0, "fresh": run.n_labels}
-                labels = paid.get(name, run.n_labels - run_a.n_labels)
-                for (weighting, r), variance in itertools.product(
-                    (("mixture", run.mixture_run()), ("own", run.own_weights_run())),
-                    args.variance,
-                ):
-                    est = reuse_estimate(_with_variance(r, variance), predicted_b)
-                    misses, bound = _search_bound(r, predicted_b, est)
-                    tp = est.precision.value * pp
-                    fn = tp / est.recall.value - tp if est.recall.value > 0 else np.nan
-                    for metric, e, t in zip(
-                        METRICS, (est.precision, est.recall, est.f[0]), truth_vec, strict=True
-                    ):
-                        rows.append(
-                            {
-                                "pool": args.pool,
-                                "sampler": args.sampler,
-                                "threshold": args.threshold,
-                                "rep": rep,
-                                "estimate": name,
-                                "weighting": weighting,
-                                "variance": variance,
-                                "new_labels": labels,
-                                "metric": metric,
-                                "value": e.value,
-                                "low": e.ci_low,
-                                "high": e.ci_high,
-                                "truth": t,
-                                "reliable": e.reliable,
-                                "misses_drawn": misses,
-                                "recall_bound": bound,
-                                "tp": tp,
-                                "fn": fn,
-                                "tp_truth": tp_true,
-                                "fn_truth": fn_true,
-                            }
-                        )
-        if (rep + 1) % 20 == 0 or rep + 1 == args.reps:
-            print(f"  {rep + 1}/{args.reps} reps, {time.time() - start:.0f} s", flush=True)
+    for i, rep in enumerate(reps):
+        if args.from_runs:
+            with open(Path(args.from_runs) / f"rep_{rep}.pkl", "rb") as fh:
+                stored = pickle.load(fh)
+            samples = [
+                (name, paid, {w: _restored(r, args, setting) for w, r in runs.items()})
+                for name, paid, runs in stored
+            ]
+        else:
+            samples = sample(args, setting, rep)
+            if args.save_runs:
+                stored = [
+                    (name, paid, {w: _stored(r, setting) for w, r in runs.items()})
+                    for name, paid, runs in samples
+                ]
+                with open(Path(args.save_runs) / f"rep_{rep}.pkl", "wb") as fh:
+                    pickle.dump(stored, fh)
+        rows += estimate_rows(args, setting, rep, samples)
+        if (i + 1) % 20 == 0 or i + 1 == len(reps):
+            print(f"  {i + 1}/{len(reps)} reps, {time.time() - start:.0f} s", flush=True)
             if args.out:
                 pd.DataFrame(rows).to_csv(args.out, index=False)
     return pd.DataFrame(rows)
@@ -262,6 +354,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="CSV of the per-repetition rows (written as it goes)")
+    parser.add_argument("--save-runs", help="directory to store every repetition's samples in")
+    parser.add_argument(
+        "--from-runs",
+        help="directory of stored samples (--save-runs, same pool, threshold and sampler): "
+        "estimate them instead of sampling",
+    )
     parser.add_argument("--report", nargs="+", help="summarise per-repetition CSVs and exit")
     parser.add_argument("--markdown", action="store_true", help="the summary as a README table")
     parser.add_argument("--summary-out", help="CSV of the summary (one row per metric)")
