@@ -91,6 +91,7 @@ def _setting(args):
         "tp": float(np.sum(pool.labels * predicted_b)),
         "fn": float(np.sum(pool.labels * (1 - predicted_b))),
         "oracle": LabelOracle(pool.labels),
+        "misses": np.flatnonzero((pool.labels == 1) & (predicted_b == 0)),
         "strata": {
             "a": stratify(pool.scores, pool.predicted, 30),
             "b": stratify(pool_b.scores, pool_b.predicted, 30),
@@ -180,6 +181,13 @@ def _restored(stored: dict, args, setting) -> LabelRun:
     return LabelRun(**values)
 
 
+def _least_drawn(index: np.ndarray, misses: np.ndarray) -> int:
+    """How often the least-drawn of B's missed matches (``misses``, pool rows) was drawn
+    in a run's draws ``index``: 0 when one was never drawn."""
+    drawn, counts = np.unique(index[np.isin(index, misses)], return_counts=True)
+    return int(counts.min()) if len(drawn) == len(misses) and len(misses) else 0
+
+
 def estimate_rows(args, setting, rep: int, samples) -> list[dict]:
     """One row per estimate x weighting x variance x metric of repetition ``rep``."""
     predicted_b = setting["predicted_b"]
@@ -189,6 +197,7 @@ def estimate_rows(args, setting, rep: int, samples) -> list[dict]:
         warnings.simplefilter("ignore", UndefinedMetricWarning)
         for (name, paid, by_weighting), variance in itertools.product(samples, args.variance):
             for weighting, r in by_weighting.items():
+                least = _least_drawn(r.index, setting["misses"])
                 est = reuse_estimate(_with_variance(r, variance), predicted_b)
                 misses, bound = _search_bound(r, predicted_b, est)
                 tp = est.precision.value * pp
@@ -218,6 +227,7 @@ def estimate_rows(args, setting, rep: int, samples) -> list[dict]:
                             "fn": fn,
                             "tp_truth": setting["tp"],
                             "fn_truth": setting["fn"],
+                            "least_drawn_miss": least,
                         }
                     )
     return rows
@@ -265,6 +275,14 @@ def simulate(args) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _mean_where(g: pd.DataFrame, rows: pd.Series) -> float:
+    """Mean draws of the least-drawn missed match over the selected runs (NaN if none, or
+    for per-run files written before that column)."""
+    if "least_drawn_miss" not in g or not rows.any():
+        return np.nan
+    return float(g.loc[rows, "least_drawn_miss"].mean())
+
+
 def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     """Bias +- Monte-Carlo SE, MSE and coverage per pool x estimate x weighting x metric;
     the diagnostic's flag rate, coverage among the estimates it leaves reliable and how
@@ -277,6 +295,8 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     keys = ["pool", "sampler", "estimate", "weighting", "variance", "metric"]
     if "variance" not in frame:  # per-run files written before the variance switch
         frame = frame.assign(variance="model")
+    # one pool, several truths of B: the pool is named with B's threshold
+    frame = frame.assign(pool=frame["pool"] + ", B >= " + frame["threshold"].map("{:g}".format))
     for key, g in frame.groupby(keys, sort=False):
         err = (g["value"] - g["truth"]).to_numpy()
         ok = ~np.isnan(err)
@@ -309,6 +329,11 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                 mse=float(np.mean(np.where(ok, err, 1.0) ** 2)),
                 cover=cover,
                 width=float(np.nanmean(g["high"] - g["low"])),
+                sd=float(np.nanstd(g["value"], ddof=1)),
+                above=float(np.mean(g["low"] > g["truth"] + 1e-12)),
+                below=float(np.mean(g["high"] < g["truth"] - 1e-12)),
+                least_above=_mean_where(g, g["low"] > g["truth"] + 1e-12),
+                least_other=_mean_where(g, ~(g["low"] > g["truth"] + 1e-12)),
                 cover_mcse=float(np.sqrt(cover * (1 - cover) / len(g))),
                 undefined=float(np.mean(~ok)),
                 flagged=float(np.mean(~reliable)),
@@ -382,7 +407,10 @@ def main() -> None:
 def markdown(summary: pd.DataFrame) -> str:
     """README tables: per pool x sampler x estimate x weighting, bias, MSE and coverage;
     then, for the library's weighting (own for OASIS, mixture for static IS) and
-    variance, the diagnostic and the decomposition of the recall bias."""
+    variance, the diagnostic and the decomposition of the recall bias; last, for that
+    weighting and each variance, recall's interval against the spread of the estimates
+    over the runs (mean width / (2 x 1.96 x their SD): about 1 for a normal estimate
+    whose interval is right on average)."""
     lines = [
         "| pool | sampler | estimate of B | weights | variance | new labels | runs | bias P "
         "| bias R | bias F1 | MSE F1 | cover P / R / F1 | width R / F1 |",
@@ -422,6 +450,25 @@ def markdown(summary: pd.DataFrame) -> str:
             f"{r.fn_bias:+.2f} ± {r.fn_bias_mcse:.2f} | {r.bias:+.4f} ± {r.bias_mcse:.4f} | "
             f"{r.recall_bias_totals:+.4f} ± {r.recall_bias_totals_mcse:.4f} | "
             f"{r.recall_bias_jensen:+.4f} |"
+        )
+    lines += [
+        "",
+        "| pool | sampler | estimate of B | variance | runs | cover R | interval above / "
+        "below truth | mean width R | SD of R over runs | width / (2 x 1.96 SD) | draws of "
+        "the least-drawn miss: runs above truth / others |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    weighting = summary[
+        ((summary.sampler == "oasis") & (summary.weighting == "own"))
+        | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
+    ]
+    for key, g in weighting.groupby(["pool", "sampler", "estimate", "variance"], sort=False):
+        r = g.set_index("metric").loc["R"]
+        lines.append(
+            f"| {' | '.join(key)} | {int(r.reps)} | {100 * r.cover:.1f}% | "
+            f"{100 * r.above:.1f}% / {100 * r.below:.1f}% | {r.width:.3f} | {r.sd:.4f} | "
+            f"{r.width / (2 * 1.96 * r.sd) if r.sd > 0 else np.inf:.2f} | "
+            f"{r.least_above:.1f} / {r.least_other:.1f} |"
         )
     return "\n".join(lines)
 
