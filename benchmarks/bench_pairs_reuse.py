@@ -329,6 +329,7 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
                 mse=float(np.mean(np.where(ok, err, 1.0) ** 2)),
                 cover=cover,
                 width=float(np.nanmean(g["high"] - g["low"])),
+                exact=float(np.mean(g["high"] - g["low"] == 0)),
                 sd=float(np.nanstd(g["value"], ddof=1)),
                 above=float(np.mean(g["low"] > g["truth"] + 1e-12)),
                 below=float(np.mean(g["high"] < g["truth"] - 1e-12)),
@@ -405,7 +406,9 @@ def main() -> None:
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    """README tables: per pool x sampler x estimate x weighting, bias, MSE and coverage;
+    """README tables: per pool x sampler x estimate x weighting, bias, MSE, coverage and
+    the share of runs whose precision is exact (every predicted match of B labelled: an
+    interval of zero width);
     then, for the library's weighting (own for OASIS, mixture for static IS) and
     variance, the diagnostic and the decomposition of the recall bias; last, for that
     weighting and each variance, recall's interval against the spread of the estimates
@@ -413,8 +416,8 @@ def markdown(summary: pd.DataFrame) -> str:
     whose interval is right on average)."""
     lines = [
         "| pool | sampler | estimate of B | weights | variance | new labels | runs | bias P "
-        "| bias R | bias F1 | MSE F1 | cover P / R / F1 | width R / F1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| bias R | bias F1 | MSE F1 | cover P / R / F1 | width R / F1 | P exact |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     keys = ["pool", "sampler", "estimate", "weighting", "variance"]
     for key, g in summary.groupby(keys, sort=False):
@@ -424,7 +427,8 @@ def markdown(summary: pd.DataFrame) -> str:
         width = " / ".join(f"{m.width[x]:.3f}" for x in METRICS[1:])
         lines.append(
             f"| {' | '.join(key)} | {m.new_labels['P']:,.0f} | {int(m.reps['P'])} | "
-            f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} | {width} |"
+            f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} | {width} | "
+            f"{100 * m.exact['P']:.0f}% |"
         )
     lines += [
         "",
