@@ -21,6 +21,11 @@ package's ``sample_distinct``). A configuration is ``strata,eta,decay,formula``:
         --configs ours,2,0,ours pkg-group,2,0,ours pkg,2,0,pkg
     nice -n 10 python benchmarks/bench_oasis_config.py --pool restaurant-all --reps 50 \\
         --configs pkg,2,1,pkg ours-fd,2,1,ours
+    nice -n 10 python benchmarks/bench_oasis_config.py --pool abt-buy --reps 300 \\
+        --configs ours,2,0,ours --runs-out benchmarks/data/bench_oasis_balance_runs.csv
+    python benchmarks/bench_oasis_config.py --summarize benchmarks/data/bench_oasis_balance_runs.csv
+
+Every configuration is also scored with balance-heuristic weights (:func:`run`).
 """
 
 import argparse
@@ -29,6 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools
@@ -121,13 +127,22 @@ def make_strata(pool, kind, K):
     raise ValueError(kind)
 
 
-def run(pool, strata, reps, seed0, eta, decay, eps, formula):
+def run(pool, strata, reps, seed0, eta, decay, eps, formula, runs_out=None, name=""):
+    """Squared F1 errors per run and budget of the package's estimate with each draw's own
+    weight omega_k / v_tk, and of the same ratio with balance-heuristic weights
+    omega_k / vbar_k, vbar_k = (1/T) sum_t v_tk the stratum's mean proposal over the T
+    draws so far (the deterministic-mixture weights of Veach & Guibas 1995, recycled
+    over adaptive proposals as in AMIS, Cornuet et al. 2012; consistent, not unbiased
+    for adaptive proposals); draws per label. With ``runs_out`` each run's rows are
+    appended to that CSV."""
     labels = pool.labels.astype(np.int8)
     pred = pool.predicted.astype(float)
     truth = pool.truth()["pairwise_f1"]
     cls = PkgFormula if formula == "pkg" else OASISSampler
     sq = np.zeros((reps, len(BUDGETS)))
+    sq_bal = np.zeros((reps, len(BUDGETS)))
     dpl = 0
+    k = strata.n_strata
     for rep in range(reps):
         smp = cls(pool, seed0 + 1000 * rep, strata=strata, eta=eta, decay=decay, epsilon=eps)
         seen = np.zeros(pool.n_pairs, bool)
@@ -135,27 +150,53 @@ def run(pool, strata, reps, seed0, eta, decay, eps, formula):
         b = 0
         draws = 0
         sa = sh = sl = 0.0
+        v_sum = np.zeros(k)  # sum over draws of each stratum's proposal
+        counts = np.zeros((3, k))  # per stratum: l lhat, lhat, l of the draws
         while b < len(BUDGETS):
+            v = smp._v
             d = smp.draw()
             if not seen[d.index]:
                 if nl == BUDGETS[b]:
                     F = sa / (0.5 * sh + 0.5 * sl) if sh + sl > 0 else np.nan
                     sq[rep, b] = 1.0 if not np.isfinite(F) else (F - truth) ** 2
+                    wb = smp.omega / np.maximum(v_sum / draws, 1e-300)
+                    ba, bh, bl = counts @ wb
+                    F = ba / (0.5 * bh + 0.5 * bl) if bh + bl > 0 else np.nan
+                    sq_bal[rep, b] = 1.0 if not np.isfinite(F) else (F - truth) ** 2
                     b += 1
                     if b == len(BUDGETS):
                         break
                 seen[d.index] = True
                 nl += 1
+            v_sum += v
             label = int(labels[d.index])
             lh = pred[d.index]
             w = d.weight
             sa += w * label * lh
             sh += w * lh
             sl += w * label
+            counts[:, d.stratum] += (label * lh, lh, label)
             smp.observe(d.index, label)
             draws += 1
         dpl += draws
-    return sq, dpl / (reps * BUDGETS[-1])
+        if runs_out is not None:
+            rows = pd.DataFrame(
+                {
+                    "pool": pool_name_of(name),
+                    "config": name,
+                    "seed": seed0 + 1000 * rep,
+                    "budget": BUDGETS,
+                    "sq_own": sq[rep],
+                    "sq_balance": sq_bal[rep],
+                    "draws": draws,
+                }
+            )
+            rows.to_csv(runs_out, mode="a", header=not Path(runs_out).exists(), index=False)
+    return sq, sq_bal, dpl / (reps * BUDGETS[-1])
+
+
+def pool_name_of(name: str) -> str:
+    return name.split(" ")[0]
 
 
 if __name__ == "__main__":
@@ -166,21 +207,47 @@ if __name__ == "__main__":
     ap.add_argument("--K", type=int, default=30)
     ap.add_argument("--eps", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=12345)
+    ap.add_argument("--runs-out", help="per-run CSV (squared errors), appended after every run")
+    ap.add_argument("--summarize", nargs="+", metavar="RUNS_CSV", help="summaries of per-run CSVs")
     a = ap.parse_args()
+    if a.summarize:
+        runs = pd.concat([pd.read_csv(p) for p in a.summarize]).drop_duplicates(
+            ["config", "seed", "budget"], keep="last"
+        )
+        for (cfg, budget), g in runs.groupby(["config", "budget"], sort=False):
+            n = len(g)
+            print(
+                f"{cfg} @{budget}: runs {n}, own {g.sq_own.mean():.2e}±{g.sq_own.std() / np.sqrt(n):.1e}"
+                f" (median {g.sq_own.median():.1e}), balance {g.sq_balance.mean():.2e}"
+                f"±{g.sq_balance.std() / np.sqrt(n):.1e} (median {g.sq_balance.median():.1e})"
+            )
+        sys.exit(0)
     ((_, pool),) = pools([a.pool])
     for cfg in a.configs:
         kind, eta, decay, formula = cfg.split(",")
         st = make_strata(pool, kind, a.K)
         t = time.process_time()
-        sq, dpl = run(pool, st, a.reps, a.seed, float(eta), decay == "1", a.eps, formula)
-        m = sq.mean(0)
-        se = sq.std(0) / np.sqrt(a.reps)
-        med = np.median(sq, 0)
-        print(
-            f"{a.pool} {cfg} K={st.n_strata} reps={a.reps} dpl={dpl:.1f} "
-            + " ".join(
-                f"@{b}: {m[i]:.2e}±{se[i]:.1e} med {med[i]:.1e}" for i, b in enumerate(BUDGETS)
-            )
-            + f" cpu={time.process_time() - t:.0f}s",
-            flush=True,
+        sq, sq_bal, dpl = run(
+            pool,
+            st,
+            a.reps,
+            a.seed,
+            float(eta),
+            decay == "1",
+            a.eps,
+            formula,
+            runs_out=a.runs_out,
+            name=f"{a.pool} {cfg}",
         )
+        for label, errors in (("own weights", sq), ("balance weights", sq_bal)):
+            m = errors.mean(0)
+            se = errors.std(0) / np.sqrt(a.reps)
+            med = np.median(errors, 0)
+            print(
+                f"{a.pool} {cfg} {label} K={st.n_strata} reps={a.reps} dpl={dpl:.1f} "
+                + " ".join(
+                    f"@{b}: {m[i]:.2e}±{se[i]:.1e} med {med[i]:.1e}" for i, b in enumerate(BUDGETS)
+                )
+                + f" cpu={time.process_time() - t:.0f}s",
+                flush=True,
+            )

@@ -208,7 +208,13 @@ def hybrid_estimate(
     whose first labels are non-matches, so its labelled pairs under-represent its matches
     (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).
     Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
-    (repeats included)."""
+    (repeats included).
+
+    With ``strata_cells`` = (stratum x prediction cell of every pool pair, cell sizes)
+    the sums A, C and D are those of :func:`_substituted_sums`: a draw's terms for a cell
+    labelled completely before it are replaced by their known conditional expectations,
+    so TP = PP A' / D' and FN = PP C' / D' (a prediction group labelled completely still
+    enters exactly); the variance is that of the plain sums."""
     n_cells = len(sizes)
     rows, first = np.unique(draws, return_index=True)
     c_rows = cells[rows]

@@ -74,9 +74,14 @@ __all__ = [
 
 
 EXACT_CELLS = "prediction"
-"""Cells of an importance run that enter exactly once all their pairs are labelled:
-"prediction" (the two prediction groups) or "strata" (stratum x prediction of the
-sampler's strata, when the run has them)."""
+"""How an adaptive run (OASIS) uses the labels of completely labelled cells:
+"prediction": a prediction group enters exactly once all its pairs are labelled (the
+default); "substitute": in addition, from the draw on which a stratum x prediction cell
+of the sampler's strata has every pair labelled, each later draw's terms for it are its
+known conditional expectations (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`,
+unbiased sums); "strata": stratum x prediction cells labelled completely at the end
+enter exactly (biased: a stratum completes more often when its early draws found
+matches). Measured in benchmarks/README.md ("OASIS as the paper")."""
 
 
 @dataclass(frozen=True)
