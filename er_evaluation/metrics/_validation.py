@@ -21,7 +21,7 @@ from er_evaluation import _contingency
 from er_evaluation._contingency import Contingency
 from er_evaluation.errors import UndefinedMetricWarning
 
-__all__ = ["check_contingency", "undefined", "cached", "OnMissing"]
+__all__ = ["check_contingency", "on_records", "undefined", "cached", "OnMissing"]
 
 T = TypeVar("T")
 
@@ -66,12 +66,31 @@ def check_contingency(
     return _contingency.contingency(prediction, reference, scope="shared", on_missing=on_missing)
 
 
-def undefined(metric: str, reason: str) -> float:
-    """Warn that ``metric`` is undefined on this input and return NaN."""
+def on_records(
+    prediction: pd.Series | Contingency,
+    reference: pd.Series | None,
+    on_missing: OnMissing,
+    metric: str,
+    compute: Callable[[Contingency], T],
+) -> T | float:
+    """``compute`` of the validated contingency (:func:`check_contingency`), or NaN with
+    :class:`UndefinedMetricWarning` naming ``metric`` when there are no records: the one
+    empty-input rule of the metrics that are defined on any non-empty input."""
+    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    if ct.n_shared == 0:
+        # stack: undefined, on_records, the public metric, its caller
+        return undefined(metric, "there are no records", stacklevel=4)
+    return compute(ct)
+
+
+def undefined(metric: str, reason: str, *, stacklevel: int = 3) -> float:
+    """Warn that ``metric`` is undefined on this input and return NaN. ``stacklevel``
+    points the warning at the caller of the public metric (3: undefined is called from
+    the metric itself)."""
     warnings.warn(
         f"{metric} is undefined: {reason}; returning NaN",
         UndefinedMetricWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return float("nan")
 

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
-from er_evaluation.metrics.pairwise import _check_beta
+from er_evaluation._parameters import check_beta
+from er_evaluation.metrics._validation import OnMissing, cached, on_records
 
 __all__ = ["bcubed_precision", "bcubed_recall", "bcubed_f1", "bcubed_fbeta"]
 
@@ -47,8 +47,14 @@ def bcubed_precision(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    return _bcubed(ct, _check_average(average), "precision")
+    average = _check_average(average)
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "B-cubed precision",
+        lambda ct: _bcubed(ct, average, "precision"),
+    )
 
 
 def bcubed_recall(
@@ -62,8 +68,14 @@ def bcubed_recall(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    return _bcubed(ct, _check_average(average), "recall")
+    average = _check_average(average)
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "B-cubed recall",
+        lambda ct: _bcubed(ct, average, "recall"),
+    )
 
 
 def bcubed_f1(
@@ -89,21 +101,20 @@ def bcubed_fbeta(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    _check_beta(beta)
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
+    b2 = check_beta(beta) ** 2
     average = _check_average(average)
-    if ct.n_shared == 0:
-        return undefined("B-cubed F-score", "there are no records")
-    p = _bcubed(ct, average, "precision")
-    r = _bcubed(ct, average, "recall")
-    # Both are > 0 whenever there is a record (each record's own cell has n >= 1).
-    b2 = beta * beta
-    return (1 + b2) * p * r / (b2 * p + r)
+
+    def f(ct: Contingency) -> float:
+        p = _bcubed(ct, average, "precision")
+        r = _bcubed(ct, average, "recall")
+        # Both are > 0 whenever there is a record (each record's own cell has n >= 1).
+        return (1 + b2) * p * r / (b2 * p + r)
+
+    return on_records(prediction, reference, on_missing, "B-cubed F-score", f)
 
 
 def _bcubed(ct: Contingency, average: str, which: str) -> float:
-    if ct.n_shared == 0:
-        return undefined(f"B-cubed {which}", "there are no records")
+    """B-cubed precision or recall of a non-empty contingency, computed once per table."""
     return cached(ct, f"bcubed_{which}_{average}", lambda ct: _bcubed_sum(ct, average, which))
 
 

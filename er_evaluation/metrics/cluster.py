@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
-from er_evaluation.metrics.pairwise import _check_beta
+from er_evaluation._parameters import check_beta
+from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, on_records
 
 __all__ = [
     "exact_cluster_count",
@@ -50,10 +50,13 @@ def cluster_precision(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("cluster precision", "there are no records")
-    return exact_cluster_count(ct) / ct.n_pred_clusters
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "cluster precision",
+        lambda ct: exact_cluster_count(ct) / ct.n_pred_clusters,
+    )
 
 
 def cluster_recall(
@@ -66,10 +69,13 @@ def cluster_recall(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("cluster recall", "there are no records")
-    return exact_cluster_count(ct) / ct.n_ref_clusters
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "cluster recall",
+        lambda ct: exact_cluster_count(ct) / ct.n_ref_clusters,
+    )
 
 
 def cluster_f1(
@@ -93,9 +99,13 @@ def cluster_fbeta(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    _check_beta(beta)
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("cluster F-score", "there are no records")
-    b2 = beta * beta
-    return (1 + b2) * exact_cluster_count(ct) / (b2 * ct.n_ref_clusters + ct.n_pred_clusters)
+    b2 = check_beta(beta) ** 2
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "cluster F-score",
+        lambda ct: (
+            (1 + b2) * exact_cluster_count(ct) / (b2 * ct.n_ref_clusters + ct.n_pred_clusters)
+        ),
+    )

@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, undefined
+from er_evaluation._parameters import check_beta
+from er_evaluation.metrics._validation import OnMissing, cached, on_records
 
 __all__ = ["homogeneity", "completeness", "v_measure", "mutual_information"]
 
@@ -36,10 +37,13 @@ def mutual_information(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("mutual information", "there are no records")
-    return cached(ct, "mutual_information", _mutual_information)
+    return on_records(
+        prediction,
+        reference,
+        on_missing,
+        "mutual information",
+        lambda ct: cached(ct, "mutual_information", _mutual_information),
+    )
 
 
 def _mutual_information(ct: Contingency) -> float:
@@ -56,10 +60,7 @@ def homogeneity(
     on_missing: OnMissing = "error",
 ) -> float:
     """Homogeneity h = I(C; Ĉ) / H(C); 1 when the reference is one cluster (module docstring)."""
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("homogeneity", "there are no records")
-    return _ratio(mutual_information(ct), _reference_entropy(ct))
+    return on_records(prediction, reference, on_missing, "homogeneity", _homogeneity)
 
 
 def completeness(
@@ -69,10 +70,7 @@ def completeness(
     on_missing: OnMissing = "error",
 ) -> float:
     """Completeness c = I(C; Ĉ) / H(Ĉ); 1 when the prediction is one cluster (module docstring)."""
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("completeness", "there are no records")
-    return _ratio(mutual_information(ct), _prediction_entropy(ct))
+    return on_records(prediction, reference, on_missing, "completeness", _completeness)
 
 
 def v_measure(
@@ -86,17 +84,21 @@ def v_measure(
 
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    if not (beta > 0 and beta < float("inf")):
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("V-measure", "there are no records")
-    mi = mutual_information(ct)
-    h = _ratio(mi, _reference_entropy(ct))
-    c = _ratio(mi, _prediction_entropy(ct))
-    if h + c == 0:
-        return 0.0
-    return (1 + beta) * h * c / (beta * h + c)
+    beta = check_beta(beta)
+
+    def v(ct: Contingency) -> float:
+        h, c = _homogeneity(ct), _completeness(ct)
+        return 0.0 if h + c == 0 else (1 + beta) * h * c / (beta * h + c)
+
+    return on_records(prediction, reference, on_missing, "V-measure", v)
+
+
+def _homogeneity(ct: Contingency) -> float:
+    return _ratio(mutual_information(ct), _reference_entropy(ct))
+
+
+def _completeness(ct: Contingency) -> float:
+    return _ratio(mutual_information(ct), _prediction_entropy(ct))
 
 
 def _reference_entropy(ct: Contingency) -> float:

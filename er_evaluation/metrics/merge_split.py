@@ -28,7 +28,7 @@ from __future__ import annotations
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics._validation import OnMissing, check_contingency, on_records, undefined
 
 __all__ = ["merge_count", "split_count", "generalized_merge_distance"]
 
@@ -68,15 +68,18 @@ def generalized_merge_distance(
     input, and the normalised distance between two all-singleton clusterings
     (0 / 0), give NaN with :class:`UndefinedMetricWarning`.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("generalized merge distance", "there are no records")
-    distance = 2 * len(ct.count) - ct.n_pred_clusters - ct.n_ref_clusters
-    if not normalize:
-        return float(distance)
-    worst = 2 * ct.n_shared - ct.n_pred_clusters - ct.n_ref_clusters
-    if worst == 0:
-        return undefined(
-            "normalized generalized merge distance", "both clusterings are all singletons (0/0)"
-        )
-    return distance / worst
+
+    def gmd(ct: Contingency) -> float:
+        distance = 2 * len(ct.count) - ct.n_pred_clusters - ct.n_ref_clusters
+        if not normalize:
+            return float(distance)
+        worst = 2 * ct.n_shared - ct.n_pred_clusters - ct.n_ref_clusters
+        if worst == 0:
+            return undefined(
+                "normalized generalized merge distance",
+                "both clusterings are all singletons (0/0)",
+                stacklevel=5,  # undefined, gmd, on_records, the public metric, its caller
+            )
+        return distance / worst
+
+    return on_records(prediction, reference, on_missing, "generalized merge distance", gmd)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
+from er_evaluation._parameters import check_beta
 from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
 
 __all__ = [
@@ -118,18 +119,10 @@ def pairwise_fbeta(
     (then TP = 0 and F = 0: none of the links were right). NaN with
     :class:`UndefinedMetricWarning` when neither clustering has a link.
     """
-    _check_beta(beta)
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    tp = ct.true_positive_links
-    fp = ct.predicted_links - tp
-    fn = ct.true_links - tp
-    b2 = beta * beta
+    b2 = check_beta(beta) ** 2
+    k = pairwise_counts(prediction, reference, on_missing=on_missing)
+    tp, fp, fn = k.true_positives, k.false_positives, k.false_negatives
     denominator = (1 + b2) * tp + b2 * fn + fp
     if denominator == 0:
         return undefined("pairwise F-score", "neither clustering has any link (all singletons)")
     return (1 + b2) * tp / denominator
-
-
-def _check_beta(beta: float) -> None:
-    if not (beta > 0 and beta < float("inf")):
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")

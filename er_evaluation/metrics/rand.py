@@ -14,7 +14,7 @@ import math
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.metrics._validation import OnMissing, on_records
 from er_evaluation.metrics.pairwise import pairwise_counts
 
 __all__ = ["rand_index", "adjusted_rand_index", "fowlkes_mallows"]
@@ -31,9 +31,10 @@ def rand_index(
     scikit-learn's convention: 1.0 for a single record (no pairs to disagree on).
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("Rand index", "there are no records")
+    return on_records(prediction, reference, on_missing, "Rand index", _rand)
+
+
+def _rand(ct: Contingency) -> float:
     k = pairwise_counts(ct)
     agree = k.true_positives + k.true_negatives
     pairs = agree + k.false_positives + k.false_negatives
@@ -55,9 +56,10 @@ def adjusted_rand_index(
     FP = FN = 0 (the clusterings agree on every pair, including a single record).
     NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("adjusted Rand index", "there are no records")
+    return on_records(prediction, reference, on_missing, "adjusted Rand index", _adjusted_rand)
+
+
+def _adjusted_rand(ct: Contingency) -> float:
     k = pairwise_counts(ct)
     tp, fp, fn, tn = k.true_positives, k.false_positives, k.false_negatives, k.true_negatives
     if fn == 0 and fp == 0:
@@ -76,9 +78,10 @@ def fowlkes_mallows(
     scikit-learn's convention: 0.0 when TP = 0, including when either clustering
     has no links at all. NaN with :class:`UndefinedMetricWarning` on empty input.
     """
-    ct = check_contingency(prediction, reference, on_missing=on_missing)
-    if ct.n_shared == 0:
-        return undefined("Fowlkes-Mallows index", "there are no records")
+    return on_records(prediction, reference, on_missing, "Fowlkes-Mallows index", _fowlkes_mallows)
+
+
+def _fowlkes_mallows(ct: Contingency) -> float:
     tp = ct.true_positive_links
     if tp == 0:
         return 0.0
