@@ -281,6 +281,10 @@ def test_wilson_bounds_stays_finite_at_extreme_standard_errors():
         assert [float(b) for b in wilson_bounds(0.5, 1e300, 5, 1.96)] == [0.0, 1.0]
         # an SE too small to square is the point
         assert [float(b) for b in wilson_bounds(0.5, 1e-200, 5, 1.96)] == [0.5, 0.5]
+        # the interval holds the estimate exactly at both ends (no 1 - 1e-16 upper end)
+        for n in (3.0, 7.0, 10.0, 400.0, 1e6):
+            assert float(wilson_bounds(1.0, 0.0, n, 1.96)[1]) == 1.0
+            assert float(wilson_bounds(0.0, 0.0, n, 1.96)[0]) == 0.0
         # no effective unit at all: undefined, for the caller to say so
         assert all(math.isnan(float(b)) for b in wilson_bounds(1.0, 0.0, 0.0, 1.96))
 

@@ -310,8 +310,10 @@ def wilson_bounds(value, std_error, n_fallback, z):
         n_star = np.where((n_star > 0) & ~point, n_star, np.nan)
         center = (n_star * v + z2 / 2) / (n_star + z2)
         half = z * np.sqrt(n_star * pq + z2 / 4) / (n_star + z2)
-        low = np.where(widest, 0.0, np.where(point, v, np.clip(center - half, 0.0, 1.0)))
-        high = np.where(widest, 1.0, np.where(point, v, np.clip(center + half, 0.0, 1.0)))
+        # the score interval always holds v; rounding must not put v outside (at v = 1 the
+        # upper end (n* + z^2) / (n* + z^2) can round to 1 - 1e-16)
+        low = np.where(widest, 0.0, np.where(point, v, np.clip(center - half, 0.0, v)))
+        high = np.where(widest, 1.0, np.where(point, v, np.clip(center + half, v, 1.0)))
     return low, high
 
 
