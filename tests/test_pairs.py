@@ -626,7 +626,7 @@ def test_callable_oracle_and_unsure_answers_in_runs():
     def person(left, right):
         if left == "c":
             return None  # unsure: never a label
-        return "match" if truth[left] else "non-match"
+        return bool(truth[left])  # an oracle answers True/False or 1/0, never words
 
     oracle = CountingOracle(CallableOracle(pool, person))
     run = sample_labels(pool, make_sampler("passive", pool, 0), oracle, 8)

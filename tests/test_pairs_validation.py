@@ -9,9 +9,11 @@ import pytest
 
 from er_evaluation.cli import main
 from er_evaluation.pairs import (
+    CallableOracle,
     LabellingSession,
     LabelOracle,
     PairPool,
+    PoolError,
     estimate_from_labels,
     history,
     make_sampler,
@@ -157,3 +159,166 @@ def test_cli_bad_level_is_a_clear_error(tmp_path, capsys):
     capsys.readouterr()
     assert main(["pairs", "estimate", str(path), "--labels", str(labels), "--level", "95"]) != 0
     assert "level must be" in capsys.readouterr().err
+
+
+# --- audit (issue 10, item 8 from the outside) ----------------------------------------------
+
+
+def test_a_float_zero_one_prediction_is_the_same_prediction(labelled):
+    """A 0.0/1.0 column (what a CSV or a pandas mask gives) is accepted like the pool
+    accepts it; it was refused with "pairs [] have []"."""
+    pool, run = labelled
+    as_int = estimate_from_labels(run, pool.predicted).to_frame()
+    as_float = estimate_from_labels(run, pool.predicted.astype(float)).to_frame()
+    pd.testing.assert_frame_equal(as_int, as_float)
+    assert reuse_estimate(run, pool.predicted.astype(float)).f[0].value == pytest.approx(
+        reuse_estimate(run, pool.predicted).f[0].value
+    )
+
+
+@pytest.mark.parametrize(
+    "bad, shown",
+    [(np.nan, "nan"), ("1", "'1'"), (None, "None")],
+    ids=["nan", "text", "none"],
+)
+def test_a_prediction_with_nan_text_or_none_names_the_pairs(labelled, bad, shown):
+    pool, run = labelled
+    predicted = pool.predicted.astype(object)
+    predicted[[3, 7]] = bad
+    with pytest.raises(ValueError, match=rf"pairs \[3, 7\] have \[{shown}, {shown}\]"):
+        estimate_from_labels(run, predicted)
+
+
+@pytest.mark.parametrize("answer", ["yes", "match", 2, float("nan")], ids=repr)
+def test_a_callable_oracle_is_held_to_the_oracle_rule(answer):
+    """CallableOracle parsed words ("yes" became a match) where every other oracle refuses
+    them; its errors did not name the pair."""
+    pool = small_pool()
+    oracle = CallableOracle(pool, lambda left, right: answer)
+    with pytest.raises(ValueError, match=r"the oracle answered .* for pool pair \d+"):
+        sample_labels(pool, make_sampler("passive", pool, 0), oracle, 5)
+
+
+def test_a_callable_oracle_answers_true_false_one_zero_and_none():
+    pool = small_pool()
+    ids = zip(pool.pairs["id_left"], pool.pairs["id_right"], strict=True)
+    truth = dict(zip(ids, pool.labels, strict=True))
+    for kind in (bool, float, np.int8):
+        oracle = CallableOracle(pool, lambda a, b, kind=kind: kind(truth[a, b]))
+        run = sample_labels(pool, make_sampler("passive", pool, 0), oracle, 10)
+        assert (run.label == pool.labels[run.index]).all()
+    unsure = CallableOracle(pool, lambda a, b: None)
+    assert unsure(0) is None
+
+
+@pytest.mark.parametrize("max_draws", [-1, 0, 2.5, "9"], ids=repr)
+def test_bad_max_draws_is_an_error(max_draws):
+    """A negative max_draws used to give an empty run without a word."""
+    pool = small_pool()
+    with pytest.raises(ValueError, match="max_draws must be a whole number >= 1"):
+        sample_labels(
+            pool, make_sampler("passive", pool, 0), LabelOracle(pool.labels), 5, max_draws=max_draws
+        )
+
+
+@pytest.mark.parametrize(
+    "known, message",
+    [
+        (
+            lambda n: np.full(n, 3),
+            r"known must be -1 \(unknown\), 0 or 1 per pool pair; pairs 0, 1",
+        ),
+        (lambda n: np.full(5, -1), r"known has shape \(5,\); expected one label per pool pair"),
+    ],
+    ids=["values", "shape"],
+)
+def test_bad_known_labels_are_an_error(known, message):
+    """known = 3 everywhere was taken as 'every pair labelled' (an empty run); a short
+    vector raised an IndexError."""
+    pool = small_pool()
+    with pytest.raises(PoolError, match=message):
+        sample_labels(
+            pool,
+            make_sampler("passive", pool, 0),
+            LabelOracle(pool.labels),
+            5,
+            known=known(pool.n_pairs),
+        )
+
+
+def test_a_sampler_of_another_pool_is_an_error():
+    pool, other = small_pool(60), small_pool(40)
+    with pytest.raises(PoolError, match="built on a pool of 40 pairs; this pool has 60"):
+        sample_labels(pool, make_sampler("oasis", other, 0), LabelOracle(pool.labels), 5)
+
+
+def test_a_pool_from_something_else_than_a_frame_is_an_error():
+    with pytest.raises(PoolError, match="must be a pandas DataFrame, got dict"):
+        PairPool.from_frame(small_pool().pairs.to_dict())
+
+
+def test_a_text_score_is_named_as_text_not_as_a_missing_score():
+    frame = small_pool().pairs.astype({"score": object})
+    frame.loc[7, "score"] = "high"
+    with pytest.raises(
+        PoolError, match=r"column 'score' must hold numeric scores; rows 7 have 'high'"
+    ):
+        PairPool.from_frame(frame)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "a", True], ids=repr)
+def test_a_session_seed_must_be_a_whole_number(seed, tmp_path):
+    """seed=1.5 was silently truncated to 1; -1 and "a" gave numpy's errors naming no seed."""
+    with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
+        LabellingSession(small_pool(), tmp_path / "l.jsonl", "oasis", seed=seed)
+    assert not (tmp_path / "l.jsonl").exists()
+
+
+@pytest.mark.parametrize("sync_every", [0, -3, 1.5], ids=repr)
+def test_a_session_sync_every_must_be_positive(sync_every, tmp_path):
+    with pytest.raises(ValueError, match="sync_every must be a whole number >= 1"):
+        LabellingSession(small_pool(), tmp_path / "l.jsonl", "oasis", sync_every=sync_every)
+
+
+def _pool_file(tmp_path, frame=None):
+    path = tmp_path / "pool.csv"
+    (small_pool().pairs if frame is None else frame).to_csv(path, index=False)
+    return path
+
+
+def test_cli_bad_alpha_is_refused_before_any_label(tmp_path, capsys):
+    """--alpha 1.5 was checked only after the budget was labelled (with a person at the
+    prompt: after all their answers)."""
+    path = _pool_file(tmp_path)
+    labels = tmp_path / "l.jsonl"
+    args = ["pairs", "sample", str(path), "--labels", str(labels), "--oracle", "column:label"]
+    assert main([*args, "--alpha", "1.5"]) == 1
+    assert "alpha must be strictly between 0 and 1" in capsys.readouterr().err
+    assert not labels.exists()
+
+
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("predicted", "yes", "pool.csv: column 'predicted' must be 0/1; rows 4 have 'yes'"),
+        ("score", "abc", "pool.csv: column 'score' must hold numeric scores; rows 4 have 'abc'"),
+        ("label", "2", "--oracle column:label: column 'label' must be 0/1; rows 4 have '2'"),
+    ],
+)
+def test_cli_bad_pool_cells_name_the_file_or_flag_and_the_column(
+    tmp_path, capsys, column, value, message
+):
+    frame = small_pool().pairs.astype({column: object})
+    frame.loc[4, column] = value
+    path = _pool_file(tmp_path, frame)
+    args = ["pairs", "sample", str(path), "--labels", str(tmp_path / "l.jsonl")]
+    assert main([*args, "--oracle", "column:label"]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_cli_bad_seed_is_a_clear_error(tmp_path, capsys):
+    path = _pool_file(tmp_path)
+    args = ["pairs", "sample", str(path), "--labels", str(tmp_path / "l.jsonl")]
+    assert main([*args, "--oracle", "column:label", "--seed", "-1"]) == 1
+    assert "seed must be a whole number >= 0, got -1" in capsys.readouterr().err

@@ -33,7 +33,7 @@ import pandas as pd
 from er_evaluation.cli._common import add_output_options, emit, plain
 from er_evaluation.errors import examples
 from er_evaluation.io import read_membership, read_table
-from er_evaluation.pairs.estimates import estimate_from_labels
+from er_evaluation.pairs.estimates import estimate_from_labels, metric_names
 from er_evaluation.pairs.oracles import LabelOracle, oracle_from_reference, parse_answer
 from er_evaluation.pairs.pool import PairPool, PoolError, _check_binary
 from er_evaluation.pairs.samplers import METHODS
@@ -139,16 +139,23 @@ def _pool_options(parser: argparse.ArgumentParser) -> None:
 
 def _read_pool(args) -> tuple[PairPool, pd.DataFrame]:
     frame = read_table(args.pool)
-    if args.score_col in frame.columns:
-        frame[args.score_col] = pd.to_numeric(frame[args.score_col], errors="coerce")
     prediction = read_membership(args.prediction, name="prediction") if args.prediction else None
-    pool = PairPool.from_frame(
-        frame,
-        score_col=args.score_col,
-        predicted_col=None if prediction is not None else args.predicted_col,
-        prediction=prediction,
-        id_cols=tuple(args.id_cols),
-    )
+    try:
+        pool = PairPool.from_frame(
+            frame,
+            score_col=args.score_col,
+            predicted_col=None if prediction is not None else args.predicted_col,
+            prediction=prediction,
+            id_cols=tuple(args.id_cols),
+        )
+    except PoolError as error:
+        # the message names rows and columns; say which file (or --prediction) they are in
+        where = (
+            f"{args.pool} with --prediction {args.prediction}"
+            if prediction is not None
+            else args.pool
+        )
+        raise PoolError(f"{where}: {error}") from None
     return pool, frame
 
 
@@ -161,12 +168,16 @@ def _oracle(spec: str, pool: PairPool, frame: pd.DataFrame):
             raise PoolError(
                 f"--oracle column:{value}: no such column; POOL has {list(frame.columns)}"
             )
-        labels = _check_binary(frame[value], value)
+        try:
+            labels = _check_binary(frame[value], value)
+        except PoolError as error:
+            raise PoolError(f"--oracle column:{value}: {error}") from None
         return LabelOracle(labels)
     raise ValueError(f"--oracle {spec!r}: use reference:FILE or column:NAME")
 
 
 def _sample(args) -> int:
+    metric_names(args.alpha)  # a bad --alpha is an error before any labelling, not after
     pool, frame = _read_pool(args)
     # Only the flags given: a new log takes the sampler's defaults (recorded in its header),
     # a resumed log its own values; a flag the method has no parameter for is an error

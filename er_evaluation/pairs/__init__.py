@@ -29,6 +29,7 @@ from er_evaluation.pairs.oracles import (
     CountingOracle,
     LabelOracle,
     oracle_from_reference,
+    oracle_label,
     parse_answer,
 )
 from er_evaluation.pairs.pool import (
@@ -49,7 +50,7 @@ from er_evaluation.pairs.reuse import (
     reuse_estimate,
     sample_traced,
 )
-from er_evaluation.pairs.run import oracle_label, sample_labels
+from er_evaluation.pairs.run import sample_labels
 from er_evaluation.pairs.samplers import (
     METHODS,
     Draw,

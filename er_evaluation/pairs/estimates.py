@@ -195,15 +195,6 @@ def _alphas(alpha: float | Sequence[float]) -> list[float]:
     return values
 
 
-def _predicted_of(run: LabelRun, predicted) -> np.ndarray:
-    predicted = np.asarray(predicted)
-    if predicted.shape != (run.pool_size,):
-        raise ValueError(
-            f"predicted must hold one 0/1 value per pool pair ({run.pool_size}), got shape {predicted.shape}"
-        )
-    return predicted[run.index].astype(np.float64)
-
-
 def _distinct(run: LabelRun) -> tuple[np.ndarray, np.ndarray]:
     """Pool rows of the distinct labelled pairs and the position of each one's first draw."""
     return np.unique(run.index, return_index=True)
@@ -235,13 +226,13 @@ def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
         raise ValueError(
             f"predicted must hold one 0/1 value per pool pair ({run.pool_size}), got shape {predicted.shape}"
         )
-    if predicted.dtype.kind not in "biu" or (
-        len(predicted) and (predicted.min() < 0 or predicted.max() > 1)
-    ):
-        bad = np.flatnonzero(~np.isin(predicted, [0, 1]))[:5]
+    # 0/1 of any numeric type (a float column 0.0/1.0 too, as the pool accepts); 2, 0.5,
+    # NaN, words are an error naming the first offending pairs
+    bad = np.flatnonzero(~np.isin(predicted, [0, 1]))[:5]
+    if len(bad):
         raise ValueError(
             f"predicted must be 0/1 per pool pair; pairs {bad.tolist()} have "
-            f"{[predicted[i].item() for i in bad]}"
+            f"{predicted[bad].tolist()}"
         )
     return predicted.astype(np.int8)
 

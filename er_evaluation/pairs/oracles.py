@@ -21,6 +21,7 @@ __all__ = [
     "CallableOracle",
     "CountingOracle",
     "oracle_from_reference",
+    "oracle_label",
     "parse_answer",
 ]
 
@@ -58,7 +59,9 @@ def oracle_from_reference(pool: PairPool, reference: pd.Series) -> LabelOracle:
 
 
 class CallableOracle:
-    """Wraps ``func(id_left, id_right) -> bool | 0 | 1 | None`` (None = unsure)."""
+    """Wraps ``func(id_left, id_right) -> bool | 0 | 1 | None`` (None = unsure); any other
+    answer (a word such as "yes", 2, NaN) is an error naming the pair
+    (:func:`oracle_label`)."""
 
     def __init__(self, pool: PairPool, func: Callable[[Any, Any], Any]) -> None:
         self._left = pool.pairs["id_left"].to_numpy()
@@ -66,7 +69,7 @@ class CallableOracle:
         self.func = func
 
     def __call__(self, index: int) -> int | None:
-        return parse_answer(self.func(self._left[index], self._right[index]))
+        return oracle_label(self.func(self._left[index], self._right[index]), index)
 
 
 class CountingOracle:
@@ -115,3 +118,19 @@ def parse_answer(answer: Any) -> int | None:
     if isinstance(answer, str) and answer.strip().lower() in _ANSWERS:
         return _ANSWERS[answer.strip().lower()]
     raise ValueError(f"answer {answer!r} is not match / non-match / unsure (1 / 0 / None)")
+
+
+def oracle_label(answer, index: int) -> int | None:
+    """An oracle's answer as 1 / 0 / None (unsure): True/False, 0/1 (any integer or float
+    type) or None; anything else (a word such as "yes", 2, NaN) is an error naming the pair.
+    Words are parsed only for people: :func:`parse_answer`."""
+    if answer is None:
+        return None
+    if isinstance(answer, (bool, np.bool_)):
+        return int(answer)
+    if isinstance(answer, (int, float, np.integer, np.floating)) and answer in (0, 1):
+        return int(answer)
+    raise ValueError(
+        f"the oracle answered {answer!r} for pool pair {index}; an oracle must return "
+        "1 / True (match), 0 / False (non-match) or None (unsure)"
+    )

@@ -71,6 +71,10 @@ class PairPool:
         offending rows or ids: missing ids, unknown ids, self-pairs, duplicate pairs in
         either order, non-finite scores, predictions or labels other than 0/1.
         """
+        if not isinstance(frame, pd.DataFrame):
+            raise PoolError(
+                f"the pair table must be a pandas DataFrame, got {type(frame).__name__}"
+            )
         left_col, right_col = id_cols
         for col in (left_col, right_col, score_col):
             _require_column(frame, col)
@@ -228,10 +232,15 @@ def _check_ids(left, right, left_col: str, right_col: str, records) -> None:
 
 
 def _check_scores(series: pd.Series, col: str) -> np.ndarray:
-    try:
-        values = series.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise PoolError(f"column {col!r} must be numeric scores: {error}") from None
+    raw = series.to_numpy()
+    values = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(dtype=np.float64)
+    # text that is no number (a CSV cell "abc") is named as such, not as a missing score
+    text = np.flatnonzero(np.isnan(values) & ~pd.isna(raw))
+    if len(text):
+        raise PoolError(
+            f"column {col!r} must hold numeric scores; rows {examples(text)} have "
+            f"{examples(raw[text])}"
+        )
     bad = np.flatnonzero(~np.isfinite(values))
     if len(bad):
         raise PoolError(

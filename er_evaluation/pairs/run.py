@@ -7,10 +7,12 @@ from collections.abc import Callable
 import numpy as np
 
 from er_evaluation._parameters import check_count
+from er_evaluation.errors import examples
 from er_evaluation.pairs.estimates import LabelRun
-from er_evaluation.pairs.pool import PairPool
+from er_evaluation.pairs.oracles import oracle_label
+from er_evaluation.pairs.pool import PairPool, PoolError
 
-__all__ = ["oracle_label", "run_of_sampler", "sample_labels"]
+__all__ = ["run_of_sampler", "sample_labels"]
 
 
 def sample_labels(
@@ -36,10 +38,13 @@ def sample_labels(
     earlier (label reuse): drawing such a pair costs nothing.
     """
     budget = check_count(budget, "budget", minimum=0)
-    cache = (
-        np.full(pool.n_pairs, -1, dtype=np.int8) if known is None else known.astype(np.int8).copy()
-    )
-    limit = max_draws if max_draws is not None else 1000 * max(budget, 1)
+    limit = 1000 * max(budget, 1) if max_draws is None else check_count(max_draws, "max_draws")
+    built_on = getattr(sampler, "n_pairs", pool.n_pairs)
+    if built_on != pool.n_pairs:
+        raise PoolError(
+            f"the sampler was built on a pool of {built_on} pairs; this pool has {pool.n_pairs}"
+        )
+    cache = np.full(pool.n_pairs, -1, dtype=np.int8) if known is None else _known(known, pool)
     index, label, weight, stratum, new = [], [], [], [], []
     n_labels = 0
     unknown = int(np.count_nonzero(cache < 0))
@@ -104,17 +109,17 @@ def run_of_sampler(
     )
 
 
-def oracle_label(answer, index: int) -> int | None:
-    """An oracle's answer as 1 / 0 / None (unsure): True/False, 0/1 (any integer or float
-    type) or None; anything else (a word such as "yes", 2, NaN) is an error naming the pair.
-    Words are parsed only for people: :func:`er_evaluation.pairs.parse_answer`."""
-    if answer is None:
-        return None
-    if isinstance(answer, (bool, np.bool_)):
-        return int(answer)
-    if isinstance(answer, (int, float, np.integer, np.floating)) and answer in (0, 1):
-        return int(answer)
-    raise ValueError(
-        f"the oracle answered {answer!r} for pool pair {index}; an oracle must return "
-        "1 / True (match), 0 / False (non-match) or None (unsure)"
-    )
+def _known(known, pool: PairPool) -> np.ndarray:
+    """``known`` checked: one of -1 (unknown), 0, 1 per pool pair."""
+    values = np.asarray(known)
+    if values.shape != (pool.n_pairs,):
+        raise PoolError(
+            f"known has shape {values.shape}; expected one label per pool pair ({pool.n_pairs})"
+        )
+    bad = np.flatnonzero(~np.isin(values, (-1, 0, 1)))
+    if len(bad):
+        raise PoolError(
+            f"known must be -1 (unknown), 0 or 1 per pool pair; pairs {examples(bad)} have "
+            f"{examples(values[bad])}"
+        )
+    return values.astype(np.int8)

@@ -49,9 +49,9 @@ import numpy as np
 from er_evaluation._parameters import check_count
 from er_evaluation.errors import plain_id
 from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate_from_labels
-from er_evaluation.pairs.oracles import parse_answer
+from er_evaluation.pairs.oracles import oracle_label, parse_answer
 from er_evaluation.pairs.pool import PairPool
-from er_evaluation.pairs.run import oracle_label, run_of_sampler
+from er_evaluation.pairs.run import run_of_sampler
 from er_evaluation.pairs.samplers import Draw, make_sampler
 
 __all__ = ["LabellingSession", "PendingPair", "SessionError", "read_log"]
@@ -154,7 +154,7 @@ class LabellingSession:
     ) -> None:
         self.pool = pool
         self.path = Path(path)
-        self.sync_every = max(1, int(sync_every))
+        self.sync_every = check_count(sync_every, "sync_every")
         self._cache = np.full(pool.n_pairs, -1, dtype=np.int8)
         self._index: list[int] = []
         self._label: list[int] = []
@@ -170,6 +170,8 @@ class LabellingSession:
         self._offset = 0  # bytes of the log replayed so far
         self._lines = 0  # complete lines replayed so far (header included)
         self._handle = None
+        if seed is not None:
+            seed = check_count(seed, "seed", minimum=0)
         if readonly:
             if not self.path.exists() or self.path.stat().st_size == 0:
                 raise FileNotFoundError(f"no such label log: {self.path}")
@@ -182,7 +184,7 @@ class LabellingSession:
         try:
             with self._locked():
                 if self._complete_size() == 0:
-                    self._create(method or "oasis", 0 if seed is None else int(seed), params)
+                    self._create(method or "oasis", 0 if seed is None else seed, params)
                 else:
                     self._resume(method, seed, params)
         except BaseException:
@@ -264,7 +266,7 @@ class LabellingSession:
             )
         if method is not None and method != header["method"]:
             raise SessionError(f"{self.path} is a {header['method']!r} session, not {method!r}")
-        if seed is not None and int(seed) != header["seed"]:
+        if seed is not None and seed != header["seed"]:
             raise SessionError(f"{self.path} was started with seed {header['seed']}, not {seed}")
         for key, value in params.items():
             if key not in header["params"]:
