@@ -315,6 +315,28 @@ def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
     assert "Could not open the label log" in fresh.error[0].value
 
 
+def test_a_block_without_pairs_is_a_plain_message_and_one_pair_is_labelled_to_the_end(project):
+    """Issue 10, item 8 through the app: a block of one record has no candidate pair (a
+    plain message, no traceback); a block of two records has one pair, and once it is
+    labelled the page says every pair is labelled."""
+    from er_evaluation import datasets
+
+    mentions = datasets.load_patentsview_mentions()
+    newest = datasets.load_patentsview_predictions([TWO[1]])[TWO[1]]
+    sizes = mentions.loc[newest.index, "block"].value_counts()
+    at = open_page("pairs")
+    at.selectbox(key="pairs_block").set_value(sizes.index[sizes == 1][0]).run()
+    assert not at.exception
+    assert at.error[0].value == (
+        "Could not build the pair pool: the pair table is empty: a pool needs at least one "
+        "candidate pair"
+    )
+    at.selectbox(key="pairs_block").set_value(sizes.index[sizes == 2][0]).run()
+    at.button(key="pairs_match").click().run()
+    assert not at.exception and not at.error
+    assert at.success[0].value == "Every pair the sampler can draw is labelled."
+
+
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")

@@ -487,3 +487,109 @@ def test_oasis_log_from_before_the_prior_decay_still_replays(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with LabellingSession(pool, path, readonly=True) as resumed:
         assert resumed.label_run().index.tolist() == expected
+
+
+# --- several writers and unreadable logs through the CLI (issue 10, item 7) -----------------
+
+
+def test_cli_interactive_answer_to_a_pair_another_reviewer_answered_first(
+    tmp_path, monkeypatch, capsys
+):
+    """A second reviewer (here: a library session on the same log) answers the pair on the
+    prompt first: the prompt's answer is not recorded and the person is told so (it was
+    silently dropped), and the prompt goes on with the next pair."""
+    pool = write_pool_files(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    args += ["--method", "oasis", "--seed", "2", "--budget", "5"]
+    answered, calls = [], []
+
+    class Prompt:
+        """Before the first answer ("n") the other reviewer gives the same pair its true
+        label; then one more "n" for the next pair, then quit."""
+
+        def readline(self):
+            calls.append(1)
+            if len(calls) == 1:
+                with LabellingSession(pool, labels) as other:
+                    pending = other.next_pair()
+                    other.answer(int(pool.labels[pending.index]))
+                    answered.append(pending.index)
+            return "n\n" if len(calls) <= 2 else "q\n"
+
+    monkeypatch.setattr(sys, "stdin", Prompt())
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "was answered meanwhile by another session on this log" in err
+    _, events = read_log(labels)
+    first = [e for e in events if e["pool_index"] == answered[0] and e["source"] != "cache"]
+    assert [e["label"] for e in first] == [int(pool.labels[answered[0]])]
+    assert [e["step"] for e in events] == list(range(len(events)))
+    # one more person answer after the refused one: the other reviewer's and this one
+    assert sum(e["source"] == "person" for e in events) == 2
+
+
+def test_cli_two_processes_sampling_into_one_log(tmp_path):
+    """Two `er-eval pairs sample` processes with an oracle on one log: both finish, every
+    pair is answered once, the log replays and `pairs estimate` reads it."""
+    import subprocess
+
+    pool = write_pool_files(tmp_path, n=400)
+    labels = tmp_path / "labels.jsonl"
+    command = [sys.executable, "-m", "er_evaluation", "pairs", "sample", str(tmp_path / "pool.csv")]
+    command += ["--labels", str(labels), "--oracle", "column:label", "--budget", "80"]
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    _assert_log_consistent(labels, pool)
+    with LabellingSession(pool, labels, readonly=True) as session:
+        assert session.n_labels == 80
+    done = subprocess.run(
+        [sys.executable, "-m", "er_evaluation", "pairs", "estimate", str(tmp_path / "pool.csv")]
+        + ["--labels", str(labels), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["pairwise_f1"]["n_labels"] == 80
+
+
+@pytest.mark.parametrize("action", ["sample", "estimate"])
+def test_cli_names_the_unreadable_line_of_a_label_log(tmp_path, capsys, action):
+    pool = write_pool_files(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    with LabellingSession(pool, labels, "passive", seed=0) as session:
+        session.run(LabelOracle(pool.labels), 5)
+    lines = labels.read_text().splitlines()
+    lines[3] = lines[3].replace('"label": ', '"label": "yes", "was": ', 1)
+    labels.write_text("\n".join(lines) + "\n")
+    args = ["pairs", action, str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    if action == "sample":
+        args += ["--oracle", "column:label", "--budget", "8"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"{labels}, line 4: label is 'yes'" in err
+    assert "Traceback" not in err
+    assert labels.read_text().splitlines() == lines  # nothing written to a bad log
+
+
+def test_a_run_counts_the_labels_another_session_wrote_towards_its_budget(tmp_path):
+    """Two processes sampling to 80 labels on one log made 81: a run checked its budget
+    before taking in the other's answers, then answered one pair more."""
+    pool = make_pool()
+    path = tmp_path / "shared.jsonl"
+    oracle = LabelOracle(pool.labels)
+    first = LabellingSession(pool, path, "oasis", seed=1)
+    second = LabellingSession(pool, path)  # opened before the first labels anything
+    assert first.run(oracle, 5) == 5
+    assert second.run(oracle, 5) == 0  # the log already holds 5 labels
+    assert second.run(oracle, 7) == 2
+    first.close()
+    second.close()
+    with LabellingSession(pool, path, readonly=True) as replay:
+        assert replay.n_labels == 7
+    _assert_log_consistent(path, pool)

@@ -4,11 +4,13 @@ precision-recall curve of the similarity score."""
 
 from __future__ import annotations
 
+import math
+import time
 import warnings
 
 import pandas as pd
 import streamlit as st
-from app_common import data_key, load_project, plain_errors, project_dir
+from app_common import data_key, load_project, min_dwell_seconds, plain_errors, project_dir
 
 from er_evaluation.pairs import (
     LabellingSession,
@@ -74,12 +76,26 @@ st.caption(
 
 
 def _answer(session: LabellingSession, answer, shown) -> None:
+    # A double press: the first answers a pair and brings up the next, the second lands
+    # on the next pair's button before anyone could have looked at it (the review page's
+    # rule, min_dwell_seconds). The time counts from the end of the run that drew the pair.
+    answered_at = st.session_state.get("pairs_last_answer", -math.inf)
+    drawn, drawn_at = st.session_state.get("pairs_drawn", (None, math.inf))
+    on_screen = time.monotonic() - drawn_at if drawn == (str(session.path), shown.step) else 0.0
+    if drawn_at >= answered_at > -math.inf and on_screen < min_dwell_seconds():
+        st.session_state["pairs_notice"] = (
+            f"Not saved: {shown.id_left} / {shown.id_right} came up after your last answer and "
+            f"this press came {on_screen:.1f} s after it was shown, before it could be looked "
+            "at; press again to answer it."
+        )
+        return
     with plain_errors("Could not save the answer"):
         if not session.answer(answer, index=shown.index):
             st.session_state["pairs_notice"] = (
                 f"{shown.id_left} / {shown.id_right} was already answered in another session "
                 "on this log; that first answer is kept."
             )
+    st.session_state["pairs_last_answer"] = time.monotonic()
 
 
 pending = session.next_pair()
@@ -102,6 +118,10 @@ else:
         column.button(
             label, key=f"pairs_{label.lower()}", on_click=_answer, args=(session, answer, pending)
         )
+    # the pair and its buttons are on screen from here on: the double-press guard of
+    # _answer counts from now
+    if st.session_state.get("pairs_drawn", (None,))[0] != (str(log), pending.step):
+        st.session_state["pairs_drawn"] = ((str(log), pending.step), time.monotonic())
 if notice := st.session_state.pop("pairs_notice", None):
     st.info(notice)
 

@@ -250,6 +250,8 @@ def _interactive(
         if pending is None:
             print("no more pairs to label", file=out)
             return
+        if session.n_labels >= budget:  # others on the log reached the budget meanwhile
+            break
         print(
             f"[{session.n_labels + 1}/{budget}] {pending.id_left!s} <-> {pending.id_right!s} "
             f"(score {pending.score:.4g}, predicted {'match' if pending.predicted else 'non-match'})",
@@ -270,7 +272,12 @@ def _interactive(
             except ValueError as error:
                 print(error, file=out)
                 continue
-            session.answer(line.strip())
+            if not session.answer(line.strip(), index=pending.index):
+                print(
+                    f"{pending.id_left} <-> {pending.id_right} was answered meanwhile by another "
+                    "session on this log; that first answer is kept, yours is not recorded",
+                    file=out,
+                )
             break
 
 

@@ -464,16 +464,19 @@ class LabellingSession:
 
     def run(self, oracle: Callable[[int], int | None], budget: int) -> int:
         """Label with ``oracle`` (pool index -> 1/0/None) until ``budget`` distinct pairs are
-        labelled in total; returns the number of new labels."""
+        labelled in total, counting the labels other sessions on the log wrote meanwhile;
+        returns the number of labels this call recorded."""
         budget = check_count(budget, "budget", minimum=0)
-        start = self.n_labels
+        recorded = 0
         while self.n_labels < budget:
             pending = self.next_pair()
-            if pending is None:
+            # next_pair took in what other sessions wrote: the budget may be reached now
+            if pending is None or self.n_labels >= budget:
                 break
-            self.answer(oracle_label(oracle(pending.index), pending.index), source="oracle")
+            label = oracle_label(oracle(pending.index), pending.index)
+            recorded += int(self.answer(label, source="oracle") and label is not None)
         self.flush()
-        return self.n_labels - start
+        return recorded
 
     # -- results -----------------------------------------------------------------------
     @property
