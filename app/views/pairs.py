@@ -81,8 +81,10 @@ def _answer(session: LabellingSession, answer, shown) -> None:
     # rule, min_dwell_seconds). The time counts from the end of the run that drew the pair.
     answered_at = st.session_state.get("pairs_last_answer", -math.inf)
     drawn, drawn_at = st.session_state.get("pairs_drawn", (None, math.inf))
-    on_screen = time.monotonic() - drawn_at if drawn == (str(session.path), shown.step) else 0.0
-    if drawn_at >= answered_at > -math.inf and on_screen < min_dwell_seconds():
+    on_page = drawn == (str(session.path), shown.step)
+    on_screen = time.monotonic() - drawn_at if on_page else 0.0
+    after_answer = not on_page or drawn_at >= answered_at
+    if answered_at > -math.inf and after_answer and on_screen < min_dwell_seconds():
         st.session_state["pairs_notice"] = (
             f"Not saved: {shown.id_left} / {shown.id_right} came up after your last answer and "
             f"this press came {on_screen:.1f} s after it was shown, before it could be looked "
@@ -107,6 +109,10 @@ else:
     side.columns = pd.Index([f"left: {pending.id_left}", f"right: {pending.id_right}"])
     st.dataframe(side.astype(str), key="pairs_side")
     st.caption(f"Similarity score {pending.score:.3f}")
+    # the pair is on screen from here on (before its buttons exist, so that a run cut short
+    # by a press still counts it): the double-press guard of _answer counts from now
+    if st.session_state.get("pairs_drawn", (None,))[0] != (str(log), pending.step):
+        st.session_state["pairs_drawn"] = ((str(log), pending.step), time.monotonic())
     b1, b2, b3 = st.columns(3)
     for column, label, answer in (
         (b1, "Match", 1),
@@ -118,10 +124,6 @@ else:
         column.button(
             label, key=f"pairs_{label.lower()}", on_click=_answer, args=(session, answer, pending)
         )
-    # the pair and its buttons are on screen from here on: the double-press guard of
-    # _answer counts from now
-    if st.session_state.get("pairs_drawn", (None,))[0] != (str(log), pending.step):
-        st.session_state["pairs_drawn"] = ((str(log), pending.step), time.monotonic())
 if notice := st.session_state.pop("pairs_notice", None):
     st.info(notice)
 
