@@ -322,3 +322,12 @@ def test_cli_bad_seed_is_a_clear_error(tmp_path, capsys):
     args = ["pairs", "sample", str(path), "--labels", str(tmp_path / "l.jsonl")]
     assert main([*args, "--oracle", "column:label", "--seed", "-1"]) == 1
     assert "seed must be a whole number >= 0, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variance", ["bogus", "final"])
+def test_a_variance_a_sampler_run_does_not_use_is_an_error(labelled, variance):
+    """variance="final" (and any misspelling) was silently ignored for every run a sampler
+    made: the caller got the default variance believing it was another."""
+    pool, run = labelled
+    with pytest.raises(ValueError, match="variance"):
+        estimate_from_labels(run, pool.predicted, variance=variance)

@@ -276,6 +276,23 @@ def _ais_interval(run, predicted, alphas, z, variance):
     return value, se, low, high
 
 
+def _check_variance(run: LabelRun, variance: str) -> None:
+    """``variance`` chooses between the two variances of the weighted ratio (runs built by
+    hand); a sampler's run has the one variance of its estimator (the oracle model's or
+    the remainder's), so another choice there is an error, not silently ignored."""
+    if variance not in ("martingale", "final"):
+        raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
+    own = (run.design == "importance" and (run.adaptive or run.static_proposal)) or uses_remainder(
+        run
+    )
+    if variance == "final" and own:
+        raise ValueError(
+            f"variance='final' is for weighted-ratio runs built by hand; a "
+            f"{run.method or run.design} run is estimated with its own variance (leave "
+            "variance at 'martingale')"
+        )
+
+
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
     if run.design == "importance" and (run.adaptive or run.static_proposal):
         # cells = the two prediction groups: a group is taken exactly once all its pairs
@@ -399,6 +416,7 @@ def estimate_from_labels(
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
     predicted = _check_predicted(run, predicted)
+    _check_variance(run, variance)
     value, se, low, high = _estimate_arrays(run, predicted, alphas, z, variance)
     out = []
     for m, name in enumerate(metric_names(alphas)):
