@@ -269,7 +269,7 @@ def test_a_text_score_is_named_as_text_not_as_a_missing_score():
 @pytest.mark.parametrize("seed", [-1, 1.5, "a", True], ids=repr)
 def test_a_session_seed_must_be_a_whole_number(seed, tmp_path):
     """seed=1.5 was silently truncated to 1; -1 and "a" gave numpy's errors naming no seed."""
-    with pytest.raises(ValueError, match="seed must be a whole number >= 0"):
+    with pytest.raises(ValueError, match="seed must be None or a whole number >= 0"):
         LabellingSession(small_pool(), tmp_path / "l.jsonl", "oasis", seed=seed)
     assert not (tmp_path / "l.jsonl").exists()
 
@@ -321,7 +321,7 @@ def test_cli_bad_seed_is_a_clear_error(tmp_path, capsys):
     path = _pool_file(tmp_path)
     args = ["pairs", "sample", str(path), "--labels", str(tmp_path / "l.jsonl")]
     assert main([*args, "--oracle", "column:label", "--seed", "-1"]) == 1
-    assert "seed must be a whole number >= 0, got -1" in capsys.readouterr().err
+    assert "seed must be None or a whole number >= 0, got -1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("variance", ["bogus", "final"])

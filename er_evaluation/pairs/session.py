@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from er_evaluation._parameters import check_count
+from er_evaluation._parameters import check_count, check_seed
 from er_evaluation.errors import plain_id
 from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import oracle_label, parse_answer
@@ -170,8 +170,7 @@ class LabellingSession:
         self._offset = 0  # bytes of the log replayed so far
         self._lines = 0  # complete lines replayed so far (header included)
         self._handle = None
-        if seed is not None:
-            seed = check_count(seed, "seed", minimum=0)
+        seed = check_seed(seed)  # before the log is opened: a bad seed leaves no file
         if readonly:
             if not self.path.exists() or self.path.stat().st_size == 0:
                 raise FileNotFoundError(f"no such label log: {self.path}")
