@@ -52,6 +52,7 @@ from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
+from er_evaluation.pairs._search import search_diagnosed
 from er_evaluation.pairs._stratify import Strata
 from er_evaluation.pairs._variance import (
     finish,
@@ -410,6 +411,12 @@ def estimate_from_labels(
     draws that searched the pairs that could hold one. Never of zero width unless every
     pair the metric depends on is labelled (then ``"census"``). Coverage and MSE by pool
     and budget: benchmarks/README.md ("OASIS intervals").
+
+    Every estimate carries diagnostics (:func:`~er_evaluation.pairs._search.search_diagnosed`
+    with the run's strata): the effective number of draws in its denominator and their
+    concentration, and ``reliable`` False with the reason when no labelled predicted
+    non-match is a match and the strata where none was drawn were searched so thinly that
+    more matches than the interval allows could hide there, or when the metric is undefined.
     """
     alphas = _alphas(alpha)
     z = float(ndtri(0.5 + check_level(level) / 2))
@@ -445,4 +452,5 @@ def estimate_from_labels(
                 plugin=v,
             )
         )
+    out = search_diagnosed(out, run, predicted, [1.0, 0.0, *alphas], run.strata)
     return PairEstimates(out[0], out[1], tuple(out[2:]))

@@ -70,13 +70,8 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-from er_evaluation.estimators.diagnostics import (
-    concentration,
-    hidden_matches,
-    search_diagnostics,
-    searched_draws,
-)
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.pairs._search import _searched_region, search_diagnosed  # noqa: F401
 from er_evaluation.pairs._stratify import Strata
 from er_evaluation.pairs.estimates import (
     LabelRun,
@@ -315,44 +310,9 @@ def reuse_estimate(
     100% (restaurant), 94 / 100 / 94% (FEBRL, where recall was flagged in 96% of runs)
     (benchmarks/README.md, "Label reuse across versions")."""
     estimates = estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
+    if strata is None:  # estimate_from_labels checked against the run's own strata
+        return estimates
     return search_check(estimates, run, predicted_b, alpha=alpha, strata=strata)
-
-
-def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None, level: float):
-    """(:func:`~er_evaluation.estimators.diagnostics.hidden_matches` of the predicted
-    non-match cells (stratum x prediction) where no labelled pair is a match and some
-    pair is unlabelled, whether any labelled predicted non-match is a match). Without
-    strata the predicted non-matches are one cell whose searched size is
-    :func:`~er_evaluation.estimators.diagnostics.searched_draws` of its draws' weights
-    (uniform draws count fully, draws that rarely reach it little), at most its distinct
-    labelled pairs."""
-    rows, first = np.unique(run.index, return_index=True)
-    label = run.label[first].astype(np.float64)
-    if strata is None:
-        non = predicted[run.index] == 0
-        sizes = np.array([float(np.sum(predicted == 0))])
-        matched = bool(np.any(run.label[non] == 1))
-        w = run.weight[non].astype(np.float64)
-        searched = np.array([min(searched_draws(w), float(np.sum(predicted[rows] == 0)))])
-        if searched[0] >= sizes[0]:
-            return (0.0, 0.0, 0.0), matched
-        return (0.0, 0.0, 0.0) if matched else hidden_matches(sizes, searched, level=level), matched
-    if strata.codes.shape != predicted.shape:
-        raise ValueError(
-            f"strata must cover the run's pool ({predicted.shape[0]} pairs), "
-            f"got {strata.codes.shape[0]}"
-        )
-    cells = 2 * strata.codes.astype(np.int64) + predicted.astype(np.int64)
-    n_cells = 2 * strata.n_strata
-    sizes = np.bincount(cells, minlength=n_cells).astype(np.float64)
-    d = np.bincount(cells[rows], minlength=n_cells).astype(np.float64)
-    m = np.bincount(cells[rows], weights=label, minlength=n_cells)
-    non = np.arange(n_cells) % 2 == 0
-    matched = bool(np.any(m[non] > 0))
-    region = non & (d < sizes) & (m == 0)
-    if not region.any():
-        return (0.0, 0.0, 0.0), matched
-    return hidden_matches(sizes[region], d[region], level=level), matched
 
 
 def search_check(
@@ -363,45 +323,19 @@ def search_check(
     alpha: float | Sequence[float] = 0.5,
     strata: Strata | None = None,
 ) -> PairEstimates:
-    """``estimates`` (of ``predicted`` from ``run``, F for each ``alpha``) with
-    :func:`~er_evaluation.estimators.diagnostics.search_diagnostics` on each: TP = P PP,
-    AP = TP / R, and the unsearched predicted non-matches are the cells of ``strata``
-    (default ``run.strata``) x prediction where no labelled pair is a match, bounded by
-    :func:`~er_evaluation.estimators.diagnostics.hidden_matches`. ``n_effective`` and
-    ``top_share`` are those of the weighted draws in each metric's denominator
-    (w_t (alpha h_t + (1 - alpha) l_t))."""
-    predicted = np.asarray(predicted).astype(np.int8)
-    strata = strata if strata is not None else run.strata
-    level = estimates.precision.level
-    region, misses_drawn = _searched_region(run, predicted, strata, level)
-    pp = float(np.sum(predicted))
-    tp = estimates.precision.value * pp
-    r = estimates.recall.value
-    ap = tp / r if r > 0 else math.nan
-    h = predicted[run.index].astype(np.float64)
-    y = run.label.astype(np.float64)
-    w = run.weight.astype(np.float64)
-    alphas = [1.0, 0.0, *_alphas(alpha)]
-    out = []
-    for e, a in zip((estimates.precision, estimates.recall, *estimates.f), alphas, strict=True):
-        n_eff, share = concentration((w * (a * h + (1 - a) * y))[:, None])
-        diag = search_diagnostics(
-            e.value,
-            e.ci_low,
-            metric=e.metric,
-            alpha=a,
-            tp=tp,
-            ap=ap,
-            pp=pp,
-            region=region,
-            misses_drawn=misses_drawn,
-            pool_size=run.pool_size,
-            level=level,
-            n_effective=float(n_eff),
-            top_share=float(share),
-        )
-        out.append(replace(e, diagnostics=diag))
-    return PairEstimates(out[0], out[1], tuple(out[2:]))
+    """``estimates`` (of ``predicted`` from ``run``, F for each ``alpha``) with the
+    diagnostics of :func:`~er_evaluation.pairs._search.search_diagnosed` against the
+    strata ``strata`` (default ``run.strata``): what
+    :func:`~er_evaluation.pairs.estimate_from_labels` attaches with the run's own strata,
+    for another stratification of the predicted non-matches."""
+    e = search_diagnosed(
+        [estimates.precision, estimates.recall, *estimates.f],
+        run,
+        np.asarray(predicted).astype(np.int8),
+        [1.0, 0.0, *_alphas(alpha)],
+        strata if strata is not None else run.strata,
+    )
+    return PairEstimates(e[0], e[1], tuple(e[2:]))
 
 
 def as_importance_run(run: LabelRun) -> LabelRun:
