@@ -15,6 +15,8 @@ from er_evaluation.pairs import (
     PairPool,
     PoolError,
     estimate_from_labels,
+    estimate_measure,
+    f_measures,
     history,
     make_sampler,
     reuse_estimate,
@@ -115,13 +117,15 @@ def test_bad_budget_is_an_error(budget, tmp_path):
             session.run(LabelOracle(pool.labels), budget)
 
 
-@pytest.mark.parametrize("level", [0.0, 1.0, 95, -0.5, float("nan")], ids=repr)
+@pytest.mark.parametrize("level", [0.0, 1.0, 95, -0.5, float("nan"), "0.9"], ids=repr)
 def test_level_outside_open_unit_interval_is_an_error(labelled, level):
     pool, run = labelled
     with pytest.raises(ValueError, match="level must be"):
         estimate_from_labels(run, pool.predicted, level=level)
     with pytest.raises(ValueError, match="level must be"):
         history(run, pool.predicted, level=level)
+    with pytest.raises(ValueError, match="level must be"):  # was a TypeError for "0.9"
+        estimate_measure(run, f_measures(pool.predicted), level=level)
 
 
 @pytest.mark.parametrize("alpha", [2.0, 0.0, 1.0, float("nan")], ids=repr)

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
+from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
@@ -473,8 +474,7 @@ def estimate_measure(
     Census: when every pool pair is labelled in the run (or ``labels_known`` gives every
     label) the totals are computed from the labels exactly: SE 0 and a point interval.
     """
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+    level = check_level(level)
     if variance not in ("martingale", "final"):
         raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
     if run.pool_size != measure.n_pairs:
