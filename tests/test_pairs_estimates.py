@@ -452,3 +452,13 @@ def test_recall_at_one_with_unsearched_non_matches_is_flagged():
 
 def _every(est):
     return [est.precision, est.recall, *est.f]
+
+
+def test_finish_keeps_a_rounded_ratio_inside_its_interval():
+    # found by the audit: AIS precision 1.0000000000000002 above its interval's end 1.0
+    from er_evaluation.pairs._variance import finish
+
+    for value in (1.0 + 2e-16, -1e-17):
+        v, se, low, high = finish(value, 0.0, 1.96, n_fallback=10.0)
+        assert 0.0 <= low <= v <= high <= 1.0 and se > 0
+    assert finish(1.0 + 2e-16, 0.0, 1.96, n_fallback=10.0, remaining=0) == (1.0, 0.0, 1.0, 1.0)

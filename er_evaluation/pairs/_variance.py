@@ -289,6 +289,9 @@ def finish(
       (:func:`searched_bound`: a Wilson bound at 0 successes, where the variance says
       nothing); when that is not below the value, no unlabelled pair could lower it and
       the estimate is the census point, SE 0."""
+    # a ratio of totals in [0, 1] can round to 1 + 2e-16 (AIS precision), above its own
+    # interval's upper end
+    value = min(max(value, 0.0), 1.0)
     if remaining == 0:
         return value, 0.0, value, value
     se = math.sqrt(variance) if variance > 0 else 0.0
