@@ -23,23 +23,27 @@ benchmark (benchmarks/README.md, ``bench_pairs_reuse.py``):
   weighted totals stay unbiased however the proposals adapted (Marchant & Rubinstein
   2021, Theorem 1).
 
-Measured (benchmarks/README.md, "Label reuse across versions"; 400 runs on abt-buy and
-restaurant, 100 on FEBRL; 1,000 OASIS labels for A, 300 more for B; library defaults):
-on the same OASIS draws the mixture's recall bias on abt-buy was +0.037 ± 0.002 (A's
-labels plus B's) against +0.008 ± 0.003 with own weights. That remaining bias is
-Jensen's gap of recall = TP / (TP + FN): B's estimated totals are unbiased (FN off by
-+0.33 ± 0.51 on a true 18, TP exact), the ratio of them is not. With own weights, A's
-labels plus 300 new ones gave B's F1 with 1.6, 1.5 and 1.2 times the MSE of a fresh
-OASIS run of 1,300 labels on abt-buy, restaurant and FEBRL; 95% coverage of P / R / F1
-was 100 / 98.2 / 98.0% (abt-buy), 100 / 100 / 100% (restaurant: above the [92%, 98%]
-target, as for fresh OASIS runs) and 93 / 100 / 93% (FEBRL). FEBRL's 136 misses among
-5.4M predicted non-matches were drawn in 4% of runs: recall is then estimated as 1 and
-only the boundary rule of the interval (its lower end from the effectively searched
-predicted non-matches) keeps it covering, with an interval too wide to be useful.
-:func:`reuse_estimate` flags those runs: recall was marked not reliable in 96% of the
-FEBRL runs and in none on abt-buy and restaurant (A's labels plus B's). F1 was flagged
-in the same FEBRL runs although its interval covered in 93% of runs (the misses barely
-move F1 there): a conservative flag.
+Measured (benchmarks/README.md, "Label reuse across versions", final OASIS rows: 400 runs
+on abt-buy and restaurant, 100 on FEBRL; 1,000 OASIS labels for A, 300 more for B;
+library defaults): on the same OASIS draws the mixture's recall bias on abt-buy was
++0.035 ± 0.002 (A's labels plus B's) against +0.004 ± 0.003 with own weights. A's labels
+alone keep +0.012 ± 0.004 on abt-buy recall: Jensen's gap of recall = TP / (TP + FN), B's
+estimated totals being unbiased (FN off by +0.45 ± 0.67 on a true 18, TP exact). With own
+weights, A's labels plus 300 new ones gave B's F1 with 1.4, 1.2 and 1.5 times the MSE of
+a fresh OASIS run of 1,300 labels on abt-buy, restaurant and FEBRL; 95% coverage of
+P / R / F1 was 99.5 / 98.8 / 99.2% (abt-buy), 100 / 100 / 100% (restaurant) and
+97 / 100 / 96% (FEBRL), above the [92%, 98%] target as for fresh OASIS runs
+(100 / 99.2 / 98.8%, 100 / 100 / 99.0%, 98 / 100 / 98%): precision is exact in 99-100%
+of the abt-buy and restaurant runs (every predicted match of B labelled), and recall's
+interval is the shared variance routine's, 3.5 times the spread of the estimates on
+restaurant (fresh runs 3.0). The labels-only variance would cover restaurant recall in
+only 83% of those reuse runs (fresh 97%): A's sampler starves the stratum of one of B's
+two misses, and the oracle model's rate is what covers it. FEBRL's 136 misses among
+5.4M predicted non-matches were drawn in 3% of runs: recall is then estimated as 1
+(bias +0.028) and only the boundary rule of the interval (its lower end from the
+effectively searched predicted non-matches) keeps it covering, with an interval too
+wide to be useful; :func:`reuse_estimate` marked recall not reliable in 97% of those
+runs and in none on abt-buy and restaurant.
 
 Functions:
 
@@ -304,11 +308,11 @@ def reuse_estimate(
     ``strata``, default ``run.strata``) where none was drawn were searched so thinly that
     more matches than the interval allows could hide there (Clopper-Pearson;
     :func:`~er_evaluation.estimators.diagnostics.search_diagnostics`). Measured (OASIS A,
-    1,000 labels, 400 runs; FEBRL 100): B's recall bias +0.014 ± 0.004 on abt-buy
-    (Jensen's gap of the ratio: the FN estimate is unbiased), within Monte-Carlo error
-    on restaurant; 95% coverage of P / R / F1 100 / 93.8 / 93.2% (abt-buy), 100 / 100 /
-    100% (restaurant), 94 / 100 / 94% (FEBRL, where recall was flagged in 96% of runs)
-    (benchmarks/README.md, "Label reuse across versions")."""
+    1,000 labels, 400 runs; FEBRL 100; no new label): B's recall bias +0.012 ± 0.004 on
+    abt-buy (Jensen's gap of the ratio: the FN estimate is unbiased), within Monte-Carlo
+    error on restaurant; 95% coverage of P / R / F1 99.8 / 98.2 / 97.2% (abt-buy),
+    100 / 100 / 100% (restaurant), 96 / 100 / 97% (FEBRL, where recall was flagged in 97%
+    of runs) (benchmarks/README.md, "Label reuse across versions")."""
     estimates = estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
     if strata is None:  # estimate_from_labels checked against the run's own strata
         return estimates
@@ -517,8 +521,9 @@ def continue_sampling(
     missed matches could hide unseen; :class:`_SearchSampler`, unbiased by exact
     expectation in tests/test_pairs_reuse_search.py). Measured with ``search=0.2``
     (benchmarks/README.md, "Label reuse across versions"): it did not find FEBRL's
-    misses (drawn in 4% of runs with and without it) and raised B's F1 MSE by 8% on
-    abt-buy and 12% on restaurant, so it is off by default. Returns the pooled run, A's draws followed by
+    misses (drawn in 3% of runs with and without it); B's F1 MSE with / without it was
+    2.2e-3 / 2.3e-3 on abt-buy, 4.3e-5 / 3.8e-5 on restaurant and 9.8e-5 / 9.2e-5 on
+    FEBRL, so it is off by default. Returns the pooled run, A's draws followed by
     B's (``new_label`` marks the labels B paid for).
 
     When A's proposals are known (a :class:`TracedRun` from :func:`sample_traced` or an
