@@ -251,10 +251,10 @@ VARIANTS = {
 }
 
 
-def evaluate(run, predicted, end: int, model) -> np.ndarray:
-    """(value, low, high) x (P, R, F1) of the run's first ``end`` draws."""
-    codes, n_cells = cell_codes(predicted, None)
-    sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
+def evaluate(run, cells, end: int, model) -> np.ndarray:
+    """(value, low, high) x (P, R, F1) of the run's first ``end`` draws; ``cells`` = the
+    prediction cells of every pool pair and their sizes (as ``estimates`` builds them)."""
+    codes, sizes = cells
     value, se, low, high = hybrid_estimate(
         codes,
         sizes,
@@ -271,7 +271,8 @@ def evaluate(run, predicted, end: int, model) -> np.ndarray:
 def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[dict]:
     from dataclasses import replace
 
-    predicted = pool.predicted.astype(np.int8)
+    codes, n_cells = cell_codes(pool.predicted.astype(np.int8), None)
+    cells = codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
     rows = []
     n = len(runs)
     for variant in variants:
@@ -291,7 +292,7 @@ def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[d
                 )
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res[i, b] = evaluate(part, predicted, end, VARIANTS[variant](part))
+                    res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part))
                 hit[i, b] = np.isin(changed, run.index[:end]).any()
         for b, budget in enumerate(budgets):
             row = {
@@ -347,6 +348,45 @@ def table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def compact(frame: pd.DataFrame, variant: str = "tree") -> str:
+    """The README table: per pool, method and budget (real truth) the coverage and widths
+    of ``variant`` (static IS: labels only), the recall / F1 coverage of the previous
+    model (``allfresh``) and of the labels-only variance on the same runs, and whether
+    P, R and F1 are all within [92%, 98%]."""
+    real = frame[frame.truth == "real"]
+    lines = [
+        "| pool | method | labels | runs | cover P / R / F1 (MC SE) | width P / R / F1 "
+        "| R / F1: previous model | R / F1: labels only | in [92, 98] |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    keys = ["pool", "method", "budget"]
+    for (pool, method, budget), rows in real.groupby(keys, sort=False):
+        by = rows.set_index("variant")
+        r = by.loc[variant] if variant in by.index else by.loc["labels"]
+        cover = [100 * r[f"cover_{m}"] for m in METRICS]
+        mcse = max(100 * r[f"cover_{m}_mcse"] for m in METRICS)
+
+        def pair(name, by=by):
+            if name not in by.index or (name == "labels" and variant not in by.index):
+                return "-"
+            return " / ".join(f"{100 * by.loc[name][f'cover_{m}']:.1f}" for m in METRICS[1:])
+
+        outside = [
+            short + (" (exact)" if short == "P" and r["width_precision"] < 1e-3 else "")
+            for short, c in zip(("P", "R", "F1"), cover, strict=True)
+            if not 92 <= c <= 98
+        ]
+        band = "all" if not outside else "outside: " + ", ".join(outside)
+        lines.append(
+            f"| {pool} | {method} | {int(budget):,} | {int(r['reps'])} | "
+            + " / ".join(f"{c:.1f}" for c in cover)
+            + f" ({mcse:.1f}) | "
+            + " / ".join(f"{r[f'width_{m}']:.3f}" for m in METRICS)
+            + f" | {pair('allfresh')} | {pair('labels')} | {band} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -361,7 +401,11 @@ def main() -> None:
     parser.add_argument("--cache", default="/work/tmp_calib", help="run cache ('' = none)")
     parser.add_argument("--out", default="/work/tmp_calib/screen.csv")
     parser.add_argument("--report", nargs="+", metavar="CSV", help="markdown table from CSVs")
+    parser.add_argument("--readme", nargs="+", metavar="CSV", help="the README's compact table")
     args = parser.parse_args()
+    if args.readme:
+        print(compact(pd.concat([pd.read_csv(p) for p in args.readme], ignore_index=True)))
+        return
     if args.report:
         print(table(pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)))
         return
