@@ -17,12 +17,16 @@ changed pairs sees exactly the data it would see under the real truth.
 
 Variants (``--variants``), all through the one routine of the library
 (``_remainder.hybrid_estimate`` with the ``model`` argument of ``_variance``):
-``tree`` (the library's default: ``_variance.oracle_rates``), ``labels`` (labels only),
-and screening variants defined in :data:`VARIANTS`.
+``tree`` (the library's default: ``_variance.oracle_rates``, the model only in strata
+with no labelled match), ``labels`` (labels only), ``allfresh`` (the previous default:
+the model on every first draw) and the screening variants of :data:`VARIANTS` (all but
+``blind`` = ``tree`` are changes of ``allfresh``). Static IS runs have no oracle model:
+they are evaluated with ``labels`` only. Commands: benchmarks/README.md ("OASIS
+intervals"); screening, e.g.
 
     nice -n 10 python benchmarks/bench_pairs_calibration.py --reps 150 --seed 0 \\
-        --pools abt-buy dblp-acm restaurant restaurant-all febrl patentsview \\
-        --truths real redraw plant2 --out /work/tmp_calib/screen.csv
+        --pools abt-buy febrl patentsview --budgets 1000 2000 \\
+        --variants allfresh blind labels nocal decay cal10 --out screen.csv
 """
 
 from __future__ import annotations
@@ -238,7 +242,7 @@ VARIANTS = {
     "labels": lambda run: None,
     "tree": lambda run: _variance.oracle_rates(run),
     "allfresh": lambda run: tree_model(run),
-    "nocal": lambda run: tree_model(run, calibrate=False, blind_only=True),
+    "nocal": lambda run: tree_model(run, calibrate=False),
     "flat": lambda run: tree_model(run, branching=None),
     "blind": lambda run: tree_model(run, blind_only=True),
     "decay": lambda run: tree_model(run, prior_scale=lambda n: 1.0 / np.maximum(n, 1)),

@@ -206,11 +206,12 @@ def oracle_rates(run) -> tuple[np.ndarray, np.ndarray] | None:
     the leaf prior ``run.stratum_prior``, updated with the run's distinct labelled pairs.
     Every other draw counts with its label: where the labels hold a match they estimate
     the stratum's conditional variances without bias and without the prior; the model is
-    needed only where they are blind (no match drawn, every label 0). On the same OASIS
-    runs this raised abt-buy recall coverage at 2,000 labels from 89% (model rate for
-    every first draw) to 94% and left the other pools within a point or two
-    (benchmarks/README.md, "OASIS intervals"). None when the run has no strata or no
-    prior (static IS, runs built by hand): the variance is then the labels-only one."""
+    needed only where they are blind (no match drawn, every label 0). On the same 200
+    OASIS runs this raised abt-buy recall / F1 coverage at 2,000 labels from 91 / 90%
+    (model rate for every first draw) to 94 / 94% and moved the other cells at 1,000 and
+    2,000 labels by at most 2 points (benchmarks/README.md, "OASIS intervals", with the
+    cells still outside [92%, 98%] and why). None when the run has no strata or no prior (static IS, runs
+    built by hand): the variance is then the labels-only one."""
     strata = run.model_strata if run.model_strata is not None else run.strata
     if strata is None or run.stratum_prior is None:
         return None
