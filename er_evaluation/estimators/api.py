@@ -195,9 +195,10 @@ def estimate(
     metrics by duality. Returns an :class:`Estimate`.
     """
     ut = _units(prediction, sample, on_missing, validate)
-    e = estimate_from_units(
+    return _estimate_units(
         ut,
-        _metric_for(sample, metric),
+        sample,
+        metric,
         estimator=estimator,
         level=level,
         ci_method=ci_method,
@@ -206,7 +207,6 @@ def estimate(
         n_boot=n_boot,
         seed=seed,
     )
-    return _rename(e, result_label(metric, beta)) if sample.sample_of == "predicted" else e
 
 
 def estimate_table(
@@ -232,25 +232,30 @@ def estimate_table(
     for name, prediction in predictions.items():
         ut = _units(prediction, sample, on_missing, validate)
         for metric in metrics:
-            e = estimate_from_units(
-                ut,
-                _metric_for(sample, metric),
-                estimator=estimator,
-                level=level,
-                ci_method=ci_method,
-                beta=beta,
-                name=str(name),
-                n_boot=n_boot,
-                seed=seed,
+            rows.append(
+                _estimate_units(
+                    ut,
+                    sample,
+                    metric,
+                    estimator=estimator,
+                    level=level,
+                    ci_method=ci_method,
+                    beta=beta,
+                    name=str(name),
+                    n_boot=n_boot,
+                    seed=seed,
+                )
             )
-            if sample.sample_of == "predicted":
-                e = _rename(e, result_label(metric, beta))
-            rows.append(e)
     return estimates_frame(rows)
 
 
-def _rename(e: Estimate, metric: str) -> Estimate:
-    return replace(e, metric=metric)
+def _estimate_units(ut: UnitTable, sample: Sample, metric: str, **options) -> Estimate:
+    """:func:`estimate_from_units` of ``metric`` on one prediction's unit table; a sample
+    of predicted clusters estimates the dual metric, reported under the asked name."""
+    e = estimate_from_units(ut, _metric_for(sample, metric), **options)
+    if sample.sample_of == "predicted":
+        return replace(e, metric=result_label(metric, options["beta"]))
+    return e
 
 
 def compare(
@@ -301,5 +306,5 @@ def compare(
             seed=seed,
             names=(name, baseline),
         )
-        out.append(_rename(e, f"{result_label(metric, beta)} difference"))
+        out.append(replace(e, metric=f"{result_label(metric, beta)} difference"))
     return out[0] if len(out) == 1 else estimates_frame(out)
