@@ -271,23 +271,26 @@ def _rng(seed) -> np.random.Generator:
 
 
 def _draw(
-    units: pd.Index, p: np.ndarray, n: int, replace: bool, rng: np.random.Generator
-) -> tuple[pd.Index, np.ndarray]:
-    n = check_count(n, "n")
-    if not replace and n > len(units):
-        raise ValueError(f"cannot draw n={n} units without replacement from {len(units)}")
-    idx = rng.choice(len(units), size=n, replace=replace, p=p / p.sum())
-    codes, counts = np.unique(idx, return_counts=True)
-    return units[codes], counts.astype(np.int64)
-
-
-def _unequal_without_replacement(kind: str, replace: bool) -> None:
+    sizes: pd.Series, weights: Weights, n: int, replace: bool, seed
+) -> tuple[pd.Index, np.ndarray, np.ndarray, str]:
+    """The draw of :func:`sample_clusters` and :func:`sample_blocks`: ``n`` units of
+    ``sizes``' index with selection probabilities ``weights``
+    (:func:`selection_probability`). Returns the distinct drawn units, their multiplicities,
+    their selection probabilities (up to a constant) and the kind of weights."""
+    p, kind = selection_probability(sizes, weights)
     if not replace and kind != "uniform":
         raise ValueError(
             "unequal-probability sampling without replacement has no fixed per-draw "
             "selection probabilities for the estimators; use replace=True (repeats are kept "
             "as multiplicities) or sample_records(..., replace=False)"
         )
+    n = check_count(n, "n")
+    if not replace and n > len(sizes):
+        raise ValueError(f"cannot draw n={n} units without replacement from {len(sizes)}")
+    prob = p.to_numpy()
+    idx = _rng(seed).choice(len(sizes), size=n, replace=replace, p=prob / prob.sum())
+    codes, counts = np.unique(idx, return_counts=True)
+    return pd.Index(sizes.index)[codes], counts.astype(np.int64), prob[codes].astype(float), kind
 
 
 def sample_records(clustering: pd.Series, n: int, *, replace: bool = True, seed=None) -> Sample:
@@ -342,14 +345,12 @@ def sample_clusters(
     """
     clustering = validate_membership(clustering)
     sizes = clustering.value_counts(sort=False)
-    p, kind = selection_probability(sizes, weights)
-    _unequal_without_replacement(kind, replace)
-    units, mult = _draw(pd.Index(sizes.index), p.to_numpy(), n, replace, _rng(seed))
+    units, mult, prob, kind = _draw(sizes, weights, n, replace, seed)
     return Sample(
         reference=clustering[clustering.isin(units)],
         units=units,
         multiplicity=mult,
-        probability=p.reindex(units).to_numpy(dtype=float),
+        probability=prob,
         design="clusters",
         weights=kind,
         replace=replace,
@@ -378,15 +379,13 @@ def sample_blocks(
     check_blocks(clustering, blocks)
     blocks = blocks.reindex(clustering.index)
     sizes = blocks.value_counts(sort=False)
-    p, kind = selection_probability(sizes, weights)
-    _unequal_without_replacement(kind, replace)
-    units, mult = _draw(pd.Index(sizes.index), p.to_numpy(), n, replace, _rng(seed))
+    units, mult, prob, kind = _draw(sizes, weights, n, replace, seed)
     keep = blocks.isin(units).to_numpy()
     return Sample(
         reference=clustering[keep],
         units=units,
         multiplicity=mult,
-        probability=p.reindex(units).to_numpy(dtype=float),
+        probability=prob,
         design="blocks",
         weights=kind,
         replace=replace,
