@@ -72,6 +72,29 @@ def process_cpu(pid: int | str = "self") -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def add_run_options(parser, nice: int) -> None:
+    """``--boost`` (run at raised CPU priority: :func:`raise_priority` with ``nice``, applied
+    by :func:`parse_run_options`) and ``--out`` (the folder of the JSON results, default
+    benchmarks/_out), the options every timing benchmark has."""
+    parser.add_argument(
+        "--boost",
+        action="store_true",
+        help="run at raised CPU priority (root): a new session whose scheduler group gets "
+        f"nice {nice}, so other users' jobs change the timings less",
+    )
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
+    parser.set_defaults(boost_nice=nice)
+
+
+def parse_run_options(parser):
+    """``parser.parse_args()``, with the priority of ``--boost`` raised at once (children
+    started later inherit it)."""
+    args = parser.parse_args()
+    if args.boost:
+        raise_priority(args.boost_nice)
+    return args
+
+
 def raise_priority(nice: int = -15) -> None:
     """Start a new session and give its scheduler group the given nice value. With
     autogroup scheduling (``/proc/sys/kernel/sched_autogroup_enabled``) a process's nice

@@ -316,16 +316,8 @@ def main() -> None:
     parser.add_argument(
         "--as-limit-gb", type=float, default=14.0, help="address-space cap of pandas tasks"
     )
-    parser.add_argument(
-        "--boost",
-        action="store_true",
-        help="run at raised CPU priority (root): a new session whose scheduler group gets "
-        "nice -15, so other users' jobs barely change the wall times",
-    )
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
-    args = parser.parse_args()
-    if args.boost:
-        _timing.raise_priority(-15)
+    _timing.add_run_options(parser, nice=-15)
+    args = _timing.parse_run_options(parser)
     if args.generate:
         for n in args.generate:
             start = time.perf_counter()

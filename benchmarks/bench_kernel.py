@@ -252,16 +252,8 @@ def main() -> None:
         help="timed runs per configuration (default: 3, and 1 above 1e7 and for "
         "scikit-learn at 1e7); best and median are reported",
     )
-    parser.add_argument(
-        "--boost",
-        action="store_true",
-        help="run at raised CPU priority (root): a new session whose scheduler group gets "
-        "nice -10, so other users' jobs change the timings less",
-    )
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "_out"))
-    args = parser.parse_args()
-    if args.boost:
-        _timing.raise_priority(-10)
+    _timing.add_run_options(parser, nice=-10)
+    args = _timing.parse_run_options(parser)
 
     print(_timing.machine(), flush=True)
     import numpy, pandas, sklearn  # noqa: E401, I001
