@@ -445,14 +445,18 @@ def report(paths) -> str:
         "|---|---|---|---|",
     ]
     for (pool, method), ref in RESEARCH.items():
-        got = table[(table.pool == pool) & (table.method == method)]
-        got = got.drop_duplicates("budget", keep="last").set_index("budget")
-        if got.empty:
-            continue
-        lines.append(
-            f"| {pool} | {method} | {got.mse_F1[1000]:.1e} ({ref[0]:.1e}) "
-            f"| {got.mse_F1[2000]:.1e} ({ref[1]:.1e}) |"
-        )
+        # the method and its variants (e.g. oasis:subst) on the same runs
+        variants = [m for m in dict.fromkeys(table.method) if m.split(":")[0] == method]
+        for variant in variants:
+            got = table[(table.pool == pool) & (table.method == variant)]
+            got = got.drop_duplicates("budget", keep="last").set_index("budget")
+            if got.empty:
+                continue
+            lines.append(
+                f"| {pool} | {variant} | {got.mse_F1[1000]:.1e} ± {got.mse_F1_mcse[1000]:.1e} "
+                f"({ref[0]:.1e}) | {got.mse_F1[2000]:.1e} ± {got.mse_F1_mcse[2000]:.1e} "
+                f"({ref[1]:.1e}) |"
+            )
     if package is not None:
         lines += [
             "",

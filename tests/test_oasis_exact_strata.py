@@ -81,3 +81,36 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     np.testing.assert_allclose(
         expected, [n_draws * tp / n, n_draws * fn / n, n_draws * pp / n], rtol=1e-12
     )
+
+
+def test_substituted_estimate_equals_the_default_until_a_stratum_completes(monkeypatch):
+    from _helpers import synthetic_pool
+
+    from er_evaluation.pairs import LabelOracle, estimate_from_labels, estimates, sample_labels
+
+    pool = synthetic_pool(n=3000, rate=0.15, seed=5)
+    sampler = OASISSampler(pool, 2, n_strata=5)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 20)
+    rows = np.unique(run.index)
+    drawn = np.bincount(sampler.strata.codes[rows], minlength=sampler.strata.n_strata)
+    assert np.all(drawn < sampler.strata.sizes)  # no stratum complete yet
+    plain = estimate_from_labels(run, pool.predicted)
+    monkeypatch.setattr(estimates, "EXACT_CELLS", "substitute")
+    subst = estimate_from_labels(run, pool.predicted)
+    for a, b in ((plain.precision, subst.precision), (plain.recall, subst.recall)):
+        assert a.value == pytest.approx(b.value, rel=1e-12)
+
+
+def test_substituted_estimate_is_exact_at_census(monkeypatch):
+    from er_evaluation.pairs import LabelOracle, estimate_from_labels, estimates, sample_labels
+
+    labels = np.array([0, 1, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0])
+    predicted = np.array([0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0])
+    pool = pool_of(labels, predicted)
+    monkeypatch.setattr(estimates, "EXACT_CELLS", "substitute")
+    sampler = OASISSampler(pool, 1, n_strata=3, epsilon=0.3)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), pool.n_pairs)
+    result = estimate_from_labels(run, pool.predicted)
+    truth = pool.truth()
+    assert result.f[0].value == pytest.approx(truth["pairwise_f1"], abs=1e-12)
+    assert result.f[0].ci_method == "census"
