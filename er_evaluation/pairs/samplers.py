@@ -312,7 +312,7 @@ class OASISSampler(_Base):
     predicted matches (restaurant-all 7.5e-6 / 1.7e-6 at 1,000 / 2,000 labels, 10 runs;
     dblp-acm 5.3e-6 / 6.5e-7, 15 runs) and loses elsewhere (abt-buy 1.0e-2 / 8.1e-3, 41
     runs, a heavy tail; FEBRL 2.2e-3 / 1.3e-3, 13 runs; PatentsView 6.3e-5 / 2.5e-5, 100
-    runs, against 4.2e-5 / 1.7e-5), so it is an option (benchmarks/README.md, "OASIS as
+    runs, against 5.0e-5 / 2.4e-5), so it is an option (benchmarks/README.md, "OASIS as
     the paper").
     """
 
