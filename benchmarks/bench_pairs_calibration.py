@@ -49,6 +49,7 @@ from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
     _variance,
     make_sampler,
+    prefix,
     sample_labels,
     stratify,
 )
@@ -273,7 +274,6 @@ def evaluate(run, cells, end: int, model) -> np.ndarray:
 
 
 def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[dict]:
-    from dataclasses import replace
 
     codes, n_cells = cell_codes(pool.predicted.astype(np.int8), None)
     cells = codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
@@ -285,15 +285,7 @@ def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[d
         truths = np.array([t for _, t, _ in runs])
         for i, (run, _, changed) in enumerate(runs):
             for b, end in enumerate(prefix_ends(run, budgets)):
-                part = replace(
-                    run,
-                    index=run.index[:end],
-                    label=run.label[:end],
-                    weight=run.weight[:end],
-                    stratum=run.stratum[:end],
-                    new_label=run.new_label[:end],
-                    final_weight=None,
-                )
+                part = prefix(run, end)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part))

@@ -8,8 +8,10 @@ fails a test module that does not use them.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -194,6 +196,28 @@ def _load_serve():
 
 
 serve = _load_serve()
+
+
+@contextlib.contextmanager
+def running_app(folder, **env: str):
+    """The app served on a free port for project ``folder`` (environment variables ``env``
+    set for its process only); yields its URL and stops it afterwards."""
+    port = serve.free_port()
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        proc = serve.start_app(folder, port)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def launch_chromium(playwright):

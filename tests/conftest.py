@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import APP, CHROMIUM
+from _helpers import APP, CHROMIUM, launch_chromium
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -148,3 +148,14 @@ def as_duckdb_table():
 @pytest.fixture
 def as_spark_table(spark, spark_files):
     return _engine_table(spark, spark_files)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One Debian chromium per browser test module (tests/test_browser_*.py)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        launched = launch_chromium(pw)
+        yield launched
+        launched.close()

@@ -11,7 +11,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from _helpers import TIMEOUT_MS, launch_chromium, serve
+from _helpers import TIMEOUT_MS, running_app
 from playwright.sync_api import Error as PlaywrightError
 
 pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
@@ -25,25 +25,9 @@ DWELL_S = 4.0
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = serve.free_port()
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("ER_EVAL_MIN_DWELL_S", str(DWELL_S))
-        proc = serve.start_app(tmp_path_factory.mktemp("launch") / "project", port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        launched = launch_chromium(pw)
-        yield launched
-        launched.close()
+    folder = tmp_path_factory.mktemp("launch") / "project"
+    with running_app(folder, ER_EVAL_MIN_DWELL_S=str(DWELL_S)) as url:
+        yield url
 
 
 @pytest.fixture

@@ -14,9 +14,8 @@ import pytest
 from _helpers import (
     TIMEOUT_MS,
     item_heading,
-    launch_chromium,
     on_item,
-    serve,
+    running_app,
     tick_row,
     write_files_project,
 )
@@ -30,23 +29,8 @@ pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = serve.free_port()
-    proc = serve.start_app(tmp_path_factory.mktemp("launch") / "project", port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        launched = launch_chromium(pw)
-        yield launched
-        launched.close()
+    with running_app(tmp_path_factory.mktemp("launch") / "project") as url:
+        yield url
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pandas as pd
 import pytest
+from _helpers import pool_of
 
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
@@ -28,7 +28,7 @@ from er_evaluation.pairs import (
 )
 
 
-def pool_of(n: int, seed: int, false_positives: int = 2, noise: float = 0.5) -> PairPool:
+def audit_pool(n: int, seed: int, false_positives: int = 2, noise: float = 0.5) -> PairPool:
     """n pairs, about 20% matches; the predicted matches are the high scores, with
     ``false_positives`` of them made non-matches at the lowest predicted scores."""
     rng = np.random.default_rng(seed)
@@ -37,16 +37,7 @@ def pool_of(n: int, seed: int, false_positives: int = 2, noise: float = 0.5) -> 
     predicted = (score > 1.0).astype(int)
     low_predicted = np.flatnonzero(predicted == 1)[np.argsort(score[predicted == 1])]
     label[low_predicted[:false_positives]] = 0
-    frame = pd.DataFrame(
-        {
-            "id_left": np.arange(n),
-            "id_right": np.arange(n) + n,
-            "score": score,
-            "predicted": predicted,
-            "label": label,
-        }
-    )
-    return PairPool.from_frame(frame, label_col="label")
+    return pool_of(label, predicted, score)
 
 
 def exact(pool: PairPool, predicted: np.ndarray, beta: float) -> float:
@@ -62,7 +53,7 @@ def quietly(function, *args, **kwargs):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_census_is_exact_through_every_estimate_path(method):
-    pool = pool_of(60, seed=1)
+    pool = audit_pool(60, seed=1)
     run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), pool.n_pairs)
     assert run.n_labels == pool.n_pairs
     other = (pool.scores > 0.0).astype(int)  # another system's prediction (label reuse)
@@ -98,7 +89,7 @@ def test_census_is_exact_through_every_estimate_path(method):
 def test_no_zero_width_interval_before_census_even_without_a_false_positive_drawn(method):
     """Issue 10: with no false positive drawn, precision was 1 with SE 0 and CI [1, 1]. The
     false positives here sit at the lowest predicted scores, so few runs draw one."""
-    pool = pool_of(2000, seed=2, noise=0.3)  # the planted false positives only
+    pool = audit_pool(2000, seed=2, noise=0.3)  # the planted false positives only
     predicted_rows = np.flatnonzero(pool.predicted)
     without_false_positive = 0
     for seed in range(4):
