@@ -12,7 +12,8 @@ Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K; ``bins=fd``,
 ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
 ``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
-as in Marchant & Rubinstein 2017, §6), and estimator
+as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N pairs cut
+into score chunks), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
 ``:labels`` (the labels-only variance: no oracle model), ``:cells`` (fully labelled
@@ -147,16 +148,17 @@ def one_pool(
     oracle = LabelOracle(pool.labels)
     strata_of_bins = {}
 
-    def strata_for(bins, by_prediction=True):
-        if (bins, by_prediction) not in strata_of_bins:
-            strata_of_bins[bins, by_prediction] = stratify(
+    def strata_for(bins, by_prediction=True, max_share=None):
+        if (bins, by_prediction, max_share) not in strata_of_bins:
+            strata_of_bins[bins, by_prediction, max_share] = stratify(
                 pool.scores,
                 pool.predicted,
                 n_strata,
                 n_bins=None if bins == "default" else bins,
                 by_prediction=by_prediction,
+                max_share=max_share,
             )
-        return strata_of_bins[bins, by_prediction]
+        return strata_of_bins[bins, by_prediction, max_share]
 
     strata64 = (
         stratify(pool.scores, pool.predicted, 64)
@@ -175,7 +177,7 @@ def one_pool(
         method, extra, _ = parse_variant(sampler_spec)
         # each sampler's own default CSF histogram unless ``bins=`` overrides it
         bins = extra.pop("bins", default_bins(method))
-        strata = strata_for(bins, extra.pop("by_prediction", True))
+        strata = strata_for(bins, extra.pop("by_prediction", True), extra.pop("max_share", None))
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
         if method == "ais":
             params = {"strata": strata64}

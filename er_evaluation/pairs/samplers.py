@@ -314,6 +314,10 @@ class OASISSampler(_Base):
     runs, a heavy tail; FEBRL 2.2e-3 / 1.3e-3, 13 runs; PatentsView 6.3e-5 / 2.5e-5, 100
     runs, against 5.0e-5 / 2.4e-5), so it is an option (benchmarks/README.md, "OASIS as
     the paper").
+    ``max_share`` (None: off) cuts every stratum of more than that share of the pool into
+    score chunks of at most that many pairs, the other strata unchanged
+    (:func:`~er_evaluation.pairs.stratify`); an option (benchmarks/README.md, "OASIS as
+    the authors' package", "Oversized strata cut into score chunks").
     """
 
     name = "oasis"
@@ -333,6 +337,7 @@ class OASISSampler(_Base):
         threshold: float = 0.0,
         n_bins: int | str | None = None,
         by_prediction: bool = True,
+        max_share: float | None = None,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -356,11 +361,17 @@ class OASISSampler(_Base):
         self.decay = bool(decay)
         self.n_bins = n_bins
         self.by_prediction = bool(by_prediction)
+        self.max_share = max_share
         self.strata = (
             strata
             if strata is not None
             else stratify(
-                pool.scores, pool.predicted, n_strata, n_bins=n_bins, by_prediction=by_prediction
+                pool.scores,
+                pool.predicted,
+                n_strata,
+                n_bins=n_bins,
+                by_prediction=by_prediction,
+                max_share=max_share,
             )
         )
         st = self.strata
@@ -494,6 +505,7 @@ class OASISSampler(_Base):
             "threshold": self.threshold,
             "n_bins": self.n_bins,
             "by_prediction": self.by_prediction,
+            "max_share": self.max_share,
         }
 
 

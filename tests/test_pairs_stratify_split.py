@@ -1,0 +1,175 @@
+"""Oversized strata cut into score chunks (``split_oversized``, ``stratify(max_share=...)``,
+``OASISSampler(max_share=...)``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from er_evaluation.datasets import load_pool
+from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, stratify
+from er_evaluation.pairs._stratify import split_oversized
+
+
+def test_split_hand_computed():
+    # stratum 0: scores 5 1 3 2 4, cap 2 -> ceil(5 / 2) = 3 chunks of ranks 0-1, 2-3, 4
+    # (floor(r 3 / 5) = 0 0 1 1 2): scores {1, 2}, {3, 4}, {5}; stratum 1 (2 pairs) and
+    # stratum 2 (1 pair) stay whole and are renumbered after the chunks
+    codes = np.array([0, 0, 0, 0, 0, 1, 1, 2])
+    scores = np.array([5.0, 1, 3, 2, 4, 9, 8, 7])
+    np.testing.assert_array_equal(split_oversized(codes, scores, 2), [2, 0, 1, 0, 1, 3, 3, 4])
+    # a cap per stratum: only stratum 1 (cap 1) is cut, its lower score first
+    np.testing.assert_array_equal(
+        split_oversized(codes, scores, np.array([5, 1, 1])), [0, 0, 0, 0, 0, 2, 1, 3]
+    )
+
+
+def test_split_keeps_tied_scores_together():
+    # ranks 0..5 in 3 chunks would be {0, 1}, {2, 3}, {4, 5}; the three 1.0s are ranks 0-2,
+    # so they all take chunk 0, the 2.0 chunk 1 and the two 3.0s chunk 2
+    codes = np.zeros(6, dtype=np.int64)
+    scores = np.array([1.0, 3, 1, 2, 1, 3])
+    np.testing.assert_array_equal(split_oversized(codes, scores, 2), [0, 2, 0, 1, 0, 2])
+    # all tied: nothing can be cut
+    np.testing.assert_array_equal(split_oversized(codes, np.ones(6), 1), np.zeros(6))
+
+
+def test_split_refuses_bad_input():
+    with pytest.raises(ValueError, match="max_size"):
+        split_oversized(np.array([0, 1]), np.array([0.1, 0.2]), 0)
+    with pytest.raises(ValueError, match="max_size has 1 entries for 2 strata"):
+        split_oversized(np.array([0, 1]), np.array([0.1, 0.2]), np.array([3]))
+    with pytest.raises(ValueError, match="length"):
+        split_oversized(np.array([0, 1]), np.array([0.1]), 2)
+    pool = load_pool("restaurant")
+    for bad in (0, 1.5, -0.1, True, "0.1"):
+        with pytest.raises(ValueError, match="max_share"):
+            stratify(pool.scores, pool.predicted, 30, max_share=bad)
+
+
+def _brute_force(codes, scores, cap):
+    """Independent computation for distinct scores, one pair at a time: stratum k's
+    members in ascending score, m = ceil(size / cap) pieces, piece j holding the ranks
+    from ceil(j size / m) (inclusive) to ceil((j + 1) size / m), pieces numbered in order."""
+    out = [0] * len(codes)
+    code = 0
+    for k in sorted(set(codes.tolist())):
+        members = sorted((i for i in range(len(codes)) if codes[i] == k), key=lambda i: scores[i])
+        size = len(members)
+        m = max(math.ceil(size / cap), 1)
+        for j in range(m):
+            for rank in range(math.ceil(j * size / m), math.ceil((j + 1) * size / m)):
+                out[members[rank]] = code + j
+        code += m
+    return np.array(out)
+
+
+@st.composite
+def partitions(draw):
+    n = draw(st.integers(1, 60))
+    n_strata = draw(st.integers(1, 6))
+    codes = np.array(draw(st.lists(st.integers(0, n_strata - 1), min_size=n, max_size=n)))
+    # renumber to consecutive strata 0..K-1, as stratify's codes are
+    codes = np.unique(codes, return_inverse=True)[1]
+    tied = draw(st.booleans())
+    values = st.integers(0, 4) if tied else st.integers(0, 10**6)
+    scores = np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=np.float64)
+    if not tied:  # distinct scores
+        scores = scores + np.arange(n) * 1e-9
+    cap = draw(st.integers(1, 25))
+    return codes, scores, cap, tied
+
+
+@settings(max_examples=200, deadline=None)
+@given(partitions())
+def test_split_properties(case):
+    codes, scores, cap, tied = case
+    new = split_oversized(codes, scores, cap)
+    sizes_old = np.bincount(codes)
+    sizes_new = np.bincount(new)
+    # a partition into non-empty strata numbered 0..K'-1
+    assert new.min() == 0 and np.all(sizes_new > 0)
+    # a refinement: every new stratum lies in one old stratum, in the old order
+    owner = np.full(len(sizes_new), -1)
+    owner[new] = codes
+    assert np.array_equal(owner[new], codes)
+    assert np.all(np.diff(owner) >= 0)
+    for k in range(len(sizes_old)):
+        chunks = np.unique(new[codes == k])
+        if sizes_old[k] <= cap:
+            assert len(chunks) == 1  # strata at or below the cap are unchanged
+        # chunks are score intervals in ascending order: no overlap between neighbours
+        for lower, upper in zip(chunks[:-1], chunks[1:], strict=True):
+            assert scores[new == lower].max() < scores[new == upper].min()
+        if not tied:
+            assert len(chunks) == -(-sizes_old[k] // cap)
+            assert sizes_new[chunks].max() <= cap
+    if not tied:
+        np.testing.assert_array_equal(new, _brute_force(codes, scores, cap))
+
+
+def test_abt_buy_bottom_stratum_cut_and_nothing_else():
+    pool = load_pool("abt-buy")
+    base = stratify(pool.scores, pool.predicted, 30)
+    cut = stratify(pool.scores, pool.predicted, 30, max_share=0.1)
+    # only the bottom stratum (52,734 predicted non-matches, 98% of the pool) exceeds
+    # 5,375 pairs: it becomes 10 chunks, every other stratum is kept as it was
+    assert base.sizes[0] == 52734 and np.all(base.sizes[1:] <= 5375)
+    assert cut.n_strata == base.n_strata + 9
+    np.testing.assert_array_equal(cut.sizes[10:], base.sizes[1:])
+    assert cut.sizes[:10].sum() == base.sizes[0] and cut.sizes[:10].max() <= 5375
+    np.testing.assert_array_equal(cut.codes[base.codes > 0], base.codes[base.codes > 0] + 9)
+    # the one match of the bottom stratum (score 4.2e-4) lands in its top chunk, whose
+    # prior mean score is 3.4 times the whole stratum's
+    match = np.flatnonzero((base.codes == 0) & (pool.labels == 1))
+    assert cut.codes[match].tolist() == [9]
+    assert cut.mean_score[9] > 3 * base.mean_score[0]
+    assert np.all(np.diff(cut.mean_score[:10]) > 0)
+
+
+def test_restaurant_high_strata_unchanged():
+    pool = load_pool("restaurant")
+    base = stratify(pool.scores, pool.predicted, 30)
+    for share in (0.5, 0.1, 1 / 30):
+        cut = stratify(pool.scores, pool.predicted, 30, max_share=share)
+        extra = cut.n_strata - base.n_strata
+        # the bottom stratum alone is cut; the strata above it, predicted matches and
+        # the small strata holding the missed matches, keep their pairs
+        np.testing.assert_array_equal(cut.sizes[extra + 1 :], base.sizes[1:])
+        np.testing.assert_array_equal(cut.codes[base.codes > 0], base.codes[base.codes > 0] + extra)
+
+
+def test_oasis_sampler_option_and_session_replay(tmp_path):
+    pool = load_pool("abt-buy")
+    plain = OASISSampler(pool, 3)
+    assert plain.params()["max_share"] is None
+    sampler = OASISSampler(pool, 3, max_share=0.1)
+    assert sampler.params()["max_share"] == 0.1
+    np.testing.assert_array_equal(
+        sampler.strata.sizes, stratify(pool.scores, pool.predicted, 30, max_share=0.1).sizes
+    )
+    # a cap of the whole pool cuts nothing: the default draws, bit for bit
+    whole = OASISSampler(pool, 3, max_share=1.0)
+    draws = []
+    for s in (plain, whole):
+        seq = []
+        for _ in range(50):
+            d = s.draw()
+            s.observe(d.index, int(pool.labels[d.index]))
+            seq.append((d.index, d.weight))
+        draws.append(seq)
+    assert draws[0] == draws[1]
+    with pytest.raises(ValueError, match="max_share"):
+        OASISSampler(pool, 3, max_share=2.0)
+    # the option is logged and a resumed session replays the same draws
+    path = tmp_path / "log.jsonl"
+    with LabellingSession(pool, path, "oasis", seed=5, max_share=0.1) as session:
+        session.run(LabelOracle(pool.labels), 40)
+        expected = session.label_run().index.tolist()
+    with LabellingSession(pool, path, readonly=True) as resumed:
+        assert resumed.sampler.max_share == 0.1
+        assert resumed.label_run().index.tolist() == expected
