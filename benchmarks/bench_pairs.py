@@ -16,8 +16,7 @@ as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N 
 into score chunks), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
-``:labels`` (the labels-only variance: no oracle model), ``:cells`` (fully labelled
-strata, not only whole prediction groups, enter exactly), ``:vprior=S`` (the variance
+``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
 model's leaf prior rescaled to S pseudo-labels per stratum), ``:flat`` (the variance
 model's tree with one level: a flat Beta model per stratum), ``:nocal`` (its prior means
 not rescaled to the labels), ``:measure`` (``estimate_measure`` with the F-measures of the
@@ -99,7 +98,7 @@ def pools(names):
             raise ValueError(name)
 
 
-OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure", "cells", "subst")
+OVERRIDES = ("ais", "poststrat", "labels", "flat", "nocal", "measure")
 
 
 def _is_override(part: str) -> bool:
@@ -230,9 +229,6 @@ def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
     # to the labels
     _variance.MODEL_BRANCHING = None if override == "flat" else default_branching
     _variance.CALIBRATE_PRIOR = override != "nocal"
-    # cells: fully labelled strata (not only prediction groups) enter exactly
-    default_cells = estimates.EXACT_CELLS
-    estimates.EXACT_CELLS = {"cells": "strata", "subst": "substitute"}.get(override, default_cells)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -242,7 +238,6 @@ def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
     finally:
         _variance.MODEL_BRANCHING = default_branching
         _variance.CALIBRATE_PRIOR = True
-        estimates.EXACT_CELLS = default_cells
 
 
 def run_rows(hist, truth_vec, pool_name, spec, rep, seed, sampled, draw_s, est_s) -> list[dict]:
@@ -447,7 +442,7 @@ def report(paths) -> str:
         "|---|---|---|---|",
     ]
     for (pool, method), ref in RESEARCH.items():
-        # the method and its variants (e.g. oasis:subst) on the same runs
+        # the method and its variants (e.g. oasis:labels) on the same runs
         variants = [m for m in dict.fromkeys(table.method) if m.split(":")[0] == method]
         for variant in variants:
             got = table[(table.pool == pool) & (table.method == variant)]

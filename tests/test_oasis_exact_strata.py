@@ -1,6 +1,6 @@
-"""OASIS estimates that use the labels of completely labelled strata (issue 10, items 3 and
-4): from the draw on which a stratum x prediction cell has every pair labelled, its
-matches are known, and each later draw's term for it is replaced by that known value."""
+"""OASIS estimates use the labels of completely labelled strata (issue 10, items 3 and 4):
+from the draw on which a stratum x prediction cell has every pair labelled, its matches
+are known, and each later draw's term for it is replaced by that known value."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ import copy
 
 import numpy as np
 import pytest
-from _helpers import pool_of, two_strata
+from _helpers import pool_of, synthetic_pool, two_strata
 
-from er_evaluation.pairs import OASISSampler
+from er_evaluation.pairs import (
+    LabelOracle,
+    LabelRun,
+    OASISSampler,
+    estimate_from_labels,
+    sample_labels,
+)
 from er_evaluation.pairs._remainder import _substituted_sums, cell_codes
 from er_evaluation.pairs.samplers import Draw
 
@@ -83,34 +89,67 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     )
 
 
-def test_substituted_estimate_equals_the_default_until_a_stratum_completes(monkeypatch):
-    from _helpers import synthetic_pool
-
-    from er_evaluation.pairs import LabelOracle, estimate_from_labels, estimates, sample_labels
-
+def test_oasis_estimate_is_the_weighted_ratio_until_a_stratum_completes():
+    # no stratum complete: nothing to substitute, so the estimate is Marchant & Rubinstein
+    # 2017's weighted ratio, computed here from the draws by hand
     pool = synthetic_pool(n=3000, rate=0.15, seed=5)
     sampler = OASISSampler(pool, 2, n_strata=5)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 20)
     rows = np.unique(run.index)
     drawn = np.bincount(sampler.strata.codes[rows], minlength=sampler.strata.n_strata)
     assert np.all(drawn < sampler.strata.sizes)  # no stratum complete yet
-    plain = estimate_from_labels(run, pool.predicted)
-    monkeypatch.setattr(estimates, "EXACT_CELLS", "substitute")
-    subst = estimate_from_labels(run, pool.predicted)
-    for a, b in ((plain.precision, subst.precision), (plain.recall, subst.recall)):
-        assert a.value == pytest.approx(b.value, rel=1e-12)
+    h = pool.predicted[run.index]
+    a = np.sum(run.weight * run.label * h)  # weighted true positives
+    c = np.sum(run.weight * run.label * (1 - h))  # weighted missed matches
+    d = np.sum(run.weight * h)  # weighted predicted matches
+    result = estimate_from_labels(run, pool.predicted)
+    assert result.precision.value == pytest.approx(a / d, rel=1e-12)
+    assert result.recall.value == pytest.approx(a / (a + c), rel=1e-12)
 
 
-def test_substituted_estimate_is_exact_at_census(monkeypatch):
-    from er_evaluation.pairs import LabelOracle, estimate_from_labels, estimates, sample_labels
+def test_oasis_estimate_substitutes_a_stratum_from_the_draw_it_completes_hand_computed():
+    # strata: {0} predicted non-match, {1, 2} predicted non-matches, {3, 4, 5} predicted
+    # matches; stratum {0} is complete at draw 0, no prediction group is ever complete
+    labels = np.array([1, 0, 1, 1, 0, 1])
+    predicted = np.array([0, 0, 0, 1, 1, 1])
+    draws = np.array([0, 3, 0, 2, 4, 0])
+    w = np.array([0.5, 1.0, 0.25, 0.5, 1.5, 0.4])
+    run = LabelRun(
+        "importance",
+        6,
+        draws,
+        labels[draws],
+        w,
+        np.array([0, 2, 0, 1, 2, 0]),
+        np.array([True, True, False, True, True, False]),
+        method="oasis",
+        strata=two_strata([1, 2, 3], [0, 0, 1]),
+        adaptive=True,
+    )
+    result = estimate_from_labels(run, predicted)
+    # A = 1.0 (draw 1), D = 1.0 + 1.5; C = 0.5 (draw 0, which completes stratum {0}) + 0.5
+    # (draw 3) + 5 later draws x M / N = 1 / 6 in place of their own terms 0.25 and 0.4
+    pp, a, d, c = 3, 1.0, 2.5, 0.5 + 0.5 + 5 / 6
+    tp, fn = pp * a / d, pp * c / d  # 1.2 and 2.2
+    assert result.precision.value == pytest.approx(tp / pp, rel=1e-12)
+    assert result.recall.value == pytest.approx(tp / (tp + fn), rel=1e-12)
+    assert result.f[0].value == pytest.approx(tp / (0.5 * pp + 0.5 * (tp + fn)), rel=1e-12)
+    # the weighted ratio without substitution would give FN = 3 x 1.65 / 2.5 = 1.98
+    assert result.recall.value != pytest.approx(1.2 / (1.2 + 1.98), rel=1e-6)
 
+
+def test_oasis_estimate_is_exact_at_census():
     labels = np.array([0, 1, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0])
     predicted = np.array([0, 0, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0])
     pool = pool_of(labels, predicted)
-    monkeypatch.setattr(estimates, "EXACT_CELLS", "substitute")
     sampler = OASISSampler(pool, 1, n_strata=3, epsilon=0.3)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), pool.n_pairs)
     result = estimate_from_labels(run, pool.predicted)
     truth = pool.truth()
-    assert result.f[0].value == pytest.approx(truth["pairwise_f1"], abs=1e-12)
-    assert result.f[0].ci_method == "census"
+    for got, name in (
+        (result.precision, "pairwise_precision"),
+        (result.recall, "pairwise_recall"),
+        (result.f[0], "pairwise_f1"),
+    ):
+        assert got.value == pytest.approx(truth[name], abs=1e-12)
+        assert got.ci_method == "census"

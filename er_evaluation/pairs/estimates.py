@@ -10,9 +10,14 @@ Three estimators (:mod:`er_evaluation.pairs._remainder`):
   the labels of the labelled pairs are used as they are and only the unlabelled remainder
   of each cell is estimated, by the cell's labelled mean (``remainder_estimate``).
 - Importance runs (static importance sampling, OASIS, pooled reuse runs; each draw with
-  its own weight p/q_t): a prediction group whose pairs are all labelled enters exactly,
-  the rest by the weighted ratio below normalised to the known PP (``hybrid_estimate``);
-  it equals the weighted ratio until a group is complete. The variance of OASIS and AIS
+  its own weight p/q_t): the weighted ratio below normalised to the known PP
+  (``hybrid_estimate``), with a prediction group whose pairs are all labelled taken
+  exactly. Runs that carry the sampler's strata (OASIS, reuse runs pooled onto an OASIS
+  sampler) also use completely labelled stratum x prediction cells: from the draw on
+  which cell c has every pair labelled, each later draw's terms for c are replaced by
+  their known conditional expectations M_c / N and N_c h_c / N, so the sums stay
+  unbiased (``_remainder._substituted_sums``). Both equal the weighted ratio until a
+  cell or group is complete. The variance of OASIS and AIS
   runs is the martingale's sum of conditional variances with the match rates of a
   Dirichlet-tree oracle model over the sampler's strata (``LabelRun.stratum_prior``;
   :mod:`er_evaluation.pairs._variance`, the one variance routine of every pair-label
@@ -74,17 +79,6 @@ __all__ = [
 ]
 
 
-EXACT_CELLS = "prediction"
-"""How an adaptive run (OASIS) uses the labels of completely labelled cells:
-"prediction": a prediction group enters exactly once all its pairs are labelled (the
-default); "substitute": in addition, from the draw on which a stratum x prediction cell
-of the sampler's strata has every pair labelled, each later draw's terms for it are its
-known conditional expectations (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`,
-unbiased sums); "strata": stratum x prediction cells labelled completely at the end
-enter exactly (biased: a stratum completes more often when its early draws found
-matches). Measured in benchmarks/README.md ("OASIS as the paper")."""
-
-
 @dataclass(frozen=True)
 class LabelRun:
     """The labelled draws of one sampling run, in draw order (repeats included).
@@ -98,8 +92,10 @@ class LabelRun:
     sampler that draws uniformly within each stratum (stratified, OASIS), on which the
     unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
     proposal q = p / weight (static importance sampling), so inclusion probabilities
-    are known; ``adaptive``: the proposal adapted to the labels (OASIS), so strata are used
-    only to take fully labelled ones exactly (the rest by importance weights);
+    are known; ``adaptive``: the proposal adapted to the labels (OASIS), so the run is
+    estimated by importance weights and its strata are used only from the draw on
+    which a stratum x prediction cell is completely labelled (its later terms replaced
+    by their known conditional expectations, :func:`~er_evaluation.pairs._remainder.hybrid_estimate`);
     ``stratum_prior``: leaf prior of the oracle model of the variance, shape (2, K): prior
     pseudo-counts of matches and of non-matches per stratum (OASIS and AIS: the sampler's
     prior mean), from which the variance of an adaptive run is computed
@@ -296,15 +292,14 @@ def _check_variance(run: LabelRun, variance: str) -> None:
 
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
     if run.design == "importance" and (run.adaptive or run.static_proposal):
-        # cells = the two prediction groups: a group is taken exactly once all its pairs
-        # are labelled; finer cells (OASIS strata) covered worse (benchmarks/README.md)
-        if EXACT_CELLS == "strata" and run.strata is not None:
-            codes, n_cells = cell_codes(predicted, run.strata.codes, run.strata.n_strata)
-        else:
-            codes, n_cells = cell_codes(predicted, None)
+        # a prediction group is taken exactly once all its pairs are labelled; with the
+        # sampler's strata (OASIS, pooled reuse runs) a stratum x prediction cell's later
+        # terms are substituted from the draw on which it is complete (unbiased sums;
+        # taking cells complete at the end exactly was biased, benchmarks/README.md)
+        codes, n_cells = cell_codes(predicted, None)
         sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
         strata_cells = None
-        if EXACT_CELLS == "substitute" and run.strata is not None:
+        if run.strata is not None:
             s_codes, s_sizes, _ = cells if cells is not None else _cells(run, predicted)
             strata_cells = (s_codes, s_sizes)
         return hybrid_estimate(
@@ -396,9 +391,13 @@ def estimate_from_labels(
 
     Passive and stratified runs: labelled pairs as they are, the unlabelled remainder of
     each stratum x prediction cell from the cell's labelled mean. Importance runs (static
-    IS, OASIS, pooled reuse runs): a prediction group whose pairs are all labelled enters
-    exactly, the rest by the weighted ratio of Marchant & Rubinstein 2017 (Algorithm 3,
-    line 11) normalised to the known PP, with its martingale delta-method variance
+    IS, OASIS, pooled reuse runs): the weighted ratio of Marchant & Rubinstein 2017
+    (Algorithm 3, line 11) normalised to the known PP, a prediction group whose pairs are
+    all labelled taken exactly; for runs with the sampler's strata (OASIS, reuse pooled
+    onto OASIS), from the draw on which a stratum x prediction cell is completely
+    labelled each later draw's terms for it are replaced by their known conditional
+    expectations (unbiased sums, exact when every cell is complete), with the martingale
+    delta-method variance of the plain weighted sums
     (Marchant & Rubinstein 2021 §3.3.2); for OASIS and AIS runs the conditional
     variances of the draws that labelled a pair take the match rate of its stratum from
     the Dirichlet-tree oracle model (``run.stratum_prior``,
