@@ -347,8 +347,11 @@ def test_estimates_match_the_ratio_estimator_and_its_variance():
     pool = tiny_pool(200, seed=7)
     run = _label_run(pool, AISSampler(pool, 0, n_strata=4), 60)
     value, se, _, _ = _ais_interval(run, pool.predicted, [0.5], 1.96, "martingale")
-    # without the oracle model's prior both use the labels-only variance
-    est = estimate_measure(replace(run, stratum_prior=None), f_measures(pool.predicted))
+    # the generic ratio path (PR curves, custom measures; f_alphas=None, since the
+    # F-measures themselves go through estimate_from_labels): without the oracle model's
+    # prior both use the labels-only variance
+    generic = replace(f_measures(pool.predicted), f_alphas=None)
+    est = estimate_measure(replace(run, stratum_prior=None), generic)
     np.testing.assert_allclose([e.value for e in est], value, rtol=1e-12)
     np.testing.assert_allclose([e.std_error for e in est], se, rtol=1e-9)
 

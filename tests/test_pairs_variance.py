@@ -168,14 +168,11 @@ def test_searched_bound_hand_computed():
 
 
 def test_estimate_paths_share_one_variance_and_one_interval_rule():
-    """Issue 10 item 6: estimate_from_labels and estimate_measure of the same OASIS or AIS
-    run (before a prediction group is fully labelled, where both estimate the same ratio)
-    give the same value and the same standard error, from the one routine and model, and
-    through the one interval rule (_variance.finish) the same interval and method.
-    At an estimate of 1 both lower ends are searched_bound on the same effective searched
-    draws, but each path passes its own totals (estimate_from_labels normalises TP to
-    the known PP, estimate_measure keeps the Horvitz-Thompson totals N R_hat), so there
-    only the upper end and the method must agree."""
+    """Issue 10 item 6: estimate_measure of the F-measures of an OASIS or AIS run is
+    estimate_from_labels' computation, so value, SE, both interval ends and the method are
+    the same, at an estimate of 1 too (the lower end of searched_bound; before, each
+    path passed its own totals and effective sizes and only the upper end agreed there;
+    more cases in tests/test_pairs_measures.py)."""
     pool = synthetic_pool(n=3000, rate=0.15, seed=5)
     n_compared = n_at_one = 0
     for method in ("oasis", "ais"):
@@ -187,15 +184,18 @@ def test_estimate_paths_share_one_variance_and_one_interval_rule():
             theirs = estimate_measure(run, f_measures(pool.predicted, [1.0, 2.0]))
             for a, b in zip((ours.precision, ours.recall, *ours.f), theirs, strict=True):
                 assert a.metric == b.metric
-                assert a.value == pytest.approx(b.value, rel=1e-12)
-                assert a.std_error == pytest.approx(b.std_error, rel=1e-9)
-                assert a.ci_high == pytest.approx(b.ci_high, rel=1e-9)
-                assert a.ci_method == b.ci_method == "wilson"
+                assert (a.value, a.std_error, a.ci_low, a.ci_high, a.ci_method) == (
+                    b.value,
+                    b.std_error,
+                    b.ci_low,
+                    b.ci_high,
+                    b.ci_method,
+                )
+                assert a.ci_method == "wilson"
                 if a.value < 1.0:
-                    assert a.ci_low == pytest.approx(b.ci_low, rel=1e-9)
                     n_compared += 1
                 else:
-                    assert 0 < a.ci_low < 1 and 0 < b.ci_low < 1
+                    assert 0 < b.ci_low < 1
                     n_at_one += 1
     assert n_compared >= 12 and n_at_one >= 1  # both branches of the rule were exercised
 

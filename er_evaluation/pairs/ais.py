@@ -75,6 +75,7 @@ def _select(measure: Measure, components: list[int]) -> Measure:
         measure.bounded,
         None if measure.denominators is None else measure.denominators[components],
         None if measure.numerators is None else measure.numerators[components],
+        None if measure.f_alphas is None else tuple(measure.f_alphas[i] for i in components),
     )
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
@@ -48,6 +48,7 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
     searched_bound,
 )
+from er_evaluation.pairs.estimates import estimate_from_labels
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -72,7 +73,10 @@ class Measure:
     every component lies in [0, 1] (ratios such as precision), which selects the
     interval (see :func:`estimate_measure`). ``numerators`` and ``denominators`` (m, d),
     for ratio measures g_m = (num_m . R) / (den_m . R): the denominators give the
-    effective sample size, both together a closed-form gradient.
+    effective sample size, both together a closed-form gradient. ``f_alphas``: set by
+    :func:`f_measures` (codes = a 0/1 prediction), the alpha of every component's
+    F_alpha = TP / (alpha PP + (1 - alpha) P) (1: precision, 0: recall); such a measure
+    is estimated by :func:`~er_evaluation.pairs.estimate_from_labels` itself.
     """
 
     names: tuple[str, ...]
@@ -83,6 +87,7 @@ class Measure:
     bounded: bool = True
     denominators: np.ndarray | None = field(default=None, repr=False)
     numerators: np.ndarray | None = field(default=None, repr=False)
+    f_alphas: tuple[float, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # ratio measures: num_m . ell(c, y) and den_m . ell(c, y) for every (c, y), so the
@@ -219,7 +224,8 @@ def f_measures(predicted: np.ndarray, betas: float | Sequence[float] = 1.0) -> M
     den = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]] + [[0.0, a, 1.0 - a] for a in alphas])
     func, jac = _ratio_jacobian(num, den, 3)
     names = ("pairwise_precision", "pairwise_recall", *(fscore_name("pairwise", b) for b in betas))
-    return Measure(names, predicted.astype(np.int64), table, func, jac, True, den, num)
+    f_alphas = (1.0, 0.0, *alphas)
+    return Measure(names, predicted.astype(np.int64), table, func, jac, True, den, num, f_alphas)
 
 
 @dataclass(frozen=True)
@@ -443,6 +449,17 @@ def estimate_measure(
 ) -> list[Estimate]:
     """Every component of ``measure`` from the importance-weighted draws of ``run``.
 
+    F-measures (``measure`` from :func:`f_measures`, or a selection of its components;
+    ``measure.f_alphas`` set): the estimates of
+    :func:`~er_evaluation.pairs.estimate_from_labels` of the prediction ``measure.codes``,
+    renamed to ``measure.names``: one computation, so value, SE, interval, method and
+    diagnostics are those of that function (a prediction group or stratum x prediction
+    cell whose pairs are all labelled enters exactly, a passive or stratified run is
+    estimated from its cells, and the interval rule and effective sizes are that
+    function's). ``labels_known`` (a census from labels outside the run) and
+    ``variance`` as below; ``variance="final"`` is refused for a sampler's run as there.
+    Other measures (PR curves, :func:`custom_measure`):
+
     ``run`` is a :class:`~er_evaluation.pairs.estimates.LabelRun` with design
     "importance" (or passive, weight 1). Value G_hat = g(R_hat), R_hat = (1/T) sum_j w_j
     ell_j (Marchant & Rubinstein 2021, eq. 1); variance as in the module docstring (Marchant & Rubinstein 2021, §3.3.2;
@@ -483,6 +500,8 @@ def estimate_measure(
         )
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
+    if measure.f_alphas is not None and labels_known is None:
+        return _f_measure_estimates(run, measure, level, variance)
     z = float(ndtri(0.5 + level / 2))
     n_labels, n_draws = run.n_labels, run.n_draws
     known = _census_labels(run, labels_known)
@@ -549,6 +568,40 @@ def estimate_measure(
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
+    return out
+
+
+def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> list[Estimate]:
+    """The components of an F-measure (``measure.f_alphas``) as
+    :func:`~er_evaluation.pairs.estimate_from_labels` of the prediction ``measure.codes``
+    estimates them, renamed to the measure's names. Its warnings are re-issued at the
+    caller of :func:`estimate_measure`, the undefined-metric ones only for the components
+    the measure holds."""
+    alphas = [a for a in dict.fromkeys(measure.f_alphas) if 0.0 < a < 1.0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        found = estimate_from_labels(
+            run, measure.codes, alpha=alphas or 0.5, level=level, variance=variance
+        )
+    by_alpha = {
+        1.0: found.precision,
+        0.0: found.recall,
+        **dict(zip(alphas, found.f[: len(alphas)], strict=True)),
+    }
+    out = [
+        replace(by_alpha[a], metric=name)
+        for a, name in zip(measure.f_alphas, measure.names, strict=True)
+    ]
+    for w in caught:
+        if not issubclass(w.category, UndefinedMetricWarning):
+            warnings.warn(w.message, w.category, stacklevel=3)
+    for e in out:
+        if math.isnan(e.value):
+            warnings.warn(
+                f"{e.metric} is undefined on this sample (no sampled pair in its denominator); NaN returned",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
     return out
 
 

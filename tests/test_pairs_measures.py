@@ -1,0 +1,244 @@
+"""Issue 10 items 4 and 6: the F-measures of ``estimate_measure`` are the estimates of
+``estimate_from_labels`` (one computation: same value, SE, interval, method), exact for a
+prediction group whose pairs are all labelled, for every sampler."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from _helpers import pool_of
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.pairs import (
+    METHODS,
+    AISSampler,
+    LabelOracle,
+    LabelRun,
+    estimate_from_labels,
+    estimate_measure,
+    f_measures,
+    make_sampler,
+    prefix,
+    sample_labels,
+)
+
+
+def quietly(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return function(*args, **kwargs)
+
+
+def both_paths(run, predicted):
+    """estimate_from_labels (precision, recall, F1, F2) and estimate_measure of the same
+    metrics, in the same order."""
+    ours = quietly(estimate_from_labels, run, predicted, alpha=[0.5, 0.2])
+    theirs = quietly(estimate_measure, run, f_measures(predicted, [1.0, 2.0]))
+    return [ours.precision, ours.recall, *ours.f], theirs
+
+
+def assert_same(a, b):
+    """Bit-for-bit the same estimate (NaN equal to NaN)."""
+    assert a.metric == b.metric
+    np.testing.assert_equal(
+        [a.value, a.std_error, a.ci_low, a.ci_high], [b.value, b.std_error, b.ci_low, b.ci_high]
+    )
+    assert (a.ci_method, a.n_units, a.n_draws, a.level) == (
+        b.ci_method,
+        b.n_units,
+        b.n_draws,
+        b.level,
+    )
+    assert a.diagnostics == b.diagnostics
+
+
+def test_hand_computed_adaptive_run_with_every_predicted_match_labelled():
+    """Ten pairs; predicted matches 0-2 (labels 1, 1, 0), all drawn, so precision is 2/3
+    exactly (audit F8: estimate_measure gave the weighted ratio (0.5 + 1) / 3 = 0.5 with an
+    interval). Recall: TP = 2 known; FN = PP x (weighted matches among open predicted
+    non-match draws) / (weighted predicted-match draws) = 3 x 2 / 3 = 2; recall 2 / 4,
+    F1 = 2 / (3/2 + 4/2) = 4/7."""
+    labels = np.array([1, 1, 0, 1, 0, 0, 0, 0, 0, 0])
+    predicted = np.array([1, 1, 1, 0, 0, 0, 0, 0, 0, 0])
+    index = np.array([0, 1, 2, 3, 5])
+    run = LabelRun(
+        design="importance",
+        pool_size=10,
+        index=index,
+        label=labels[index].astype(np.int8),
+        weight=np.array([0.5, 1.0, 1.5, 2.0, 1.0]),
+        stratum=np.full(5, -1),
+        new_label=np.ones(5, dtype=bool),
+        adaptive=True,
+    )
+    precision, recall, f1 = estimate_measure(run, f_measures(predicted))
+    assert precision.value == pytest.approx(2 / 3, abs=1e-15)
+    assert precision.std_error == 0.0 and precision.ci_method == "census"
+    assert precision.ci_low == precision.ci_high == precision.value
+    assert recall.value == pytest.approx(0.5, abs=1e-15)
+    assert f1.value == pytest.approx(4 / 7, abs=1e-15)
+    assert recall.ci_low < recall.value < recall.ci_high  # 6 pairs unlabelled
+    for a, b in zip(*both_paths(run, predicted), strict=True):
+        assert_same(a, b)
+
+
+def test_audit_edge_case_precision_zero_same_interval_on_both_paths():
+    """Audit F2: 200 pairs, 50 predicted matches none of them a match, 10 matches, 40
+    labels; the two paths gave different intervals (OASIS precision [0, 0.0139] vs
+    [0, 0.0657]; static IS [0, 0.087] vs [0, 0.133])."""
+    n = 200
+    predicted = (np.arange(n) >= 150).astype(int)
+    labels = np.zeros(n, int)
+    labels[:10] = 1
+    pool = pool_of(labels, predicted)
+    for method in METHODS:
+        run = sample_labels(pool, make_sampler(method, pool, 0), LabelOracle(pool.labels), 40)
+        ours, theirs = both_paths(run, pool.predicted)
+        assert ours[0].value == 0.0
+        for a, b in zip(ours, theirs, strict=True):
+            assert_same(a, b)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    n=st.integers(4, 40),
+    data_seed=st.integers(0, 2**31),
+    method=st.sampled_from(METHODS),
+    seed=st.integers(0, 1000),
+    share=st.floats(0.05, 1.0),
+)
+def test_both_paths_agree_exactly_on_small_pools(n, data_seed, method, seed, share):
+    rng = np.random.default_rng(data_seed)
+    labels = (rng.random(n) < rng.uniform(0.1, 0.6)).astype(int)
+    scores = np.round(np.clip(0.6 * labels + rng.normal(0.2, 0.25, n), 0, 1), 3)
+    predicted = (scores > rng.uniform(0.2, 0.7)).astype(int)
+    pool = pool_of(labels, predicted, scores)
+    budget = max(1, int(round(share * n)))
+    run = sample_labels(pool, make_sampler(method, pool, seed), LabelOracle(pool.labels), budget)
+    if run.n_draws == 0:
+        return
+    for a, b in zip(*both_paths(run, pool.predicted), strict=True):
+        assert_same(a, b)
+
+
+def few_predicted_matches(n: int = 120, seed: int = 4):
+    """A pool whose 6 predicted matches (4 true) have the top scores, 15 matches in all."""
+    rng = np.random.default_rng(seed)
+    scores = np.sort(rng.random(n))
+    labels = np.zeros(n, int)
+    labels[rng.choice(n - 6, 11, replace=False)] = 1
+    labels[-6:] = [0, 1, 0, 1, 1, 1]
+    predicted = np.zeros(n, int)
+    predicted[-6:] = 1
+    return pool_of(labels, predicted, scores)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_census_and_prediction_group_census_for_every_sampler(method):
+    """Item 4: at the first draw after which every predicted match is labelled, precision
+    is exact (4/6) with SE 0 and a point interval on both paths while recall (pairs still
+    unlabelled) keeps a proper interval; at full census every metric is exact."""
+    pool = few_predicted_matches()
+    truth = pool.truth()
+    rows = np.flatnonzero(pool.predicted)
+    checked = 0
+    for seed in range(3):
+        run = sample_labels(
+            pool, make_sampler(method, pool, seed), LabelOracle(pool.labels), pool.n_pairs
+        )
+        assert run.n_labels == pool.n_pairs
+        seen = np.zeros(pool.n_pairs, dtype=bool)
+        complete_at = None
+        for t, i in enumerate(run.index):
+            seen[i] = True
+            if seen[rows].all():
+                complete_at = t + 1
+                break
+        part = prefix(run, complete_at)
+        if part.n_labels < pool.n_pairs:
+            checked += 1
+            ours, theirs = both_paths(part, pool.predicted)
+            for a, b in zip(ours, theirs, strict=True):
+                assert_same(a, b)
+            precision, recall = theirs[0], theirs[1]
+            assert precision.value == pytest.approx(4 / 6, abs=1e-12)
+            assert precision.std_error == 0.0 and precision.ci_method == "census"
+            assert precision.ci_low == precision.ci_high == precision.value
+            if not math.isnan(recall.value):
+                assert recall.ci_low < recall.ci_high
+        ours, theirs = both_paths(run, pool.predicted)
+        for a, b in zip(ours, theirs, strict=True):
+            assert_same(a, b)
+            expected = truth.get(a.metric, 5 * 4 / (6 + 4 * 15))  # F2 = 5 TP / (PP + 4 P)
+            assert b.value == pytest.approx(expected, abs=1e-12)
+            assert b.ci_low == b.ci_high == b.value and b.ci_method == "census"
+    assert checked >= 2
+
+
+def test_ais_restaurant_like_group_census_is_exact():
+    """Audit F8 on a bundled pool: AIS on restaurant, 300 labels, labels all 40 predicted
+    matches; precision is 0.925 exactly on both paths (estimate_measure gave 0.918 /
+    0.926 / 0.928 with SE 0.009)."""
+    from er_evaluation.datasets import load_pool
+
+    pool = load_pool("restaurant")
+    run = sample_labels(pool, make_sampler("ais", pool, 0), LabelOracle(pool.labels), 300)
+    assert np.isin(np.flatnonzero(pool.predicted), run.index).all()
+    precision = estimate_measure(run, f_measures(pool.predicted))[0]
+    assert precision.value == pytest.approx(pool.truth()["pairwise_precision"], abs=1e-12)
+    assert precision.ci_method == "census" and precision.std_error == 0.0
+
+
+def test_ais_precision_never_above_one_or_its_interval():
+    """Audit F11: with no false positive drawn, AIS precision came out 1.0000000000000002,
+    above its interval's upper end 1.0."""
+    import importlib
+
+    audit_pool = importlib.import_module("test_pairs_audit").audit_pool
+    pool = audit_pool(2000, seed=2, false_positives=8, noise=0.5)
+    at_one = 0
+    for seed in (0, 1):
+        run = sample_labels(pool, make_sampler("ais", pool, seed), LabelOracle(pool.labels), 40)
+        ours, theirs = both_paths(run, pool.predicted)
+        at_one += ours[0].value == 1.0
+        for a, b in zip(ours, theirs, strict=True):
+            assert_same(a, b)
+            if not math.isnan(a.value):
+                assert 0.0 <= a.ci_low <= a.value <= a.ci_high <= 1.0
+    assert at_one >= 1  # the premise: some run drew no false positive
+
+
+def test_selected_components_and_the_ais_target_measure():
+    """A selection of F-measure components (the AIS sampler's target) is estimated like the
+    full set; an undefined component warns at the caller's line."""
+    pool = few_predicted_matches()
+    sampler = AISSampler(pool, 0, alpha=1.0)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 30)
+    (precision,) = estimate_measure(run, sampler.measure)
+    assert_same(precision, quietly(estimate_from_labels, run, pool.predicted).precision)
+    # a run that drew no predicted match: precision undefined
+    index = np.flatnonzero(pool.predicted == 0)[:5]
+    empty = LabelRun(
+        design="passive",
+        pool_size=pool.n_pairs,
+        index=index,
+        label=pool.labels[index].astype(np.int8),
+        weight=np.ones(5),
+        stratum=np.full(5, -1),
+        new_label=np.ones(5, dtype=bool),
+    )
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        estimate_measure(empty, f_measures(pool.predicted))
+    assert any("pairwise_precision is undefined" in str(w.message) for w in got)
+    assert {w.category for w in got} == {UndefinedMetricWarning}
+    assert {w.filename for w in got} == {__file__}
