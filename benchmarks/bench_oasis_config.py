@@ -26,6 +26,12 @@ package's ``sample_distinct``). A configuration is ``strata,eta,decay,formula``:
     python benchmarks/bench_oasis_config.py --summarize benchmarks/data/bench_oasis_balance_runs.csv
 
 Every configuration is also scored with balance-heuristic weights (:func:`run`).
+
+``--decompose``: where the F1 error of the library's substituted estimate comes from, per
+stratum x prediction cell, on the library's own runs (:func:`decompose`):
+
+    nice -n 10 python benchmarks/bench_oasis_config.py --decompose --pool dblp-acm --reps 20 \
+        --seed 0 --out benchmarks/data/bench_oasis_decompose.csv
 """
 
 import argparse
@@ -39,7 +45,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools
 
-from er_evaluation.pairs import stratify
+from er_evaluation.pairs import LabelOracle, estimates, sample_labels, stratify
+from er_evaluation.pairs._remainder import _substituted_sums
 from er_evaluation.pairs._stratify import Strata
 from er_evaluation.pairs.samplers import OASISSampler
 
@@ -195,6 +202,88 @@ def run(pool, strata, reps, seed0, eta, decay, eps, formula, runs_out=None, name
     return sq, sq_bal, dpl / (reps * BUDGETS[-1])
 
 
+def _f1_shift(e_tp: float, e_fn: float, truth: tuple, exact: tuple) -> float:
+    """F1 at TP + e_tp, FN + e_fn minus the true F1 (truth = TP, FN, PP); an error of a
+    prediction group labelled completely (``exact``: predicted matches, non-matches) is 0,
+    as in the estimate."""
+    tp_true, fn_true, pp = truth
+    tp = tp_true + (0.0 if exact[0] else e_tp)
+    fn = fn_true + (0.0 if exact[1] else e_fn)
+    return 2 * tp / (pp + tp + fn) - 2 * tp_true / (pp + tp_true + fn_true)
+
+
+def decompose(pool, reps: int, seed0: int, budget: int = 2000, **params) -> pd.DataFrame:
+    """The F1 error at ``budget`` labels of the substituted estimate (TP = PP A'/D',
+    FN = PP C'/D', a prediction group labelled completely exact;
+    ``_remainder._substituted_sums``) split by where it comes from, on OASIS runs with
+    ``params`` (seeds seed0 + 1000 r). Per cell c (stratum x prediction) its share S_c of
+    A' or C' (the sums with every other cell's labels set to 0) has expectation
+    T M_c / N, so the cell adds PP S_c / D' - M_c to the TP or FN error; the first-order
+    F1 error is dF/dTP e_TP + dF/dFN e_FN. Rows per run: the F1 error, and the F1 error
+    left by one source alone (the others at their truth): ``open`` cells (some pair
+    unlabelled at the end), ``complete`` cells (every pair labelled: only their terms
+    from the draws before completion err), ``normaliser`` (D' against T PP / N, scaling
+    every labelled match); draws T, the draw at which the last cell holding a match was
+    completed, and the matches of open cells."""
+    labels = pool.labels.astype(np.int8)
+    oracle = LabelOracle(pool.labels)
+    predicted = pool.predicted.astype(np.int64)
+    strata = stratify(pool.scores, pool.predicted, 30, max_share=params.pop("max_share", None))
+    n = pool.n_pairs
+    pp = float(predicted.sum())
+    truth = (float(np.sum(labels * predicted)), float(np.sum(labels * (1 - predicted))), pp)
+    rows = []
+    for rep in range(reps):
+        seed = seed0 + 1000 * rep
+        sampler = OASISSampler(pool, seed, strata=strata, **params)
+        run = sample_labels(pool, sampler, oracle, budget)
+        cells, sizes, _ = estimates._cells(run, predicted)
+        t = run.n_draws
+        y, w = run.label.astype(np.float64), run.weight.astype(np.float64)
+        c_t = cells[run.index]
+        _, _, d_sum = _substituted_sums(cells, sizes, run.index, y, w, t)
+        n_cells = len(sizes)
+        m_true = np.bincount(cells, weights=labels, minlength=n_cells)
+        labelled = np.bincount(cells[np.unique(run.index)], minlength=n_cells)
+        full = labelled == sizes
+        h = np.arange(n_cells) % 2 == 1
+        share = np.zeros(n_cells)  # S_c, the cell's part of A' (h) or C' (not h)
+        for c in np.flatnonzero(m_true > 0):
+            a_c, c_c, _ = _substituted_sums(cells, sizes, run.index, y * (c_t == c), w, t)
+            share[c] = a_c if h[c] else c_c
+        # numerator error of each cell at the true normaliser, and the normaliser's part
+        own = n * share / t - m_true
+        scale = t * pp / (n * d_sum) - 1.0
+        norm = n * share / t * scale
+
+        exact = (bool(full[h].all()), bool(full[~h].all()))  # a group labelled completely
+
+        def part(e, select, exact=exact, h=h):
+            return _f1_shift(
+                float(np.sum(e[select & h])), float(np.sum(e[select & ~h])), truth, exact
+            )
+
+        with_matches = m_true > 0
+        done = np.full(n_cells, -1)
+        first = np.unique(run.index, return_index=True)[1]
+        np.maximum.at(done, cells[run.index[first]], first)
+        last_done = int(done[with_matches & full].max()) if (with_matches & full).any() else -1
+        rows.append(
+            {
+                "seed": seed,
+                "draws": t,
+                "f1_error": part(own + norm, with_matches),
+                "open": part(own, with_matches & ~full),
+                "complete": part(own, with_matches & full),
+                "normaliser": part(norm, with_matches),
+                "last_completion_draw": last_done,
+                "open_matches": int(m_true[with_matches & ~full].sum()),
+                "open_cells_with_matches": int((with_matches & ~full).sum()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def pool_name_of(name: str) -> str:
     return name.split(" ")[0]
 
@@ -209,7 +298,21 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--runs-out", help="per-run CSV (squared errors), appended after every run")
     ap.add_argument("--summarize", nargs="+", metavar="RUNS_CSV", help="summaries of per-run CSVs")
+    ap.add_argument("--decompose", action="store_true", help="sources of the F1 error (decompose)")
+    ap.add_argument("--max-share", type=float, help="OASIS max_share for --decompose")
+    ap.add_argument("--out", help="CSV of --decompose's rows (appended)")
     a = ap.parse_args()
+    if a.decompose:
+        ((_, pool),) = pools([a.pool])
+        table = decompose(pool, a.reps, a.seed, max_share=a.max_share)
+        table.insert(0, "pool", a.pool)
+        table.insert(1, "max_share", a.max_share)
+        if a.out:
+            table.to_csv(a.out, mode="a", header=not Path(a.out).exists(), index=False)
+        sq = table[["f1_error", "open", "complete", "normaliser"]] ** 2
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        print("MSE", " ".join(f"{k} {v:.2e}" for k, v in sq.mean().items()))
+        sys.exit(0)
     if a.summarize:
         runs = pd.concat([pd.read_csv(p) for p in a.summarize]).drop_duplicates(
             ["config", "seed", "budget"], keep="last"

@@ -13,7 +13,7 @@ Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
 ``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
 as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N pairs cut
-into score chunks), and estimator
+into score chunks, ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
 ``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
@@ -118,7 +118,7 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
             continue
         for item in part.split(","):
             key, value = item.split("=")
-            if key in ("decay", "by_prediction"):
+            if key in ("decay", "by_prediction", "doubling"):
                 params[key] = value.lower() in ("1", "true")
             elif key == "bins":  # CSF histogram of the strata: "fd", "default" or a count
                 params[key] = value if value in ("fd", "default") else int(value)
@@ -147,17 +147,18 @@ def one_pool(
     oracle = LabelOracle(pool.labels)
     strata_of_bins = {}
 
-    def strata_for(bins, by_prediction=True, max_share=None):
-        if (bins, by_prediction, max_share) not in strata_of_bins:
-            strata_of_bins[bins, by_prediction, max_share] = stratify(
+    def strata_for(bins, by_prediction=True, max_share=None, doubling=False):
+        if (bins, by_prediction, max_share, doubling) not in strata_of_bins:
+            strata_of_bins[bins, by_prediction, max_share, doubling] = stratify(
                 pool.scores,
                 pool.predicted,
                 n_strata,
                 n_bins=None if bins == "default" else bins,
                 by_prediction=by_prediction,
                 max_share=max_share,
+                doubling=doubling,
             )
-        return strata_of_bins[bins, by_prediction, max_share]
+        return strata_of_bins[bins, by_prediction, max_share, doubling]
 
     strata64 = (
         stratify(pool.scores, pool.predicted, 64)
@@ -176,7 +177,12 @@ def one_pool(
         method, extra, _ = parse_variant(sampler_spec)
         # each sampler's own default CSF histogram unless ``bins=`` overrides it
         bins = extra.pop("bins", default_bins(method))
-        strata = strata_for(bins, extra.pop("by_prediction", True), extra.pop("max_share", None))
+        strata = strata_for(
+            bins,
+            extra.pop("by_prediction", True),
+            extra.pop("max_share", None),
+            extra.pop("doubling", False),
+        )
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
         if method == "ais":
             params = {"strata": strata64}

@@ -38,6 +38,26 @@ def test_split_keeps_tied_scores_together():
     np.testing.assert_array_equal(split_oversized(codes, np.ones(6), 1), np.zeros(6))
 
 
+def test_doubling_hand_computed():
+    # ten scores 0..9 in one stratum, cap 2: from the top 2 pairs (8, 9), the next 4
+    # (4..7) and the 4 left (0..3); cap 3: 3 (7..9), 6 (1..6) and the 1 left (0)
+    codes = np.zeros(10, dtype=np.int64)
+    scores = np.arange(10.0)
+    np.testing.assert_array_equal(
+        split_oversized(codes, scores, 2, doubling=True), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]
+    )
+    np.testing.assert_array_equal(
+        split_oversized(codes, scores, 3, doubling=True), [0, 1, 1, 1, 1, 1, 1, 2, 2, 2]
+    )
+    # a second stratum at its cap stays whole, numbered after the chunks
+    codes = np.array([0] * 10 + [1, 1, 1])
+    scores = np.concatenate([scores[::-1], [5.0, 6, 7]])
+    np.testing.assert_array_equal(
+        split_oversized(codes, scores, 3, doubling=True),
+        [2, 2, 2, 1, 1, 1, 1, 1, 1, 0, 3, 3, 3],
+    )
+
+
 def test_split_refuses_bad_input():
     with pytest.raises(ValueError, match="max_size"):
         split_oversized(np.array([0, 1]), np.array([0.1, 0.2]), 0)
@@ -68,6 +88,24 @@ def _brute_force(codes, scores, cap):
     return np.array(out)
 
 
+def _brute_force_doubling(codes, scores, cap):
+    """Independent computation for distinct scores: from the top of each stratum, pieces
+    of cap, 2 cap, 4 cap, ... pairs until none is left; pieces numbered bottom first."""
+    out = [0] * len(codes)
+    code = 0
+    for k in sorted(set(codes.tolist())):
+        members = sorted((i for i in range(len(codes)) if codes[i] == k), key=lambda i: -scores[i])
+        pieces, start, length = [], 0, cap
+        while start < len(members) or not pieces:
+            pieces.append(members[start : start + length])
+            start, length = start + length, 2 * length
+        for j, piece in enumerate(reversed(pieces)):
+            for i in piece:
+                out[i] = code + j
+        code += len(pieces)
+    return np.array(out)
+
+
 @st.composite
 def partitions(draw):
     n = draw(st.integers(1, 60))
@@ -81,14 +119,14 @@ def partitions(draw):
     if not tied:  # distinct scores
         scores = scores + np.arange(n) * 1e-9
     cap = draw(st.integers(1, 25))
-    return codes, scores, cap, tied
+    return codes, scores, cap, tied, draw(st.booleans())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(partitions())
 def test_split_properties(case):
-    codes, scores, cap, tied = case
-    new = split_oversized(codes, scores, cap)
+    codes, scores, cap, tied, doubling = case
+    new = split_oversized(codes, scores, cap, doubling=doubling)
     sizes_old = np.bincount(codes)
     sizes_new = np.bincount(new)
     # a partition into non-empty strata numbered 0..K'-1
@@ -105,11 +143,19 @@ def test_split_properties(case):
         # chunks are score intervals in ascending order: no overlap between neighbours
         for lower, upper in zip(chunks[:-1], chunks[1:], strict=True):
             assert scores[new == lower].max() < scores[new == upper].min()
-        if not tied:
+        if not tied and doubling:
+            # the top chunk holds the cap, each one below twice the one above, the
+            # bottom one what is left
+            top = sizes_new[chunks][::-1]
+            assert top[0] == min(cap, sizes_old[k])
+            assert np.all(top[1:-1] == cap * 2 ** np.arange(1, len(top) - 1))
+            assert 0 < top[-1] <= cap * 2 ** (len(top) - 1)
+        elif not tied:
             assert len(chunks) == -(-sizes_old[k] // cap)
             assert sizes_new[chunks].max() <= cap
     if not tied:
-        np.testing.assert_array_equal(new, _brute_force(codes, scores, cap))
+        brute = _brute_force_doubling if doubling else _brute_force
+        np.testing.assert_array_equal(new, brute(codes, scores, cap))
 
 
 def test_abt_buy_bottom_stratum_cut_and_nothing_else():
@@ -165,6 +211,10 @@ def test_oasis_sampler_option_and_session_replay(tmp_path):
     assert draws[0] == draws[1]
     with pytest.raises(ValueError, match="max_share"):
         OASISSampler(pool, 3, max_share=2.0)
+    doubled = OASISSampler(pool, 3, max_share=0.01, doubling=True)
+    assert doubled.params()["doubling"] is True
+    # abt-buy's bottom stratum: 537 pairs from the top, 1,074, ..., 18,903 left
+    assert doubled.strata.sizes[:7].tolist() == [18903, 17215, 8561, 4296, 2148, 1074, 537]
     # the option is logged and a resumed session replays the same draws
     path = tmp_path / "log.jsonl"
     with LabellingSession(pool, path, "oasis", seed=5, max_share=0.1) as session:

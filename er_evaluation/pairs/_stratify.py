@@ -130,13 +130,21 @@ def _fd_bins(scores: np.ndarray, lo: float) -> tuple[np.ndarray, np.ndarray]:
     return counts, lo + (keys + 1) * width
 
 
-def split_oversized(codes: np.ndarray, scores: np.ndarray, max_size: np.ndarray) -> np.ndarray:
+def split_oversized(
+    codes: np.ndarray, scores: np.ndarray, max_size: np.ndarray, *, doubling: bool = False
+) -> np.ndarray:
     """Refine a partition by score: stratum k of ``codes`` (0..K-1) with more than
     ``max_size[k]`` pairs is cut into m_k = ceil(|P_k| / max_size[k]) chunks of consecutive
     score ranks (pair of rank r, 0-based in ascending score, goes to chunk
     floor(r m_k / |P_k|)); tied scores stay together, in the chunk of the lowest-ranked of
     them, so chunks are score intervals (possibly fewer than m_k, or larger than the cap
     when ties span a cut). Strata at or below their cap are kept whole.
+
+    ``doubling``: the chunks of a stratum grow from its top instead, c = max_size[k]: its
+    c highest-scored pairs, the next 2c, 4c, ... and what is left at the bottom (the pair
+    of rank r' from the top, 0-based, in chunk floor(log2(floor(r' / c) + 1)) from the
+    top), so a few chunks resolve the high scores of a large stratum and its bulk of low
+    scores stays together.
 
     Returns the new codes 0..K'-1, numbered by (old stratum, chunk): the order of the
     strata is kept and the chunks of a stratum follow one another in ascending score.
@@ -157,14 +165,21 @@ def split_oversized(codes: np.ndarray, scores: np.ndarray, max_size: np.ndarray)
         raise ValueError(f"max_size must be >= 1 for every stratum, got {cap.min()}")
     n_old = len(cap)
     sizes = np.bincount(codes, minlength=n_old)
-    n_chunks = np.maximum(-(-sizes // cap), 1)  # ceil(size / cap)
+    if doubling:  # chunks from the top: c, 2c, 4c, ... (the last one partial)
+        n_chunks = np.floor(np.log2((np.maximum(sizes, 1) - 1) // cap + 1)).astype(np.int64) + 1
+    else:
+        n_chunks = np.maximum(-(-sizes // cap), 1)  # ceil(size / cap)
     chunk = np.zeros(len(codes), dtype=np.int64)
     split = np.flatnonzero((n_chunks > 1)[codes])
     if len(split):
         order = split[np.lexsort((scores[split], codes[split]))]
         c_sorted, s_sorted = codes[order], scores[order]
         rank = np.arange(len(order)) - np.searchsorted(c_sorted, c_sorted, side="left")
-        ranked = rank * n_chunks[c_sorted] // sizes[c_sorted]
+        if doubling:
+            from_top = (sizes[c_sorted] - 1 - rank) // cap[c_sorted] + 1
+            ranked = n_chunks[c_sorted] - 1 - np.floor(np.log2(from_top)).astype(np.int64)
+        else:
+            ranked = rank * n_chunks[c_sorted] // sizes[c_sorted]
         # a run of tied scores takes the chunk of its first (lowest-ranked) member
         starts_run = np.ones(len(order), dtype=bool)
         starts_run[1:] = (c_sorted[1:] != c_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])
@@ -187,6 +202,7 @@ def stratify(
     n_bins: int | str | None = None,
     by_prediction: bool = True,
     max_share: float | None = None,
+    doubling: bool = False,
 ) -> Strata:
     """CSF strata of the pool, built separately within predicted matches and non-matches
     (``by_prediction=True``) or over all scores at once (``False``: Marchant & Rubinstein
@@ -197,7 +213,8 @@ def stratify(
     ``n_bins`` chooses the CSF histogram (:func:`csf_edges`). ``max_share`` (None: off)
     then cuts every stratum of more than floor(max_share N) pairs (at least 1; N the
     pool's size) into score chunks of at most that many pairs (:func:`split_oversized`;
-    ties kept together); smaller strata stay as they are. The cap is a share of the
+    ties kept together; with ``doubling`` chunks of that many pairs, twice, four times as
+    many, ... from the top); smaller strata stay as they are. The cap is a share of the
     pool, not of the prediction group, so that the few predicted matches of an
     imbalanced pool (restaurant: 22 of 40 in one stratum of scores near 1) are never cut.
     Vectorised: one histogram and one ``searchsorted`` per group, and a stable sort of
@@ -224,7 +241,7 @@ def stratify(
         raw[mask] = base + np.searchsorted(edges, group_scores, side="right")
         base += len(edges) + 1
     if max_share is not None and n:
-        raw = split_oversized(raw, scores, max(int(max_share * n), 1))
+        raw = split_oversized(raw, scores, max(int(max_share * n), 1), doubling=doubling)
         base = int(raw.max()) + 1
     counts = np.bincount(raw, minlength=base)
     kept = np.flatnonzero(counts)

@@ -315,7 +315,8 @@ class OASISSampler(_Base):
     runs, against 5.0e-5 / 2.4e-5), so it is an option (benchmarks/README.md, "OASIS as
     the paper").
     ``max_share`` (None: off) cuts every stratum of more than that share of the pool into
-    score chunks of at most that many pairs, the other strata unchanged
+    score chunks of at most that many pairs (``doubling``: chunks of that many, twice,
+    four times as many, ... pairs from the top), the other strata unchanged
     (:func:`~er_evaluation.pairs.stratify`); an option (benchmarks/README.md, "OASIS as
     the authors' package", "Oversized strata cut into score chunks").
     """
@@ -338,6 +339,7 @@ class OASISSampler(_Base):
         n_bins: int | str | None = None,
         by_prediction: bool = True,
         max_share: float | None = None,
+        doubling: bool = False,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -362,6 +364,7 @@ class OASISSampler(_Base):
         self.n_bins = n_bins
         self.by_prediction = bool(by_prediction)
         self.max_share = max_share
+        self.doubling = bool(doubling)
         self.strata = (
             strata
             if strata is not None
@@ -372,6 +375,7 @@ class OASISSampler(_Base):
                 n_bins=n_bins,
                 by_prediction=by_prediction,
                 max_share=max_share,
+                doubling=doubling,
             )
         )
         st = self.strata
@@ -506,6 +510,7 @@ class OASISSampler(_Base):
             "n_bins": self.n_bins,
             "by_prediction": self.by_prediction,
             "max_share": self.max_share,
+            "doubling": self.doubling,
         }
 
 
