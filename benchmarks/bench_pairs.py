@@ -13,7 +13,8 @@ Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
 ``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
 as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N pairs cut
-into score chunks, ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top), and estimator
+into score chunks, ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top; ``shared_prior=1``: the
+chunks share the cut stratum's eta prior pseudo-labels by size instead of eta each), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
 ``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
@@ -118,7 +119,7 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
             continue
         for item in part.split(","):
             key, value = item.split("=")
-            if key in ("decay", "by_prediction", "doubling"):
+            if key in ("decay", "by_prediction", "doubling", "shared_prior"):
                 params[key] = value.lower() in ("1", "true")
             elif key == "bins":  # CSF histogram of the strata: "fd", "default" or a count
                 params[key] = value if value in ("fd", "default") else int(value)

@@ -223,3 +223,32 @@ def test_oasis_sampler_option_and_session_replay(tmp_path):
     with LabellingSession(pool, path, readonly=True) as resumed:
         assert resumed.sampler.max_share == 0.1
         assert resumed.label_run().index.tolist() == expected
+
+
+def test_parent_of_each_chunk():
+    pool = load_pool("abt-buy")
+    assert stratify(pool.scores, pool.predicted, 30).parent is None
+    cut = stratify(pool.scores, pool.predicted, 30, max_share=0.1)
+    # ten chunks of the bottom stratum, then strata 1..33 as they were
+    np.testing.assert_array_equal(cut.parent, [0] * 10 + list(range(1, 34)))
+    parent_of_pair = cut.parent[cut.codes]
+    np.testing.assert_array_equal(parent_of_pair, stratify(pool.scores, pool.predicted, 30).codes)
+
+
+def test_shared_prior_splits_eta_by_chunk_size():
+    pool = load_pool("abt-buy")
+    own = OASISSampler(pool, 0, max_share=0.1, eta=2.0)
+    shared = OASISSampler(pool, 0, max_share=0.1, eta=2.0, shared_prior=True)
+    strength = shared.prior1 + shared.prior0
+    sizes = shared.strata.sizes
+    # the ten chunks share the bottom stratum's 2 pseudo-labels by size; whole strata keep 2
+    np.testing.assert_allclose(strength[:10], 2.0 * sizes[:10] / sizes[:10].sum())
+    np.testing.assert_allclose(strength[10:], 2.0)
+    np.testing.assert_allclose(own.prior1 + own.prior0, 2.0)
+    # the same prior means, so the same variance model and the same first proposal shape
+    np.testing.assert_allclose(shared.posterior_mean(), own.posterior_mean())
+    np.testing.assert_allclose(shared.stratum_prior, own.stratum_prior)
+    # nothing cut: the option changes nothing
+    a, b = OASISSampler(pool, 4), OASISSampler(pool, 4, shared_prior=True)
+    np.testing.assert_array_equal(a.prior1, b.prior1)
+    np.testing.assert_array_equal(a._v, b._v)

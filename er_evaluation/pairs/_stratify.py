@@ -28,7 +28,9 @@ class Strata:
     ``predicted`` = the stratum's prediction (0 or 1; for a stratum holding both
     predictions the majority one, ties to 1); ``mean_score`` is the mean score per
     stratum; ``prediction_share`` = lambda_k, the share of predicted matches in stratum k
-    (None: ``predicted``, strata that never mix predictions).
+    (None: ``predicted``, strata that never mix predictions); ``parent``: for strata cut
+    from larger ones (``stratify(max_share=...)``) the index of the stratum each was cut
+    from among the strata before cutting (None: nothing was cut).
     """
 
     codes: np.ndarray
@@ -38,6 +40,7 @@ class Strata:
     predicted: np.ndarray
     mean_score: np.ndarray
     prediction_share: np.ndarray | None = None
+    parent: np.ndarray | None = None
 
     @property
     def lam(self) -> np.ndarray:
@@ -240,9 +243,14 @@ def stratify(
         edges = csf_edges(group_scores, n_strata, n_bins)
         raw[mask] = base + np.searchsorted(edges, group_scores, side="right")
         base += len(edges) + 1
+    parent = None
     if max_share is not None and n:
+        whole = raw
         raw = split_oversized(raw, scores, max(int(max_share * n), 1), doubling=doubling)
         base = int(raw.max()) + 1
+        # the stratum each new one was cut from, numbered among the non-empty strata
+        parent = np.empty(base, dtype=np.int64)
+        parent[raw] = np.searchsorted(np.unique(whole), whole)
     counts = np.bincount(raw, minlength=base)
     kept = np.flatnonzero(counts)
     remap = np.full(base, -1, dtype=np.int64)
@@ -262,4 +270,5 @@ def stratify(
         predicted=(share >= 0.5).astype(np.int8),
         mean_score=score_sums / sizes,
         prediction_share=None if by_prediction else share,
+        parent=parent,
     )

@@ -317,7 +317,8 @@ class OASISSampler(_Base):
     ``max_share`` (None: off) cuts every stratum of more than that share of the pool into
     score chunks of at most that many pairs (``doubling``: chunks of that many, twice,
     four times as many, ... pairs from the top), the other strata unchanged
-    (:func:`~er_evaluation.pairs.stratify`); an option (benchmarks/README.md, "OASIS as
+    (:func:`~er_evaluation.pairs.stratify`); with ``shared_prior`` the chunks of a stratum
+    share its eta pseudo-labels in proportion to their sizes (default: eta each); an option (benchmarks/README.md, "OASIS as
     the authors' package", "Oversized strata cut into score chunks").
     """
 
@@ -340,6 +341,7 @@ class OASISSampler(_Base):
         by_prediction: bool = True,
         max_share: float | None = None,
         doubling: bool = False,
+        shared_prior: bool = False,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)
@@ -365,6 +367,7 @@ class OASISSampler(_Base):
         self.by_prediction = bool(by_prediction)
         self.max_share = max_share
         self.doubling = bool(doubling)
+        self.shared_prior = bool(shared_prior)
         self.strata = (
             strata
             if strata is not None
@@ -386,8 +389,15 @@ class OASISSampler(_Base):
         self.lam = st.lam
         # the prediction of every pair: lhat of a draw (a stratum may hold both predictions)
         self._predicted = pool.predicted
-        self.prior1 = self.eta * pi0  # prior pseudo-counts of matches
-        self.prior0 = self.eta * (1 - pi0)  # and of non-matches
+        self._pi0 = pi0
+        strength = self.eta
+        if self.shared_prior and st.parent is not None:
+            # chunks cut from one stratum share its eta pseudo-labels by size, so cutting
+            # moves the stratum's prior proposal towards its higher scores without adding to it
+            parent_size = np.bincount(st.parent, weights=st.sizes)[st.parent]
+            strength = self.eta * st.sizes / parent_size
+        self.prior1 = strength * pi0  # prior pseudo-counts of matches
+        self.prior0 = strength * (1 - pi0)  # and of non-matches
         self.n1 = np.zeros(st.n_strata)  # labels seen per stratum: matches
         self.n0 = np.zeros(st.n_strata)  # and non-matches
         self.f_hat = _initial_f(alpha, pi0, self.lam, st.sizes.astype(np.float64))
@@ -410,7 +420,7 @@ class OASISSampler(_Base):
         (:func:`~er_evaluation.pairs._variance.oracle_rates`: a Dirichlet tree over the
         strata whose prior means are rescaled to the labels). Strength chosen by benchmark
         (benchmarks/README.md, "OASIS intervals")."""
-        pi0 = self.prior1 / self.eta
+        pi0 = self._pi0
         return VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
 
     def posterior_mean(self) -> np.ndarray:
@@ -511,6 +521,7 @@ class OASISSampler(_Base):
             "by_prediction": self.by_prediction,
             "max_share": self.max_share,
             "doubling": self.doubling,
+            "shared_prior": self.shared_prior,
         }
 
 
