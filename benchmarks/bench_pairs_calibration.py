@@ -16,7 +16,9 @@ the rest of the labels real). Under an alternative, a run that draws none of the
 changed pairs sees exactly the data it would see under the real truth.
 
 Variants (``--variants``), all through the one routine of the library
-(``_remainder.hybrid_estimate`` with the ``model`` argument of ``_variance``):
+(``_remainder.hybrid_estimate`` with the ``model`` argument of ``_variance``; OASIS runs
+with their completely labelled stratum x prediction cells substituted, as
+``estimate_from_labels`` computes them):
 ``tree`` (the library's default: ``_variance.oracle_rates``, the model only in strata
 with no labelled match), ``labels`` (labels only), ``allfresh`` (the previous default:
 the model on every first draw) and the screening variants of :data:`VARIANTS` (all but
@@ -256,9 +258,11 @@ VARIANTS = {
 }
 
 
-def evaluate(run, cells, end: int, model) -> np.ndarray:
+def evaluate(run, cells, end: int, model, strata_cells=None) -> np.ndarray:
     """(value, low, high) x (P, R, F1) of the run's first ``end`` draws; ``cells`` = the
-    prediction cells of every pool pair and their sizes (as ``estimates`` builds them)."""
+    prediction cells of every pool pair and their sizes, ``strata_cells`` the stratum x
+    prediction cells of a run that carries its sampler's strata (OASIS), whose completely
+    labelled cells are substituted (as ``estimates`` builds them)."""
     codes, sizes = cells
     value, se, low, high = hybrid_estimate(
         codes,
@@ -269,14 +273,28 @@ def evaluate(run, cells, end: int, model) -> np.ndarray:
         [0.5],
         Z95,
         model=model,
+        strata_cells=strata_cells,
     )
     return np.vstack([value, low, high])
+
+
+def _strata_cells(pool, runs):
+    """Stratum x prediction cells and their sizes of the runs' strata (every run of a pool
+    and method is on the same strata, see :func:`collect`); None for runs without strata
+    (static IS, AIS)."""
+    strata = runs[0][0].strata if runs else None
+    if strata is None:
+        return None
+    assert all(run.strata is strata for run, _, _ in runs)
+    codes, n_cells = cell_codes(pool.predicted.astype(np.int8), strata.codes, strata.n_strata)
+    return codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
 
 
 def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[dict]:
 
     codes, n_cells = cell_codes(pool.predicted.astype(np.int8), None)
     cells = codes, np.bincount(codes, minlength=n_cells).astype(np.float64)
+    strata_cells = _strata_cells(pool, runs)
     rows = []
     n = len(runs)
     for variant in variants:
@@ -288,7 +306,7 @@ def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[d
                 part = prefix(run, end)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part))
+                    res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part), strata_cells)
                 hit[i, b] = np.isin(changed, run.index[:end]).any()
         for b, budget in enumerate(budgets):
             row = {
