@@ -18,12 +18,21 @@ thresholds) estimated from runs of ``ais-pr`` (AIS targeting the curve), ``ais``
 (1/L) sum_l [(P_l_hat - P_l)^2 + (R_l_hat - R_l)^2] with undefined points counted as
 squared error 1, and pointwise coverage of the 95% intervals.
 
+``--mode blind`` (audit finding F7, issue 10): AIS with its defaults, runs to 1,000 labels;
+at 300, 500 and 1,000 labels the coverage (with its Monte-Carlo SE), mean width, median SE
+and MSE of the library's intervals (``estimate_from_labels``, which ``estimate_measure``
+returns for the F-measures), the same runs with the variance alternative that was
+screened and rejected (each blind stratum's model term capped at the model's mean square
+of its unlabelled matches), and the share of the library's recall variance held by the
+model term of the largest stratum (the term left out).
+
 ``--mode speed``: CPU time per draw + observe on a synthetic pool of 10 million pairs
 (Beta(0.3, 6) scores, labels Bernoulli(score), predicted iff score > 0.6), oracle
 excluded, for AIS targeting F1 and the PR curve, and OASIS on the same strata.
 
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode f1 --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_abt-buy.csv
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode pr --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_pr.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode blind --reps 100 --pools restaurant abt-buy --out benchmarks/data/bench_pairs_ais_blind.csv
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode speed
     python benchmarks/bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_*.csv
 """
@@ -34,6 +43,7 @@ import argparse
 import sys
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +54,17 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools  # noqa: E402
 
 from er_evaluation.errors import UndefinedMetricWarning  # noqa: E402
-from er_evaluation.pairs import LabelOracle, make_sampler, sample_labels, stratify  # noqa: E402
+from er_evaluation.pairs import (  # noqa: E402
+    LabelOracle,
+    _variance,
+    estimate_from_labels,
+    estimates,
+    make_sampler,
+    measures,
+    prefix,
+    sample_labels,
+    stratify,
+)
 from er_evaluation.pairs.ais import AISSampler  # noqa: E402
 from er_evaluation.pairs.estimates import LabelRun  # noqa: E402
 from er_evaluation.pairs.measures import (  # noqa: E402
@@ -97,22 +117,12 @@ def _sampler(method, pool, seed, strata30, strata64, template):
 
 
 def _prefix(run: LabelRun, budget: int) -> LabelRun | None:
-    """The run up to the last draw needing at most ``budget`` labels."""
+    """The run up to the last draw needing at most ``budget`` labels, with the run's
+    sampler flags and variance model (``pairs.prefix``; this script's own copy used to
+    drop them, so its coverage was that of the labels-only variance)."""
     n_labels = np.cumsum(run.new_label)
     last = int(np.searchsorted(n_labels, budget, side="right"))
-    if last == 0:
-        return None
-    cut = slice(0, last)
-    return LabelRun(
-        run.design,
-        run.pool_size,
-        run.index[cut],
-        run.label[cut],
-        run.weight[cut],
-        run.stratum[cut],
-        run.new_label[cut],
-        method=run.method,
-    )
+    return None if last == 0 else prefix(run, last)
 
 
 def _runs(name, pool, methods, reps, seed0, budget):
@@ -233,6 +243,131 @@ def pr_mode(name, pool, methods, reps, seed0, n_thresholds, budget) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+BLIND_BUDGETS = (300, 500, 1000)
+
+
+def _blind_terms(run: LabelRun):
+    """Per stratum of the run's variance model: the model's fresh draws (those that
+    labelled a pair in a stratum with no labelled match), their sum of squared weights
+    S_k, the model rate r_k, and U_k the stratum's unlabelled pairs."""
+    model, rate = _variance.oracle_rates(run)
+    strata = run.model_strata
+    k_t = strata.codes[run.index]
+    n_strata = strata.n_strata
+    s_k = np.bincount(k_t[model], weights=run.weight[model] ** 2, minlength=n_strata)
+    r_k = np.zeros(n_strata)
+    r_k[k_t[model]] = rate[model]
+    labelled = np.bincount(strata.codes[np.unique(run.index)], minlength=n_strata)
+    return model, rate, k_t, s_k, r_k, strata.sizes - labelled
+
+
+def _capped_rates(run: LabelRun):
+    """The alternative screened for audit finding F7 and rejected (benchmark only): each
+    blind stratum's term of the variance capped at the model's mean square of the
+    stratum's unlabelled matches, U r (1 - r) + (U r)^2 (conditionally on no match among
+    its draws the estimate's error from the stratum is minus those matches), against its
+    importance-sampling term (N / T)^2 S r; done by scaling the fresh draws' rates."""
+    model, rate, k_t, s_k, r_k, unl = _blind_terms(run)
+    is_term = (run.pool_size / run.n_draws) ** 2 * s_k * r_k
+    mean_square = unl * r_k * (1 - r_k) + (unl * r_k) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(is_term > 0, np.minimum(1.0, mean_square / is_term), 1.0)
+    return model, np.where(model, rate * factor[k_t], rate)
+
+
+def _without_largest(run: LabelRun):
+    """Diagnosis: the variance model's term of the largest stratum left out (its fresh
+    draws count with their label, 0), to show which term makes the interval wide."""
+    model, rate, k_t, *_ = _blind_terms(run)
+    largest = int(np.argmax(run.model_strata.sizes))
+    return model & (k_t != largest), rate
+
+
+@contextmanager
+def _rates(function):
+    """Every estimate path with ``function`` in place of ``_variance.oracle_rates``."""
+    modules = [m for m in (estimates, measures) if hasattr(m, "oracle_rates")]
+    saved = [m.oracle_rates for m in modules]
+    for m in modules:
+        m.oracle_rates = function
+    try:
+        yield
+    finally:
+        for m, f in zip(modules, saved, strict=True):
+            m.oracle_rates = f
+
+
+def blind_mode(name, pool, reps, seed0, budgets=BLIND_BUDGETS) -> pd.DataFrame:
+    """Audit finding F7 (issue 10): AIS intervals at small budgets. Per budget, on the same
+    runs: the library's estimate (``estimate_from_labels``, which ``estimate_measure`` of
+    the F-measures returns), the capped alternative, and the library's recall variance
+    with the largest stratum's model term left out (its share of the variance)."""
+    truth = pool.truth()
+    names = list(METRICS)
+    strata64 = stratify(pool.scores, pool.predicted, 64)
+    oracle = LabelOracle(pool.labels)
+    variants = (
+        ("library", _variance.oracle_rates),
+        ("capped", _capped_rates),
+        ("no-largest", _without_largest),
+    )
+    records = []
+    for rep in range(reps):
+        seed = seed0 + 1000 * rep
+        run = sample_labels(pool, AISSampler(pool, seed, strata=strata64), oracle, max(budgets))
+        for budget in budgets:
+            part = _prefix(run, budget)
+            for variant, function in variants:
+                with _rates(function), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UndefinedMetricWarning)
+                    found = estimate_from_labels(part, pool.predicted)
+                for metric, e in zip(names, (found.precision, found.recall, *found.f), strict=True):
+                    records.append(
+                        {
+                            "rep": rep,
+                            "budget": budget,
+                            "variant": variant,
+                            "metric": metric,
+                            "value": e.value,
+                            "se": e.std_error,
+                            "low": e.ci_low,
+                            "high": e.ci_high,
+                            "truth": truth[metric],
+                        }
+                    )
+        if rep % 25 == 24:
+            print(f"  {name}: {rep + 1} runs", flush=True)
+    frame = pd.DataFrame(records)
+    frame["cover"] = (frame.low <= frame.truth + 1e-12) & (frame.truth <= frame.high + 1e-12)
+    frame["width"] = frame.high - frame.low
+    rows = []
+    for (budget, variant, metric), g in frame.groupby(["budget", "variant", "metric"]):
+        p = float(g.cover.mean())
+        rows.append(
+            {
+                "pool": name,
+                "mode": "blind",
+                "budget": budget,
+                "variant": variant,
+                "metric": metric,
+                "reps": len(g),
+                "cover": p,
+                "cover_mcse": float(np.sqrt(p * (1 - p) / len(g))),
+                "mean_width": float(g.width.mean()),
+                "median_se": float(g.se.median()),
+                "mse": float(np.mean((g.value - g.truth) ** 2)),
+            }
+        )
+    out = pd.DataFrame(rows)
+    # share of the library's recall variance that the largest stratum's model term holds
+    rec = frame[frame.metric == "pairwise_recall"].pivot_table(
+        index=["rep", "budget"], columns="variant", values="se"
+    )
+    share = (1 - (rec["no-largest"] / rec["library"]) ** 2).groupby("budget").median()
+    out["largest_share_of_recall_var"] = out.budget.map(share)
+    return out
+
+
 def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFrame:
     from er_evaluation.pairs import PairPool
 
@@ -301,6 +436,21 @@ def report(paths) -> str:
                 f"{r.cover_pairwise_precision:.0%} / {r.cover_pairwise_recall:.0%} / {r.cover_pairwise_f1:.0%} | "
                 f"{r.draws_per_label:.2f} | {r.cpu_us_per_draw:.0f} |"
             )
+    if "variant" in table:
+        blind = table[table["variant"].notna()]
+        lines += [
+            "",
+            "| pool | labels | variance | cover P / R / F1 (MCSE of R) | mean width R / F1 | median SE R | largest stratum's share of var R (library) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for (pool, budget, variant), g in blind.groupby(["pool", "budget", "variant"], sort=False):
+            g = g.set_index("metric")
+            p, r, f = (g.loc[m] for m in METRICS)
+            lines.append(
+                f"| {pool} | {int(budget)} | {variant} | {p.cover:.0%} / {r.cover:.0%} / "
+                f"{f.cover:.0%} (±{r.cover_mcse:.1%}) | {r.mean_width:.3f} / {f.mean_width:.3f} | "
+                f"{r.median_se:.3f} | {r.largest_share_of_recall_var:.0%} |"
+            )
     if "mise" in table:
         pr = table[table["mise"].notna()]
         lines += [
@@ -320,7 +470,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--mode", choices=("f1", "pr", "speed"), default="f1")
+    parser.add_argument("--mode", choices=("f1", "pr", "blind", "speed"), default="f1")
     parser.add_argument(
         "--pools",
         nargs="+",
@@ -356,7 +506,9 @@ def main() -> None:
     frames = []
     for name, pool in pools(args.pools):
         start = time.perf_counter()
-        if args.mode == "f1":
+        if args.mode == "blind":
+            frames.append(blind_mode(name, pool, args.reps, args.seed))
+        elif args.mode == "f1":
 
             def partial(rows, done=tuple(frames)):
                 pd.concat([*done, rows]).to_csv(out, index=False)

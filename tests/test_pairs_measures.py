@@ -242,3 +242,35 @@ def test_selected_components_and_the_ais_target_measure():
     assert any("pairwise_precision is undefined" in str(w.message) for w in got)
     assert {w.category for w in got} == {UndefinedMetricWarning}
     assert {w.filename for w in got} == {__file__}
+
+
+def test_pr_curve_point_whose_pairs_are_all_labelled_is_exact():
+    """Item 4 for the other ratio measures: a PR curve's precision at a threshold above
+    which every pair is labelled is the labels' ratio, 4/6 here, with a point interval
+    (the weighted ratio gave (2 + 1 + 1 + 1) / (2 + 1 + 1 + 1 + 0.5 + 1) = 5/6.5);
+    recall at that threshold, and precision at a lower one, still have pairs unlabelled."""
+    from er_evaluation.pairs import pr_curve
+
+    labels = np.array([0, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 1])
+    scores = np.linspace(0.0, 1.0, 12)  # pairs 6-11 score above 0.5
+    pool = pool_of(labels, (scores > 0.5).astype(int), scores)
+    index = np.array([11, 10, 9, 8, 7, 6, 1, 3])
+    weight = np.array([2.0, 0.5, 1.0, 1.0, 1.0, 1.0, 3.0, 3.0])
+    run = LabelRun(
+        design="importance",
+        pool_size=12,
+        index=index,
+        label=labels[index].astype(np.int8),
+        weight=weight,
+        stratum=np.full(8, -1),
+        new_label=np.ones(8, dtype=bool),
+        adaptive=True,
+    )
+    curve = pr_curve(pool.scores, [0.2, 0.5])
+    est = {e.metric: e for e in quietly(estimate_measure, run, curve)}
+    top = est["pairwise_precision@0.5"]
+    assert top.value == pytest.approx(4 / 6, abs=1e-15)
+    assert top.ci_method == "census" and top.std_error == 0.0
+    assert top.ci_low == top.ci_high == top.value
+    for name in ("pairwise_precision@0.2", "pairwise_recall@0.5"):
+        assert est[name].ci_method == "wilson" and est[name].ci_low < est[name].ci_high

@@ -23,6 +23,11 @@ g(R_hat) (Marchant & Rubinstein 2021, eq. 1), and the CLT variance of §3.3.2:
 with u_j = w_j (each draw's own proposal; the martingale form) or u_j = p/q_T (the
 latest proposal, Marchant & Rubinstein 2021's form). Because ell only depends on (class, label), every
 sum over draws is a sum over at most 2C groups.
+
+The F-measures of :func:`f_measures` are not estimated by this generic route:
+:func:`estimate_measure` returns :func:`~er_evaluation.pairs.estimate_from_labels`'s
+estimates of them (one computation for both public paths, exact for a completely
+labelled prediction group or cell).
 """
 
 from __future__ import annotations
@@ -483,13 +488,17 @@ def estimate_measure(
     draws among the classes whose unlabelled pairs could lower it; it is a point
     (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0,
     n_eff falls back to Kish's effective size (sum w)^2 / sum w^2 of the draws in the
-    component's denominator, so the interval is never a point unless the pool is a
-    census, and the SE is then the Wilson half-width over z, never 0 off census.
+    component's denominator, so the interval is never a point unless every pair the
+    component depends on is labelled (below), and the SE is then the Wilson half-width over z, never 0 off census.
     Unbounded measures: value +- z SE. Coverage: benchmarks/README.md ("OASIS intervals"
     and the AIS section).
 
     Census: when every pool pair is labelled in the run (or ``labels_known`` gives every
     label) the totals are computed from the labels exactly: SE 0 and a point interval.
+    So is a component of a ratio measure whose numerator and denominator involve only
+    classes every pair of which is labelled (a PR curve's precision at a threshold above
+    which all pairs are labelled; issue 10, item 4): its value is the labelled pairs'
+    ratio, with SE 0 and ``ci_method="census"``.
     """
     level = check_level(level)
     if variance not in ("martingale", "final"):
@@ -541,6 +550,8 @@ def estimate_measure(
     den_mask = _denominator_mask(measure, totals, present)  # (G, 2, m) 0/1
     kish_num = np.einsum("gy,gym->m", w_sum[present], den_mask) ** 2
     kish_den = np.einsum("gy,gym->m", w2_sum[present], den_mask)
+    complete, exact = _complete_components(measure, run)
+    value = np.where(complete, exact, value)
     out = []
     for m, name in enumerate(measure.names):
         v, s = float(value[m]), math.sqrt(float(var[m]))
@@ -555,6 +566,9 @@ def estimate_measure(
                     name, math.nan, math.nan, math.nan, math.nan, level, "", n_labels, n_draws
                 )
             )
+            continue
+        if complete[m]:  # every pair it depends on is labelled: the labels' ratio
+            out.append(_estimate(name, v, 0.0, v, v, level, "census", n_labels, n_draws))
             continue
         if measure.bounded:
             v, s, low, high = finish(
@@ -635,6 +649,28 @@ def _ratio_tables(measure: Measure) -> tuple[np.ndarray, np.ndarray] | None:
     if measure.numerators is None or measure.denominators is None:
         return None
     return measure.table @ measure.numerators.T, measure.table @ measure.denominators.T
+
+
+def _complete_components(measure: Measure, run) -> tuple[np.ndarray, np.ndarray]:
+    """(complete, value) per component of a ratio measure: complete where every pool pair
+    of every class its numerator or denominator involves is labelled in the run (a PR
+    curve's precision at a threshold above which all pairs are labelled), value there the
+    ratio of the labelled pairs' totals, which are the pool's (NaN if the denominator is
+    0). Measures without ratio tables: complete nowhere (their census is the pool's)."""
+    n_components = len(measure.names)
+    tables = _ratio_tables(measure)
+    if tables is None:
+        return np.zeros(n_components, dtype=bool), np.full(n_components, np.nan)
+    num, den = tables  # (C, 2, m)
+    involved = np.any((num != 0) | (den != 0), axis=1)  # (C, m)
+    rows, first = np.unique(run.index, return_index=True)
+    sizes = np.bincount(measure.codes, minlength=measure.n_classes)
+    labelled = np.bincount(measure.codes[rows], minlength=measure.n_classes)
+    complete = np.all((labelled == sizes)[:, None] | ~involved, axis=0)
+    counts = group_sums(measure, rows, run.label[first], np.ones(len(rows)))  # (C, 2)
+    top, bottom = np.einsum("cy,cym->m", counts, num), np.einsum("cy,cym->m", counts, den)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return complete, np.where(bottom > 0, top / bottom, np.nan)
 
 
 def _searched_bounds(measure: Measure, run, klass: np.ndarray, weight: np.ndarray, z: float):
