@@ -362,17 +362,53 @@ def table(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def compact(frame: pd.DataFrame, variant: str = "tree") -> str:
+def pool_chunks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of the same pool, method, truth, variant and budget from runs on disjoint seed
+    chunks (e.g. ``--seed 12345 --reps 50`` and ``--seed 62345 --reps 50``: seeds
+    12345 + 1000 r, r = 0..99) pooled into one: coverages, widths, MSEs and the share of
+    runs that drew a changed pair averaged with the runs as weights, the coverage's
+    Monte-Carlo SE recomputed on the pooled runs (the split by drawn / not drawn is
+    dropped: it needs per-run rows)."""
+    keys = ["pool", "method", "truth", "variant", "budget"]
+    means = [
+        c
+        for c in frame.columns
+        if c == "drew_changed"
+        or (c.startswith(("cover_", "width_", "mse_")) and c.endswith(METRICS))
+    ]
+    rows = []
+    for key, g in frame.groupby(keys, sort=False):
+        n = g["reps"].to_numpy(float)
+        row = dict(zip(keys, key, strict=True)) | {"reps": int(n.sum())}
+        for c in means:
+            row[c] = float(np.sum(g[c].to_numpy(float) * n) / n.sum())
+        for m in METRICS:
+            c = row[f"cover_{m}"]
+            row[f"cover_{m}_mcse"] = float(np.sqrt(c * (1 - c) / n.sum()))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compact(
+    frame: pd.DataFrame, variant: str = "tree", baseline: pd.DataFrame | None = None
+) -> str:
     """The README table: per pool, method and budget (real truth) the coverage and widths
     of ``variant`` (static IS: labels only), the recall / F1 coverage of the previous
     model (``allfresh``) and of the labels-only variance on the same runs, and whether
-    P, R and F1 are all within [92%, 98%]."""
+    P, R and F1 are all within [92%, 98%]. With ``baseline`` (a table of the same runs
+    under an earlier estimator) its P / R / F1 coverage of ``variant`` replaces the
+    previous model's column."""
     real = frame[frame.truth == "real"]
+    before = "P / R / F1: baseline" if baseline is not None else "R / F1: previous model"
     lines = [
         "| pool | method | labels | runs | cover P / R / F1 (MC SE) | width P / R / F1 "
-        "| R / F1: previous model | R / F1: labels only | in [92, 98] |",
+        f"| {before} | R / F1: labels only | in [92, 98] |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    if baseline is not None:
+        baseline = baseline[baseline.truth == "real"].set_index(
+            keys := ["pool", "method", "budget"]
+        )
     keys = ["pool", "method", "budget"]
     for (pool, method, budget), rows in real.groupby(keys, sort=False):
         by = rows.set_index("variant")
@@ -385,6 +421,15 @@ def compact(frame: pd.DataFrame, variant: str = "tree") -> str:
                 return "-"
             return " / ".join(f"{100 * by.loc[name][f'cover_{m}']:.1f}" for m in METRICS[1:])
 
+        def earlier(pool=pool, method=method, budget=budget):
+            if baseline is None:
+                return pair("allfresh")
+            if (pool, method, budget) not in baseline.index:
+                return "-"
+            b = baseline.loc[[(pool, method, budget)]]
+            b = b[b.variant == (variant if method != "importance" else "labels")].iloc[0]
+            return " / ".join(f"{100 * b[f'cover_{m}']:.1f}" for m in METRICS)
+
         outside = [
             short + (" (exact)" if short == "P" and r["width_precision"] < 1e-3 else "")
             for short, c in zip(("P", "R", "F1"), cover, strict=True)
@@ -396,7 +441,7 @@ def compact(frame: pd.DataFrame, variant: str = "tree") -> str:
             + " / ".join(f"{c:.1f}" for c in cover)
             + f" ({mcse:.1f}) | "
             + " / ".join(f"{r[f'width_{m}']:.3f}" for m in METRICS)
-            + f" | {pair('allfresh')} | {pair('labels')} | {band} |"
+            + f" | {earlier()} | {pair('labels')} | {band} |"
         )
     return "\n".join(lines)
 
@@ -415,13 +460,26 @@ def main() -> None:
     parser.add_argument("--cache", default="/work/tmp_calib", help="run cache ('' = none)")
     parser.add_argument("--out", default="/work/tmp_calib/screen.csv")
     parser.add_argument("--report", nargs="+", metavar="CSV", help="markdown table from CSVs")
-    parser.add_argument("--readme", nargs="+", metavar="CSV", help="the README's compact table")
+    parser.add_argument(
+        "--readme", nargs="+", metavar="CSV", help="the README's compact table (chunks pooled)"
+    )
+    parser.add_argument(
+        "--baseline", metavar="CSV", help="with --readme: coverage of the same runs before"
+    )
+    parser.add_argument(
+        "--pooled", nargs="+", metavar="CSV", help="write --out: CSVs of seed chunks pooled"
+    )
     args = parser.parse_args()
     if args.readme:
-        print(compact(pd.concat([pd.read_csv(p) for p in args.readme], ignore_index=True)))
+        baseline = pd.read_csv(args.baseline) if args.baseline else None
+        frame = pool_chunks(pd.concat([pd.read_csv(p) for p in args.readme]))
+        print(compact(frame, baseline=baseline))
         return
     if args.report:
         print(table(pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)))
+        return
+    if args.pooled:
+        pool_chunks(pd.concat([pd.read_csv(p) for p in args.pooled])).to_csv(args.out, index=False)
         return
     seeds = [args.seed + 1000 * r for r in range(args.reps)]
     cache = Path(args.cache) if args.cache else None
