@@ -22,7 +22,8 @@ with their completely labelled stratum x prediction cells substituted, as
 ``tree`` (the library's default: ``_variance.oracle_rates``, the model only in strata
 with no labelled match), ``labels`` (labels only), ``allfresh`` (the previous default:
 the model on every first draw) and the screening variants of :data:`VARIANTS` (all but
-``blind`` = ``tree`` are changes of ``allfresh``). Static IS runs have no oracle model:
+``blind`` = ``tree`` are changes of ``allfresh``; ``groups`` = ``tree`` without the
+substitution of completed strata, the fifth session's estimate). Static IS runs have no oracle model:
 they are evaluated with ``labels`` only. Commands: benchmarks/README.md ("OASIS
 intervals"); screening, e.g.
 
@@ -58,6 +59,7 @@ from er_evaluation.pairs import (  # noqa: E402
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate  # noqa: E402
 
 PAPER_POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all")
+RUN_LABELS = max(BUDGETS)  # each run's length unless the budgets asked for need fewer
 METRICS = ("precision", "recall", "F1")
 
 
@@ -95,12 +97,16 @@ def alt_labels(truth: str, pool, strata, rng) -> tuple[np.ndarray, np.ndarray]:
     raise ValueError(truth)
 
 
-def collect(name, pool, method, truth, seeds, cache_dir: Path | None):
-    """Runs of ``method`` on ``pool`` under ``truth``, one per seed: list of
-    (run, truth (P, R, F1), changed rows)."""
+def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=RUN_LABELS):
+    """Runs of ``method`` on ``pool`` under ``truth`` to ``n_labels`` labels, one per seed:
+    list of (run, truth (P, R, F1), changed rows)."""
     path = None
     if cache_dir is not None:
-        path = cache_dir / f"runs_{name}_{method}_{truth}_{seeds[0]}_{len(seeds)}.pkl"
+        length = "" if n_labels == RUN_LABELS else f"_{n_labels}"
+        step = (
+            "" if len(seeds) < 2 or seeds[1] - seeds[0] == 1000 else f"_step{seeds[1] - seeds[0]}"
+        )
+        path = cache_dir / f"runs_{name}_{method}_{truth}_{seeds[0]}_{len(seeds)}{length}{step}.pkl"
         if path.exists():
             with open(path, "rb") as fh:
                 return pickle.load(fh)
@@ -116,7 +122,7 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None):
             sampler.rng = np.random.Generator(np.random.PCG64(seed))
         else:
             sampler = make_sampler(method, pool, seed, strata=sampler_strata)
-        run = sample_labels(pool, sampler, LabelOracle(labels), max(BUDGETS))
+        run = sample_labels(pool, sampler, LabelOracle(labels), n_labels)
         out.append((run, truth_of(labels, pool.predicted), changed))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -244,6 +250,9 @@ VARIANTS = {
     "rare05": lambda run: rare_model(run, 0.05),
     "labels": lambda run: None,
     "tree": lambda run: _variance.oracle_rates(run),
+    # the library's model, but only whole prediction groups taken exactly (no substitution
+    # of completed strata: the fifth session's estimate)
+    "groups": lambda run: _variance.oracle_rates(run),
     "allfresh": lambda run: tree_model(run),
     "nocal": lambda run: tree_model(run, calibrate=False),
     "flat": lambda run: tree_model(run, branching=None),
@@ -306,7 +315,8 @@ def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[d
                 part = prefix(run, end)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part), strata_cells)
+                    substituted = None if variant == "groups" else strata_cells
+                    res[i, b] = evaluate(part, cells, end, VARIANTS[variant](part), substituted)
                 hit[i, b] = np.isin(changed, run.index[:end]).any()
         for b, budget in enumerate(budgets):
             row = {
@@ -456,7 +466,8 @@ def main() -> None:
     parser.add_argument("--variants", nargs="+", default=["tree", "labels"])
     parser.add_argument("--reps", type=int, default=150)
     parser.add_argument("--budgets", nargs="+", type=int, default=list(BUDGETS))
-    parser.add_argument("--seed", type=int, default=0, help="seeds seed + 1000 r")
+    parser.add_argument("--seed", type=int, default=0, help="seeds seed + step r")
+    parser.add_argument("--seed-step", type=int, default=1000, help="step between seeds")
     parser.add_argument("--cache", default="/work/tmp_calib", help="run cache ('' = none)")
     parser.add_argument("--out", default="/work/tmp_calib/screen.csv")
     parser.add_argument("--report", nargs="+", metavar="CSV", help="markdown table from CSVs")
@@ -481,7 +492,7 @@ def main() -> None:
     if args.pooled:
         pool_chunks(pd.concat([pd.read_csv(p) for p in args.pooled])).to_csv(args.out, index=False)
         return
-    seeds = [args.seed + 1000 * r for r in range(args.reps)]
+    seeds = [args.seed + args.seed_step * r for r in range(args.reps)]
     cache = Path(args.cache) if args.cache else None
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -492,7 +503,7 @@ def main() -> None:
                 if truth != "real" and name not in PAPER_POOLS:
                     continue  # alternatives need calibrated scores
                 start = time.perf_counter()
-                runs = collect(name, pool, method, truth, seeds, cache)
+                runs = collect(name, pool, method, truth, seeds, cache, max(args.budgets))
                 t_runs = time.perf_counter() - start
                 variants = args.variants if method != "importance" else ["labels"]
                 rows += screen(name, pool, method, truth, runs, variants, args.budgets)
