@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -325,16 +326,42 @@ def test_a_block_without_pairs_is_a_plain_message_and_one_pair_is_labelled_to_th
     newest = datasets.load_patentsview_predictions([TWO[1]])[TWO[1]]
     sizes = mentions.loc[newest.index, "block"].value_counts()
     at = open_page("pairs")
-    at.selectbox(key="pairs_block").set_value(sizes.index[sizes == 1][0]).run()
+    single = sizes.index[sizes == 1][0]
+    at.selectbox(key="pairs_block").set_value(single).run()
     assert not at.exception
     assert at.error[0].value == (
-        "Could not build the pair pool: the pair table is empty: a pool needs at least one "
-        "candidate pair"
+        f"Could not build the pair pool: no candidate pair in the blocks {single!r}: a pair "
+        "needs a block of at least two records"
     )
     at.selectbox(key="pairs_block").set_value(sizes.index[sizes == 2][0]).run()
     at.button(key="pairs_match").click().run()
     assert not at.exception and not at.error
     assert at.success[0].value == "Every pair the sampler can draw is labelled."
+
+
+def test_the_giant_patentsview_block_is_refused_before_any_pair_is_built(project):
+    """Audit finding F9: the bundled data has a block of 9,055 records (40,991,985 pairs;
+    building them did not fit in 12 GB, benchmarks/README.md). The block list shows every
+    block's records and pairs, marks that block too large, and choosing it shows the
+    library's message instead of building the pool."""
+    at = open_page("pairs")
+    box = at.selectbox(key="pairs_block")
+    assert "fl:se_ln:lee (9,055 records, 40,991,985 pairs) — too large to label" in box.options
+    # marked exactly when over the default limit of 2,000,000 pairs
+    shown = [re.fullmatch(r".* \(([\d,]+) records, ([\d,]+) pairs\)(.*)", o) for o in box.options]
+    pairs = [int(m[2].replace(",", "")) for m in shown]
+    assert [m[3] == " — too large to label" for m in shown] == [p > 2_000_000 for p in pairs]
+    assert sum(p > 2_000_000 for p in pairs) >= 2 and min(pairs) == 0
+    before = set(at.session_state["pair_sessions"])
+    box.set_value("fl:se_ln:lee").run()
+    assert not at.exception
+    assert at.error[0].value.startswith(
+        "Cannot label this block: block 'fl:se_ln:lee' (9,055 records, 40,991,985 pairs) is "
+        "too large for in-memory pair labelling: the limit is 2,000,000 candidate pairs"
+    )
+    assert not at.button  # no pair to answer
+    assert set(at.session_state["pair_sessions"]) == before  # no session, no log for it
+    assert not any("se_ln_lee" in p.name for p in (project / "pairs").glob("*"))
 
 
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):

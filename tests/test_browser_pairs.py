@@ -1,7 +1,8 @@
 """Real-browser tests (Debian chromium driven by playwright) of the Pair labelling page
 (issue 10, item 7): a double press, two reviewers on one block's label log, a reload that
-resumes, and a label log that cannot be read. One app server serves every test; each test
-has its own project folder, chosen through the URL (``?project=...``)."""
+resumes, a label log that cannot be read; and a block too large to label (audit F9). One
+app server serves every test; each test has its own project folder, chosen through the
+URL (``?project=...``)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import re
 import urllib.parse
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, running_app
+from _helpers import TIMEOUT_MS, running_app, write_files_project
 from playwright.sync_api import Error as PlaywrightError
 
 pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
@@ -135,3 +137,49 @@ def test_an_unreadable_label_log_is_named_with_its_line_and_why(open_tab, tmp_pa
     fresh.get_by_text(f"Could not open the label log: {log}, line 3: label is 'yes'").wait_for()
     assert "Traceback" not in fresh.content()
     assert log.read_text().splitlines() == lines  # nothing written to the bad log
+
+
+def giant_block_project(folder: Path, giant: int = 2_001) -> None:
+    """A project of own files: block 'small' (30 records) and block 'giant' of ``giant``
+    records, C(2001, 2) = 2,001,000 pairs, just over the default limit of 2,000,000."""
+    folder.mkdir(parents=True, exist_ok=True)
+    blocks = ["small"] * 30 + ["giant"] * giant
+    rids = [f"r{i}" for i in range(len(blocks))]
+    records = pd.DataFrame(
+        {"rid": rids, "name": [f"ann lee {i % 7}" for i in range(len(rids))], "block": blocks}
+    )
+    records.to_csv(folder / "records.csv", index=False)
+    pd.DataFrame({"rid": rids, "v1": [i // 3 for i in range(len(rids))]}).to_csv(
+        folder / "predictions.csv", index=False
+    )
+    write_files_project(
+        folder,
+        folder / "records.csv",
+        folder / "predictions.csv",
+        fields=["name"],
+        version_cols=["v1"],
+        block_col="block",
+    )
+
+
+def test_a_block_over_the_pair_limit_cannot_be_started(open_tab, tmp_path):
+    """Audit finding F9: a block too large to build in memory (the bundled data has one of
+    41M pairs) froze or killed the app. The block list shows each block's records and
+    pairs and marks it; choosing it shows why it is refused and what to do, builds no
+    pool and writes no log."""
+    giant_block_project(tmp_path)
+    page = open_tab(tmp_path)
+    page.get_by_text("Pair 1: same person?").wait_for()  # the small block, labellable
+    page.get_by_test_id("stSelectbox").filter(has_text="Block").click()
+    option = page.get_by_role("option", name="giant (2,001 records, 2,001,000 pairs) — too large")
+    option.click()
+    page.get_by_text(
+        "Cannot label this block: block 'giant' (2,001 records, 2,001,000 pairs) is too large "
+        "for in-memory pair labelling: the limit is 2,000,000 candidate pairs"
+    ).wait_for()
+    page.get_by_text("Split the block with a second key", exact=False).wait_for()
+    assert page.get_by_text("same person?").count() == 0
+    assert page.get_by_role("button", name="Match", exact=True).count() == 0
+    assert "Traceback" not in page.content()
+    logs = sorted(p.name for p in (tmp_path / "pairs").glob("*.jsonl"))
+    assert logs == ["v1__small__oasis.jsonl"]  # only the small block's session

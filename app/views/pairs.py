@@ -15,9 +15,10 @@ from app_common import data_key, load_project, min_dwell_seconds, plain_errors, 
 from er_evaluation.pairs import (
     LabellingSession,
     PairPool,
+    block_sizes,
     estimate_measure,
-    field_similarity_score,
-    pool_from_blocks,
+    labelling_pool,
+    pool_size_problem,
     pr_curve,
     pr_curve_table,
 )
@@ -32,15 +33,27 @@ if data.block_col is None:
 c1, c2, c3 = st.columns(3)
 version = c1.selectbox("Version", data.versions, index=len(data.versions) - 1, key="pairs_version")
 prediction = data.predictions[version]
-block_sizes = data.records.loc[prediction.index, data.block_col].value_counts().sort_index()
+members = data.records.loc[prediction.index]
+keyed = members[data.block_col].notna().to_numpy()
+with plain_errors("Could not count the blocks"):
+    sizes = block_sizes(members[keyed], data.block_col)
+# the library decides which blocks are too large to label in memory (a pair-count limit)
+allowed = sizes[~sizes["too_large"] & (sizes["pairs"] > 0)]
 # A block of a few hundred records: tens of thousands of pairs, enough to need sampling.
-mid = block_sizes[(block_sizes >= 100) & (block_sizes <= 400)]
-default = mid.index[0] if len(mid) else block_sizes.index[0]
+mid = allowed.index[allowed["records"].between(100, 400)]
+default = (list(mid) or list(allowed.index) or list(sizes.index))[0]
+
+
+def _block_label(b) -> str:
+    n, pairs, over = sizes.loc[b, ["records", "pairs", "too_large"]]
+    return f"{b} ({n:,} records, {pairs:,} pairs){' — too large to label' if over else ''}"
+
+
 block = c2.selectbox(
     "Block",
-    list(block_sizes.index),
-    index=list(block_sizes.index).index(default),
-    format_func=lambda b: f"{b} ({block_sizes[b]} records)",
+    list(sizes.index),
+    index=list(sizes.index).index(default),
+    format_func=_block_label,
     key="pairs_block",
 )
 method = c3.selectbox(
@@ -51,13 +64,21 @@ method = c3.selectbox(
 )
 
 
+if (~keyed).any():
+    st.caption(
+        f"{(~keyed).sum():,} records of version {version} have no {data.block_col!r} value "
+        "and are in no block."
+    )
+if problem := pool_size_problem(sizes, [block]):
+    st.error(f"Cannot label this block: {problem}")
+    st.stop()
+
+
 @st.cache_resource(show_spinner="Building the pair pool…", max_entries=8)
 def pool_of(key: str, version: str, block: str) -> PairPool:
-    members = data.records.loc[prediction.index]
-    members = members[members[data.block_col] == block]
-    pairs = pool_from_blocks(members, data.block_col)
-    pairs["score"] = field_similarity_score(members, pairs, data.fields)
-    return PairPool.from_frame(pairs, prediction=prediction)
+    return labelling_pool(
+        members[keyed], data.block_col, [block], fields=data.fields, prediction=prediction
+    )
 
 
 with plain_errors("Could not build the pair pool"):

@@ -4,6 +4,8 @@
                               [--oracle reference:FILE | --oracle column:NAME]
                               [--records FILE[:ID_COL]]
     er-eval pairs estimate POOL --labels LABELS.jsonl [--alpha 0.5 ...]
+    er-eval pairs pool RECORDS[:ID_COL] --block-col COL --fields F [F ...]
+                       --prediction FILE -o POOL.csv [--blocks B ...] [--max-pairs N]
 
 POOL is a CSV, TSV or Parquet table with one row per candidate record pair:
 
@@ -20,6 +22,11 @@ when it exists. With an oracle, sample labels automatically up to the budget; wi
 it asks on stdin (m = match, n = non-match, u = unsure, q = quit and keep everything for
 later), showing both records' fields side by side when --records names the records
 table.
+
+pool builds POOL from a records table instead: every pair of records sharing a --block-col
+value (in --blocks, default all), scored by the mean token Jaccard of --fields, predicted
+from the --prediction clustering. Blocks whose pairs exceed --max-pairs (default 2,000,000,
+measured in benchmarks/README.md) are refused before any pair is built.
 """
 
 from __future__ import annotations
@@ -30,12 +37,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit, plain
+from er_evaluation.cli._common import add_output_options, emit, plain, write_output
 from er_evaluation.errors import examples
 from er_evaluation.io import read_membership, read_table
 from er_evaluation.pairs.estimates import estimate_from_labels, metric_names
 from er_evaluation.pairs.oracles import LabelOracle, oracle_from_reference, parse_answer
-from er_evaluation.pairs.pool import PairPool, PoolError, _check_binary
+from er_evaluation.pairs.pool import (
+    DEFAULT_MAX_PAIRS,
+    PairPool,
+    PoolError,
+    _check_binary,
+    labelling_pool,
+)
 from er_evaluation.pairs.samplers import METHODS
 from er_evaluation.pairs.session import LabellingSession
 
@@ -111,6 +124,32 @@ def register(subparsers) -> None:
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     add_output_options(est)
     est.set_defaults(func=_estimate)
+    build = sub.add_parser(
+        "pool", help="build POOL from a records table's blocks (with a size limit)", **described
+    )
+    build.add_argument(
+        "records",
+        metavar="RECORDS[:ID_COL]",
+        help="records table (CSV, TSV or Parquet; id column: ID_COL or the first)",
+    )
+    build.add_argument("--block-col", required=True, help="the records' blocking key column")
+    build.add_argument(
+        "--fields", nargs="+", required=True, help="columns compared by the Jaccard score"
+    )
+    build.add_argument(
+        "--prediction", required=True, help="clustering file giving each pair's prediction"
+    )
+    build.add_argument("--blocks", nargs="+", help="block keys to pair (default: every block)")
+    build.add_argument(
+        "--max-pairs",
+        type=int,
+        default=DEFAULT_MAX_PAIRS,
+        help=f"refuse blocks with more candidate pairs than this (default {DEFAULT_MAX_PAIRS:,})",
+    )
+    build.add_argument(
+        "-o", "--output", required=True, metavar="POOL.csv", help="pool table to write (CSV)"
+    )
+    build.set_defaults(func=_build_pool)
     parser.set_defaults(func=lambda args: (parser.print_help(), 2)[1])
 
 
@@ -279,6 +318,31 @@ def _interactive(
                     file=out,
                 )
             break
+
+
+def _build_pool(args) -> int:
+    records = _read_records(args.records)
+    if args.block_col not in records.columns:
+        raise PoolError(
+            f"{args.records}: no block column {args.block_col!r}; its columns are "
+            f"{list(records.columns)}"
+        )
+    # keys as text, like the ids: --blocks 7 names block 7 of a CSV read as integers
+    records[args.block_col] = records[args.block_col].astype("string")
+    prediction = read_membership(args.prediction, name="prediction")
+    prediction = prediction.set_axis(prediction.index.astype(str))
+    blocks = args.blocks if args.blocks else records[args.block_col].dropna().unique()
+    pool = labelling_pool(
+        records,
+        args.block_col,
+        list(blocks),
+        fields=args.fields,
+        prediction=prediction,
+        max_pairs=args.max_pairs,
+    )
+    write_output(pool.pairs.to_csv(index=False), args)
+    print(f"{args.output}: {pool.n_pairs:,} candidate pairs", file=sys.stderr)
+    return 0
 
 
 def _estimate(args) -> int:

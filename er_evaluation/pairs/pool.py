@@ -21,9 +21,14 @@ from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, exampl
 from er_evaluation.pairs.estimates import metric_names
 
 __all__ = [
+    "DEFAULT_MAX_PAIRS",
     "PairPool",
     "PoolError",
+    "PoolSizeError",
+    "block_sizes",
+    "labelling_pool",
     "pool_from_blocks",
+    "pool_size_problem",
     "field_similarity_score",
     "predicted_from_clustering",
 ]
@@ -31,6 +36,18 @@ __all__ = [
 
 class PoolError(ValueError):
     """Invalid pair pool: unknown ids, self-pairs, duplicate pairs, bad scores or predictions."""
+
+
+class PoolSizeError(PoolError):
+    """The blocks chosen for in-memory pair labelling have more candidate pairs than the limit."""
+
+
+# Measured (benchmarks/README.md, "Review app: block size on the Pair labelling page"):
+# the pairs, Jaccard scores, pool and OASIS sampler of one PatentsView block cost 8.1 s CPU
+# and 1.2 GB peak at 2.0M pairs, 33 s and 3.3 GB at 8.0M; blocks of 18M and 41M pairs did
+# not fit in 12 GB. 2M pairs keeps a block ready within seconds and a few cached pools
+# within a few GB.
+DEFAULT_MAX_PAIRS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -281,6 +298,150 @@ def predicted_from_clustering(left, right, prediction: pd.Series) -> np.ndarray:
     return (cluster_codes[li] == cluster_codes[ri]).astype(np.int8)
 
 
+def _block_keys(records: pd.DataFrame, block_col: str, id_col: str | None) -> pd.Series:
+    """The block key of every record, indexed by record id; a missing key is an error."""
+    if block_col not in records.columns:
+        raise PoolError(f"column {block_col!r} not found; the table has {list(records.columns)}")
+    ids = records[id_col] if id_col is not None else records.index.to_series()
+    blocks = pd.Series(records[block_col].to_numpy(), index=pd.Index(ids.to_numpy()))
+    missing = blocks.index[blocks.isna().to_numpy()]
+    if len(missing):
+        raise PoolError(
+            f"{len(missing)} records have no {block_col!r} value: {examples(missing)}; give them a "
+            "block key or remove them explicitly"
+        )
+    return blocks
+
+
+def block_sizes(
+    records: pd.DataFrame,
+    block_col: str,
+    *,
+    id_col: str | None = None,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+) -> pd.DataFrame:
+    """Records and candidate pairs per block, without building any pair.
+
+    One row per block key (the index, sorted): ``records`` n_b, ``pairs`` C(n_b, 2) =
+    n_b (n_b - 1) / 2, the number of within-block pairs :func:`pool_from_blocks` would
+    build, and ``too_large``: C(n_b, 2) > ``max_pairs``, the block alone is over the limit
+    of in-memory pair labelling (:func:`pool_size_problem` says why). Records with a
+    missing block key are an error, as in :func:`pool_from_blocks`.
+    """
+    limit = _check_max_pairs(max_pairs)
+    blocks = _block_keys(records, block_col, id_col)
+    counts = blocks.value_counts(sort=False).sort_index().astype(np.int64)
+    counts.index.name = block_col
+    pairs = counts * (counts - 1) // 2
+    return pd.DataFrame({"records": counts, "pairs": pairs, "too_large": pairs > limit})
+
+
+def _max_records(max_pairs: int) -> int:
+    """The largest n with C(n, 2) <= max_pairs (integer arithmetic, exact)."""
+    from math import isqrt
+
+    n = (1 + isqrt(1 + 8 * max_pairs)) // 2
+    return n if n * (n - 1) // 2 <= max_pairs else n - 1
+
+
+def _check_max_pairs(max_pairs) -> int:
+    if isinstance(max_pairs, bool) or not isinstance(max_pairs, (int, np.integer)):
+        raise PoolError(f"max_pairs must be a positive integer, got {max_pairs!r}")
+    if max_pairs < 1:
+        raise PoolError(f"max_pairs must be a positive integer, got {max_pairs}")
+    return int(max_pairs)
+
+
+def pool_size_problem(
+    sizes: pd.DataFrame,
+    blocks: Sequence | None = None,
+    *,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+) -> str | None:
+    """Why the pairs of ``blocks`` are too many for in-memory pair labelling, or None.
+
+    ``sizes`` is :func:`block_sizes`' table; ``blocks`` the chosen block keys (default:
+    all). The chosen blocks are too large when their candidate pairs sum_b C(n_b, 2)
+    exceed ``max_pairs`` (default :data:`DEFAULT_MAX_PAIRS`, chosen from the measurement
+    in benchmarks/README.md). The message names the blocks over the limit on their own
+    (or, if none is, the chosen set) with their record and pair counts, the limit, and
+    what to do instead. Unknown block keys are an error.
+    """
+    limit = _check_max_pairs(max_pairs)
+    chosen = sizes if blocks is None else _chosen(sizes, blocks)
+    total = int(chosen["pairs"].sum())
+    if total <= limit:
+        return None
+    over = chosen[chosen["pairs"] > limit]
+    shown = over if len(over) else chosen
+    listed = ", ".join(
+        f"{plain_id(b)!r} ({n:,} records, {p:,} pair{'s' if p != 1 else ''})"
+        for b, n, p in zip(shown.index[:5], shown["records"][:5], shown["pairs"][:5], strict=True)
+    )
+    if len(shown) > 5:
+        listed += f" and {len(shown) - 5} more"
+    if len(over) == 1:
+        what = f"block {listed} is too large"
+    elif len(over):
+        what = f"blocks {listed} are too large"
+    else:
+        what = f"blocks {listed} have {total:,} candidate pairs together, too many"
+    return (
+        f"{what} for in-memory pair labelling: the limit is {limit:,} candidate pairs, one "
+        f"block of at most {_max_records(limit):,} records. Building every pair with its "
+        "scores takes about 0.4 GB of memory and 4 s of CPU per million pairs "
+        "(benchmarks/README.md). Split the block with a second key (e.g. the block plus the "
+        "first letters of another field) in the records' block column, or choose smaller "
+        "blocks; max_pairs=... raises the limit where the memory allows."
+    )
+
+
+def _chosen(sizes: pd.DataFrame, blocks: Sequence) -> pd.DataFrame:
+    keys = pd.Index(pd.unique(pd.Series(list(blocks), dtype=object)))
+    unknown = keys[~keys.isin(sizes.index)]
+    if len(unknown):
+        raise PoolError(
+            f"{len(unknown)} unknown block keys: {examples(unknown)}; the blocks are "
+            f"{examples(sizes.index)}"
+        )
+    return sizes.loc[keys]
+
+
+def labelling_pool(
+    records: pd.DataFrame,
+    block_col: str,
+    blocks: Sequence,
+    *,
+    fields: Sequence[str],
+    prediction: pd.Series,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+) -> PairPool:
+    """The pool for labelling the pairs of ``blocks``: every within-block pair of their
+    records (:func:`pool_from_blocks`), scored by :func:`field_similarity_score` on
+    ``fields``, predicted from the clustering ``prediction`` (a pair is predicted a match
+    iff both records share a predicted cluster).
+
+    ``records`` is indexed by record id. The sizes are checked first, from counts alone
+    (:func:`block_sizes`): if the chosen blocks have more than ``max_pairs`` candidate
+    pairs, :class:`PoolSizeError` says which blocks, their record and pair counts, the
+    limit and what to do instead (:func:`pool_size_problem`), and nothing is built.
+    """
+    sizes = block_sizes(records, block_col)
+    problem = pool_size_problem(sizes, blocks, max_pairs=max_pairs)
+    if problem is not None:
+        raise PoolSizeError(problem)
+    keys = _chosen(sizes, blocks).index
+    members = records[records[block_col].isin(keys).to_numpy()]
+    pairs = pool_from_blocks(members, block_col)
+    if len(pairs) == 0:
+        raise PoolError(
+            f"no candidate pair in the blocks {examples(keys)}: a pair needs a block of at "
+            "least two records"
+        )
+    pairs["score"] = field_similarity_score(members, pairs, fields)
+    return PairPool.from_frame(pairs, prediction=prediction)
+
+
 def pool_from_blocks(
     records: pd.DataFrame,
     block_col: str,
@@ -292,18 +453,11 @@ def pool_from_blocks(
     ``records`` is indexed by record id (or has ``id_col``); ``block_col`` holds the blocking
     key. Returns ``id_left``, ``id_right``, ``block``. Vectorised through
     :func:`er_evaluation.clustering.to_pairs` on the block membership, so the output size is
-    sum_b C(n_b, 2). Records with a missing block key are an error (nothing is dropped silently).
+    sum_b C(n_b, 2) (:func:`block_sizes` counts it without building anything; the labelling
+    workflow, :func:`labelling_pool`, refuses block sets over a pair limit). Records with a
+    missing block key are an error (nothing is dropped silently).
     """
-    if block_col not in records.columns:
-        raise PoolError(f"column {block_col!r} not found; the table has {list(records.columns)}")
-    ids = records[id_col] if id_col is not None else records.index.to_series()
-    blocks = pd.Series(records[block_col].to_numpy(), index=pd.Index(ids.to_numpy()))
-    missing = blocks.index[blocks.isna().to_numpy()]
-    if len(missing):
-        raise PoolError(
-            f"{len(missing)} records have no {block_col!r} value: {examples(missing)}; give them a "
-            "block key or remove them explicitly"
-        )
+    blocks = _block_keys(records, block_col, id_col)
     try:
         blocks = membership(blocks, name="records")
     except ClusteringError as error:
