@@ -274,3 +274,26 @@ def test_pr_curve_point_whose_pairs_are_all_labelled_is_exact():
     assert top.ci_low == top.ci_high == top.value
     for name in ("pairwise_precision@0.2", "pairwise_recall@0.5"):
         assert est[name].ci_method == "wilson" and est[name].ci_low < est[name].ci_high
+
+
+def test_generic_ratio_route_uses_the_same_effective_size_rule():
+    """Audit F2's cause: the generic route (PR curves, custom ratio measures) fell back on
+    Kish's size without the labelled-share correction where estimate_from_labels uses
+    searched_draws with it, so at precision 0 the same run gave [0, 0.133] against
+    [0, 0.087] (static IS). The F-measures computed by the generic route (f_alphas
+    removed) now get estimate_from_labels' interval there."""
+    from dataclasses import replace
+
+    n = 200
+    predicted = (np.arange(n) >= 150).astype(int)
+    labels = np.zeros(n, int)
+    labels[:10] = 1
+    pool = pool_of(labels, predicted)
+    generic = replace(f_measures(pool.predicted), f_alphas=None)
+    for method in ("importance", "oasis", "ais"):
+        run = sample_labels(pool, make_sampler(method, pool, 0), LabelOracle(pool.labels), 40)
+        ours = quietly(estimate_from_labels, run, pool.predicted).precision
+        theirs = quietly(estimate_measure, run, generic)[0]
+        assert ours.value == theirs.value == 0.0
+        assert theirs.ci_low == 0.0
+        assert theirs.ci_high == pytest.approx(ours.ci_high, rel=1e-12)

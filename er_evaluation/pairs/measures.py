@@ -486,9 +486,11 @@ def estimate_measure(
     (F-measures, PR curves; no false positive or no missed match drawn) the lower end is
     :func:`~er_evaluation.pairs._variance.searched_bound`: from the effective number of
     draws among the classes whose unlabelled pairs could lower it; it is a point
-    (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0,
-    n_eff falls back to Kish's effective size (sum w)^2 / sum w^2 of the draws in the
-    component's denominator, so the interval is never a point unless every pair the
+    (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0
+    or G is 0, n_eff falls back to the effective size of estimate_from_labels,
+    :func:`~er_evaluation.estimators.diagnostics.searched_draws`: Kish's (sum w)^2 /
+    sum w^2 of the draws in the component's denominator over 1 - f, f the labelled share
+    of the pairs of the classes the denominator involves, so the interval is never a point unless every pair the
     component depends on is labelled (below), and the SE is then the Wilson half-width over z, never 0 off census.
     Unbounded measures: value +- z SE. Coverage: benchmarks/README.md ("OASIS intervals"
     and the AIS section).
@@ -530,7 +532,6 @@ def estimate_measure(
     else:
         u = weight
     w_sum = group_sums(measure, run.index, run.label, weight)
-    w2_sum = group_sums(measure, run.index, run.label, weight * weight)
     model = oracle_rates(run) if variance == "martingale" else None
     klass = measure.codes[run.index]
     if model is None:  # each draw with its own label
@@ -546,10 +547,7 @@ def estimate_measure(
     first = np.nan_to_num(measure.gradient_of_totals(totals), nan=0.0)
     var = np.maximum(second - first**2, 0.0) / n_draws
     boundary = _searched_bounds(measure, run, klass, weight, z)
-    # Kish effective size of the draws that enter each component's denominator
-    den_mask = _denominator_mask(measure, totals, present)  # (G, 2, m) 0/1
-    kish_num = np.einsum("gy,gym->m", w_sum[present], den_mask) ** 2
-    kish_den = np.einsum("gy,gym->m", w2_sum[present], den_mask)
+    n_searched = _denominator_draws(measure, run, klass, weight)
     complete, exact = _complete_components(measure, run)
     value = np.where(complete, exact, value)
     out = []
@@ -575,7 +573,7 @@ def estimate_measure(
                 v,
                 float(var[m]),
                 z,
-                n_fallback=max(kish_num[m] / max(kish_den[m], 1e-300), 1e-12),
+                n_fallback=n_searched[m],
                 lower_at_one=None if boundary is None else partial(boundary, m, totals),
             )
             method = "census" if low == high == v else "wilson"
@@ -724,9 +722,30 @@ def _searched_bounds(measure: Measure, run, klass: np.ndarray, weight: np.ndarra
     return bound
 
 
-def _denominator_mask(measure: Measure, totals: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """1 where a (class, label) group enters component m's denominator: shape (G, 2, m).
+def _denominator_draws(measure: Measure, run, klass: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Effective number of draws in each component's denominator, the interval's fallback
+    size (:func:`~er_evaluation.pairs._variance.finish`) by the rule of
+    :func:`~er_evaluation.pairs.estimate_from_labels`:
+    :func:`~er_evaluation.estimators.diagnostics.searched_draws` of the weights of the draws
+    whose (class, label) group enters the denominator, with the labelled share of the pool
+    pairs of the classes it involves as finite-population correction."""
+    n_classes = measure.n_classes
+    mask = _denominator_mask(measure)  # (C, 2, m)
+    involved = mask.any(axis=1)  # (C, m)
+    sizes = np.bincount(measure.codes, minlength=n_classes).astype(np.float64)
+    labelled = np.bincount(measure.codes[np.unique(run.index)], minlength=n_classes)
+    label = np.asarray(run.label, dtype=np.int64)
+    out = np.zeros(len(measure.names))
+    for m in range(len(out)):
+        share = labelled[involved[:, m]].sum() / max(sizes[involved[:, m]].sum(), 1.0)
+        out[m] = searched_draws(weight * mask[klass, label, m], labelled_share=float(share))
+    return out
+
+
+def _denominator_mask(measure: Measure) -> np.ndarray:
+    """1 where a (class, label) group enters component m's denominator: shape (C, 2, m).
     Measures without declared denominators count every group with a non-zero loss."""
+    present = np.arange(measure.n_classes)
     if isinstance(measure, PRCurve):
         n = len(measure.thresholds)
         mask = np.zeros((len(present), 2, 2 * n))
