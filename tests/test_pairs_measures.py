@@ -297,3 +297,20 @@ def test_generic_ratio_route_uses_the_same_effective_size_rule():
         assert ours.value == theirs.value == 0.0
         assert theirs.ci_low == 0.0
         assert theirs.ci_high == pytest.approx(ours.ci_high, rel=1e-12)
+
+
+def test_labels_known_outside_the_run():
+    """Labels from outside the run that complete a census give the exact values; labels
+    that do not leave the F-measures to estimate_from_labels' computation of the run."""
+    pool = few_predicted_matches()
+    run = sample_labels(pool, make_sampler("oasis", pool, 1), LabelOracle(pool.labels), 30)
+    truth = pool.truth()
+    known = pool.labels.copy()
+    for e in estimate_measure(run, f_measures(pool.predicted), labels_known=known):
+        assert e.value == pytest.approx(truth[e.metric], abs=1e-12)
+        assert e.ci_low == e.ci_high == e.value and e.ci_method == "census"
+    partial = np.where(np.arange(pool.n_pairs) % 2 == 0, pool.labels, -1)
+    ours = quietly(estimate_from_labels, run, pool.predicted)
+    theirs = quietly(estimate_measure, run, f_measures(pool.predicted), labels_known=partial)
+    for a, b in zip((ours.precision, ours.recall, *ours.f), theirs, strict=True):
+        assert_same(a, b)

@@ -461,9 +461,9 @@ def estimate_measure(
     diagnostics are those of that function (a prediction group or stratum x prediction
     cell whose pairs are all labelled enters exactly, a passive or stratified run is
     estimated from its cells, and the interval rule and effective sizes are that
-    function's). ``labels_known`` (a census from labels outside the run) and
-    ``variance`` as below; ``variance="final"`` is refused for a sampler's run as there.
-    Other measures (PR curves, :func:`custom_measure`):
+    function's), unless ``labels_known`` completes a census (below; labels outside the
+    run that do not are not used, as for the other measures). ``variance`` as below;
+    ``variance="final"`` is refused for a sampler's run as there. Other measures (PR curves, :func:`custom_measure`):
 
     ``run`` is a :class:`~er_evaluation.pairs.estimates.LabelRun` with design
     "importance" (or passive, weight 1). Value G_hat = g(R_hat), R_hat = (1/T) sum_j w_j
@@ -511,11 +511,13 @@ def estimate_measure(
         )
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
-    if measure.f_alphas is not None and labels_known is None:
+    known = None if labels_known is None else _census_labels(run, labels_known)
+    if measure.f_alphas is not None and known is None:
         return _f_measure_estimates(run, measure, level, variance)
     z = float(ndtri(0.5 + level / 2))
     n_labels, n_draws = run.n_labels, run.n_draws
-    known = _census_labels(run, labels_known)
+    if labels_known is None:
+        known = _census_labels(run, None)
     if known is not None:
         counts = group_sums(measure, np.arange(run.pool_size), known, np.ones(run.pool_size))
         totals = measure.totals(counts) / run.pool_size
