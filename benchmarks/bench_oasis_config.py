@@ -30,8 +30,10 @@ Every configuration is also scored with balance-heuristic weights (:func:`run`).
 ``--decompose``: where the F1 error of the library's substituted estimate comes from, per
 stratum x prediction cell, on the library's own runs (:func:`decompose`):
 
-    nice -n 10 python benchmarks/bench_oasis_config.py --decompose --pool dblp-acm --reps 20 \
-        --seed 0 --out benchmarks/data/bench_oasis_decompose.csv
+    nice -n 10 python benchmarks/bench_oasis_config.py --decompose --pool dblp-acm --reps 30 \
+        --seed 0 --out benchmarks/data/bench_oasis_decompose.csv   # likewise 3 more pools
+    nice -n 10 python benchmarks/bench_oasis_config.py --decompose --pool dblp-acm --reps 30 \
+        --seed 0 --max-share 0.0333 --shared-prior --out benchmarks/data/bench_oasis_decompose.csv
 """
 
 import argparse
@@ -300,13 +302,17 @@ if __name__ == "__main__":
     ap.add_argument("--summarize", nargs="+", metavar="RUNS_CSV", help="summaries of per-run CSVs")
     ap.add_argument("--decompose", action="store_true", help="sources of the F1 error (decompose)")
     ap.add_argument("--max-share", type=float, help="OASIS max_share for --decompose")
+    ap.add_argument(
+        "--shared-prior", action="store_true", help="OASIS shared_prior for --decompose"
+    )
     ap.add_argument("--out", help="CSV of --decompose's rows (appended)")
     a = ap.parse_args()
     if a.decompose:
         ((_, pool),) = pools([a.pool])
-        table = decompose(pool, a.reps, a.seed, max_share=a.max_share)
+        table = decompose(pool, a.reps, a.seed, max_share=a.max_share, shared_prior=a.shared_prior)
         table.insert(0, "pool", a.pool)
         table.insert(1, "max_share", a.max_share)
+        table.insert(2, "shared_prior", a.shared_prior)
         if a.out:
             table.to_csv(a.out, mode="a", header=not Path(a.out).exists(), index=False)
         sq = table[["f1_error", "open", "complete", "normaliser"]] ** 2
