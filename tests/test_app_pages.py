@@ -364,6 +364,43 @@ def test_the_giant_patentsview_block_is_refused_before_any_pair_is_built(project
     assert not any("se_ln_lee" in p.name for p in (project / "pairs").glob("*"))
 
 
+def test_a_giant_block_split_by_a_field_labels_one_sub_block(project):
+    """What the refusal suggests, on the page: split 'fl:se_ln:lee' by first name (861
+    sub-blocks of at most 675 records); the chosen sub-block's pool holds exactly the
+    block's pairs agreeing on the lower-cased first name, and its answers are logged. A
+    sub-block still over the limit (city 'seoul', 2,596 records) is refused the same way."""
+    at = open_page("pairs")
+    at.selectbox(key="pairs_block").set_value("fl:se_ln:lee").run()
+    at.selectbox(key="pairs_split").set_value("city").run()
+    at.selectbox(key="pairs_sub_block").set_value("fl:se_ln:lee / seoul").run()
+    assert not at.exception
+    assert at.error[0].value.startswith(
+        "Cannot label this sub-block: block 'fl:se_ln:lee / seoul' (2,596 records, 3,368,310 "
+        "pairs) is too large"
+    )
+    at.selectbox(key="pairs_split").set_value("name_first").run()
+    sub = at.selectbox(key="pairs_sub_block")
+    assert len(sub.options) == 861 and not any("too large" in o for o in sub.options)
+    sub.set_value("fl:se_ln:lee / seungmin").run()
+    assert not at.exception and not at.error
+    assert "this is its sub-block of records that also share the same name_first" in (
+        at.warning[0].value
+    )
+    at.button(key="pairs_match").click().run()
+    log = project / "pairs" / "2022-06-30__fl_se_ln_lee _ seungmin__oasis.jsonl"
+    session = at.session_state["pair_sessions"][str(log)]
+    assert session.n_labels == 1
+    from er_evaluation import datasets
+
+    mentions = datasets.load_patentsview_mentions()
+    newest = datasets.load_patentsview_predictions([TWO[1]])[TWO[1]]
+    inside = mentions.loc[newest.index]
+    first = inside["name_first"].astype("string").str.strip().str.lower()
+    chosen = inside.index[((inside["block"] == "fl:se_ln:lee") & (first == "seungmin")).to_numpy()]
+    assert session.pool.n_pairs == len(chosen) * (len(chosen) - 1) // 2 == 675 * 674 // 2
+    assert set(session.pool.pairs["id_left"]) | set(session.pool.pairs["id_right"]) == set(chosen)
+
+
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")

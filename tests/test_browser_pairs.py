@@ -177,9 +177,29 @@ def test_a_block_over_the_pair_limit_cannot_be_started(open_tab, tmp_path):
         "Cannot label this block: block 'giant' (2,001 records, 2,001,000 pairs) is too large "
         "for in-memory pair labelling: the limit is 2,000,000 candidate pairs"
     ).wait_for()
-    page.get_by_text("Split the block with a second key", exact=False).wait_for()
+    page.get_by_text("Split the block by a second field", exact=False).wait_for()
     assert page.get_by_text("same person?").count() == 0
     assert page.get_by_role("button", name="Match", exact=True).count() == 0
     assert "Traceback" not in page.content()
     logs = sorted(p.name for p in (tmp_path / "pairs").glob("*.jsonl"))
     assert logs == ["v1__small__oasis.jsonl"]  # only the small block's session
+
+
+def test_a_block_over_the_limit_split_by_a_field_can_be_labelled(open_tab, tmp_path):
+    """What the refusal suggests, on the page: the giant block split by name gives seven
+    sub-blocks of 285-286 records; one of them is labelled and logged under its own name."""
+    giant_block_project(tmp_path)
+    page = open_tab(tmp_path)
+    page.get_by_text("Pair 1: same person?").wait_for()
+    page.get_by_test_id("stSelectbox").filter(has_text="Block").click()
+    page.get_by_role("option", name="giant (2,001 records, 2,001,000 pairs) — too large").click()
+    page.get_by_test_id("stSelectbox").filter(has_text="Split this block by").click()
+    page.get_by_role("option", name="name", exact=True).click()
+    page.get_by_text("this is its sub-block of records that also share the same name").wait_for()
+    settled_pair(page, 1)
+    page.get_by_role("button", name="Match", exact=True).click()
+    settled_pair(page, 2)
+    assert "Traceback" not in page.content()
+    log = tmp_path / "pairs" / "v1__giant _ ann lee 0__oasis.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    assert [e["answer"] for e in events if e["source"] == "person"] == ["match"]

@@ -20,6 +20,7 @@ from er_evaluation.pairs import (
     labelling_pool,
     pool_from_blocks,
     pool_size_problem,
+    split_blocks,
 )
 from er_evaluation.pairs import pool as pool_module
 
@@ -79,7 +80,7 @@ def test_the_default_limit_boundary_is_two_thousand_records():
         "labelling: the limit is 2,000,000 candidate pairs, one block of at most 2,000 "
         "records."
     )
-    assert "Split the block with a second key" in message
+    assert "Split the block by a second field" in message
 
 
 @pytest.mark.parametrize("total", [1, 3, 1_999_000, 40_991_985])
@@ -185,6 +186,46 @@ def test_labelling_pool_of_a_one_record_block_says_there_is_no_pair():
         labelling_pool(records, "block", ["a"], fields=["name"], prediction=prediction)
 
 
+def test_split_blocks_hand_computed_keys_with_missing_and_blank_values():
+    records = pd.DataFrame(
+        {"block": ["a", "a", "a", "a", "b"], "city": [" Seoul", "seoul ", None, "", "Busan"]},
+        index=["r1", "r2", "r3", "r4", "r5"],
+    )
+    keys = split_blocks(records, "block", "city")
+    assert keys.index.tolist() == records.index.tolist()
+    assert keys.tolist() == [
+        "a / seoul",
+        "a / seoul",
+        "a / (no city)",
+        "a / (no city)",
+        "b / busan",
+    ]
+    with pytest.raises(PoolError, match=r"column 'town' not found"):
+        split_blocks(records, "block", "town")
+    records.loc["r5", "block"] = None
+    with pytest.raises(PoolError, match=r"1 records have no 'block' value: 'r5'"):
+        split_blocks(records, "block", "city")
+
+
+def test_a_split_block_pool_is_the_block_pairs_that_agree_on_the_field():
+    rng = np.random.default_rng(3)
+    records = records_of({"big": 40, "other": 5})
+    records["city"] = rng.choice(["x", "X ", "y", None], len(records))
+    keyed = records.assign(sub=split_blocks(records, "block", "city"))
+    sizes = block_sizes(keyed, "sub")
+    prediction = pd.Series(rng.integers(0, 6, len(records)), index=records.index)
+    city = records["city"].str.strip().str.lower()
+    for sub in sizes.index[sizes["pairs"] > 0]:
+        pool = labelling_pool(keyed, "sub", [sub], fields=["name"], prediction=prediction)
+        block, value = sub.split(" / ")
+        same = (records["block"] == block) & (
+            city.isna() if value == "(no city)" else city == value
+        )
+        brute = {(a, b) for a, b in itertools.combinations(records.index[same], 2)}
+        assert set(zip(pool.pairs["id_left"], pool.pairs["id_right"], strict=True)) == brute
+        assert pool.n_pairs == sizes.at[sub, "pairs"]
+
+
 # -- the command line: er-eval pairs pool ------------------------------------------------------
 
 
@@ -235,6 +276,16 @@ def test_cli_pool_of_small_blocks_is_the_library_pool_and_can_be_labelled(block_
     oracle = ["--oracle", f"reference:{block_files / 'pred.csv'}", "--budget", "5"]
     command = ["pairs", "sample", str(block_files / "pool.csv"), "--labels", str(labels)]
     assert main([*command, *oracle]) == 0
+
+
+def test_cli_pool_split_by_a_field_pairs_one_sub_block(block_files):
+    more = ["--split-by", "name", "--blocks", "giant / ann lee 3"]
+    assert main(pool_command(block_files, *more)) == 0
+    written = pd.read_csv(block_files / "pool.csv")
+    # giant holds records r5..r2005; 'ann lee 3' is i % 7 == 3: 286 of them
+    inside = [f"r{i}" for i in range(5, 2006) if i % 7 == 3]
+    assert len(written) == len(inside) * (len(inside) - 1) // 2 == 286 * 285 // 2
+    assert set(written["id_left"]) | set(written["id_right"]) == set(inside)
 
 
 @pytest.mark.parametrize(

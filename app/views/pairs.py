@@ -21,6 +21,7 @@ from er_evaluation.pairs import (
     pool_size_problem,
     pr_curve,
     pr_curve_table,
+    split_blocks,
 )
 from er_evaluation.plots import plot_pr_curve
 
@@ -44,16 +45,19 @@ mid = allowed.index[allowed["records"].between(100, 400)]
 default = (list(mid) or list(allowed.index) or list(sizes.index))[0]
 
 
-def _block_label(b) -> str:
-    n, pairs, over = sizes.loc[b, ["records", "pairs", "too_large"]]
-    return f"{b} ({n:,} records, {pairs:,} pairs){' — too large to label' if over else ''}"
+def _labels(sizes: pd.DataFrame) -> dict:
+    """Each block's entry in a block list: its records and pairs, and whether it is too large."""
+    mark = sizes["too_large"].map({True: " — too large to label", False: ""})
+    counts = zip(sizes.index, sizes["records"], sizes["pairs"], mark, strict=True)
+    return {b: f"{b} ({n:,} records, {p:,} pairs){m}" for b, n, p, m in counts}
 
 
+labels = _labels(sizes)
 block = c2.selectbox(
     "Block",
     list(sizes.index),
     index=list(sizes.index).index(default),
-    format_func=_block_label,
+    format_func=labels.get,
     key="pairs_block",
 )
 method = c3.selectbox(
@@ -69,21 +73,62 @@ if (~keyed).any():
         f"{(~keyed).sum():,} records of version {version} have no {data.block_col!r} value "
         "and are in no block."
     )
+SUB_BLOCK = "__sub_block__"  # the refined key's column in a copy of the block's records
+
+
+def _split(block: str, by: str) -> pd.DataFrame:
+    """The block's records with their sub-block key (the library's split_blocks)."""
+    inside = members[keyed & (members[data.block_col] == block).to_numpy()]
+    return inside.assign(**{SUB_BLOCK: split_blocks(inside, data.block_col, by)})
+
+
+split, whole = None, block
 if problem := pool_size_problem(sizes, [block]):
-    st.error(f"Cannot label this block: {problem}")
-    st.stop()
+    # too large to pair whole: refuse it, or label one sub-block split by another field
+    split = st.selectbox(
+        "Split this block by",
+        [None, *data.fields],
+        format_func=lambda f: "(choose a field)" if f is None else f,
+        key="pairs_split",
+    )
+    if split is None:
+        st.error(f"Cannot label this block: {problem}")
+        st.stop()
+    with plain_errors("Could not split the block"):
+        sub_sizes = block_sizes(_split(block, split), SUB_BLOCK)
+    sub_labels = _labels(sub_sizes)
+    usable = sub_sizes.index[~sub_sizes["too_large"] & (sub_sizes["pairs"] > 0)]
+    sub = st.selectbox(
+        "Sub-block",
+        list(sub_sizes.index),
+        index=list(sub_sizes.index).index(usable[0] if len(usable) else sub_sizes.index[0]),
+        format_func=sub_labels.get,
+        key="pairs_sub_block",
+    )
+    st.warning(
+        f"Block {block} is too large to label whole; this is its sub-block of records that "
+        f"also share the same {split}: the pool leaves out the pairs across sub-blocks."
+    )
+    if problem := pool_size_problem(sub_sizes, [sub]):
+        st.error(f"Cannot label this sub-block: {problem}")
+        st.stop()
+    block = sub
 
 
 @st.cache_resource(show_spinner="Building the pair pool…", max_entries=8)
-def pool_of(key: str, version: str, block: str) -> PairPool:
-    return labelling_pool(
-        members[keyed], data.block_col, [block], fields=data.fields, prediction=prediction
-    )
+def pool_of(key: str, version: str, whole: str, split: str | None, block: str) -> PairPool:
+    if split is None:
+        records, column = members[keyed], data.block_col
+    else:
+        records, column = _split(whole, split), SUB_BLOCK
+    return labelling_pool(records, column, [block], fields=data.fields, prediction=prediction)
 
 
 with plain_errors("Could not build the pair pool"):
-    pool = pool_of(data_key(data), version, block)
-log = project_dir() / "pairs" / f"{version}__{block}__{method}.jsonl".replace(":", "_")
+    pool = pool_of(data_key(data), version, whole, split, block)
+# a block key may hold ':' or '/' (a sub-block's separator): neither belongs in a file name
+name = f"{version}__{block}__{method}.jsonl".replace(":", "_").replace("/", "_")
+log = project_dir() / "pairs" / name
 sessions = st.session_state.setdefault("pair_sessions", {})
 if str(log) not in sessions:
     with plain_errors("Could not open the label log"):

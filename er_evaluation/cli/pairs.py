@@ -6,6 +6,7 @@
     er-eval pairs estimate POOL --labels LABELS.jsonl [--alpha 0.5 ...]
     er-eval pairs pool RECORDS[:ID_COL] --block-col COL --fields F [F ...]
                        --prediction FILE -o POOL.csv [--blocks B ...] [--max-pairs N]
+                       [--split-by FIELD]
 
 POOL is a CSV, TSV or Parquet table with one row per candidate record pair:
 
@@ -26,7 +27,8 @@ table.
 pool builds POOL from a records table instead: every pair of records sharing a --block-col
 value (in --blocks, default all), scored by the mean token Jaccard of --fields, predicted
 from the --prediction clustering. Blocks whose pairs exceed --max-pairs (default 2,000,000,
-measured in benchmarks/README.md) are refused before any pair is built.
+measured in benchmarks/README.md) are refused before any pair is built; --split-by FIELD
+pairs only records that also agree on FIELD (block keys become "BLOCK / value").
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from er_evaluation.pairs.pool import (
     PoolError,
     _check_binary,
     labelling_pool,
+    split_blocks,
 )
 from er_evaluation.pairs.samplers import METHODS
 from er_evaluation.pairs.session import LabellingSession
@@ -140,6 +143,11 @@ def register(subparsers) -> None:
         "--prediction", required=True, help="clustering file giving each pair's prediction"
     )
     build.add_argument("--blocks", nargs="+", help="block keys to pair (default: every block)")
+    build.add_argument(
+        "--split-by",
+        metavar="FIELD",
+        help="refine the blocks by this column: keys 'BLOCK / value', pairs agree on it",
+    )
     build.add_argument(
         "--max-pairs",
         type=int,
@@ -329,6 +337,8 @@ def _build_pool(args) -> int:
         )
     # keys as text, like the ids: --blocks 7 names block 7 of a CSV read as integers
     records[args.block_col] = records[args.block_col].astype("string")
+    if args.split_by:
+        records[args.block_col] = split_blocks(records, args.block_col, args.split_by)
     prediction = read_membership(args.prediction, name="prediction")
     prediction = prediction.set_axis(prediction.index.astype(str))
     blocks = args.blocks if args.blocks else records[args.block_col].dropna().unique()

@@ -43,6 +43,7 @@ from er_evaluation.pairs.pool import (
     pool_from_blocks,
     pool_size_problem,
     predicted_from_clustering,
+    split_blocks,
 )
 from er_evaluation.pairs.reuse import (
     Proposals,
@@ -124,5 +125,6 @@ __all__ = [
     "sample_labels",
     "sample_traced",
     "score_probabilities",
+    "split_blocks",
     "stratify",
 ]

@@ -390,9 +390,9 @@ def pool_size_problem(
         f"{what} for in-memory pair labelling: the limit is {limit:,} candidate pairs, one "
         f"block of at most {_max_records(limit):,} records. Building every pair with its "
         "scores takes about 0.4 GB of memory and 4 s of CPU per million pairs "
-        "(benchmarks/README.md). Split the block with a second key (e.g. the block plus the "
-        "first letters of another field) in the records' block column, or choose smaller "
-        "blocks; max_pairs=... raises the limit where the memory allows."
+        "(benchmarks/README.md). Split the block by a second field (pairs of its records that "
+        "also agree on that field: split_blocks), or choose smaller blocks; max_pairs=... "
+        "raises the limit where the memory allows."
     )
 
 
@@ -405,6 +405,31 @@ def _chosen(sizes: pd.DataFrame, blocks: Sequence) -> pd.DataFrame:
             f"{examples(sizes.index)}"
         )
     return sizes.loc[keys]
+
+
+def split_blocks(records: pd.DataFrame, block_col: str, by: str) -> pd.Series:
+    """Block keys refined by a second column, for blocks too large to pair whole.
+
+    Each record's key becomes ``"<block> / <value>"``, the value of column ``by`` lower-cased
+    with surrounding blanks removed (``"<block> / (no <by>)"`` where it is missing or blank, so
+    those records form a sub-block of their own and none is dropped). Pairs of the refined
+    keys are the block's pairs that also agree on ``by``: a pool built on them leaves out
+    the pairs across sub-blocks, as blocking itself does. Returned aligned with
+    ``records``' index; a missing block key is an error.
+    """
+    for col in (block_col, by):
+        if col not in records.columns:
+            raise PoolError(f"column {col!r} not found; the table has {list(records.columns)}")
+    blocks = records[block_col]
+    missing = records.index[blocks.isna().to_numpy()]
+    if len(missing):
+        raise PoolError(
+            f"{len(missing)} records have no {block_col!r} value: {examples(missing)}; give them a "
+            "block key or remove them explicitly"
+        )
+    value = records[by].astype("string").str.strip().str.lower()
+    value = value.mask(value == "").fillna(f"(no {by})")  # a blank cell is a missing value
+    return (blocks.astype("string") + " / " + value).astype(object)
 
 
 def labelling_pool(
