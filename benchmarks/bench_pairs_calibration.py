@@ -282,7 +282,9 @@ def evaluate(run, cells, end: int, model, strata_cells=None) -> np.ndarray:
         [0.5],
         Z95,
         model=model,
-        strata_cells=strata_cells,
+        strata_cells=None
+        if strata_cells is None
+        else (strata_cells[0][run.index[:end]], strata_cells[1]),
     )
     return np.vstack([value, low, high])
 

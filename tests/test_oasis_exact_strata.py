@@ -31,7 +31,9 @@ def test_substituted_sums_hand_computed():
     sizes = np.bincount(cells, minlength=n_cells)
     draws = np.array([0, 3, 0, 2, 4, 1])
     w = np.array([0.5, 1.0, 0.25, 2.0, 1.5, 3.0])
-    a, c, d = _substituted_sums(cells, sizes, draws, labels[draws].astype(float), w, len(draws))
+    a, c, d = _substituted_sums(
+        cells[draws], sizes, draws, labels[draws].astype(float), w, len(draws)
+    )
     # stratum 0 is complete at draw 0: its draw-0 term 0.5 * 1 counts, its repeat at draw 2
     # is replaced, and draws 1-5 each add M / N = 1 / 5. Stratum 1 completes at draw 5
     # (its own term 3.0 * 0 counts, no later draw). Stratum 2 completes at draw 4.
@@ -63,7 +65,7 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
         if len(drawn) == n_draws:
             idx = np.array(drawn)
             sums = _substituted_sums(
-                cells, sizes, idx, labels[idx].astype(float), np.array(weights), n_draws
+                cells[idx], sizes, idx, labels[idx].astype(float), np.array(weights), n_draws
             )
             expected[:] += prob * np.array(sums)
             mass += prob
@@ -153,3 +155,24 @@ def test_oasis_estimate_is_exact_at_census():
     ):
         assert got.value == pytest.approx(truth[name], abs=1e-12)
         assert got.ci_method == "census"
+
+
+@pytest.mark.parametrize("by_prediction", [True, False])
+def test_cells_of_the_draws_match_the_cells_of_the_pool(by_prediction):
+    # estimate_from_labels codes only the draws' cells and counts each cell's pairs along
+    # the strata's row order; history codes every pool pair once: both must agree, also
+    # for another prediction than the strata's (label reuse)
+    from _helpers import synthetic_pool
+
+    from er_evaluation.pairs.estimates import _cells, _draw_cells
+
+    pool = synthetic_pool(n=2000, rate=0.1, seed=3)
+    sampler = OASISSampler(pool, 4, n_strata=6, by_prediction=by_prediction)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 150)
+    for predicted in (pool.predicted, (pool.scores > 0.8).astype(np.int8)):
+        predicted = np.asarray(predicted, dtype=np.int8)
+        cell_t, sizes = _draw_cells(run, predicted)
+        codes, pool_sizes, _ = _cells(run, predicted)
+        np.testing.assert_array_equal(cell_t, codes[run.index])
+        np.testing.assert_array_equal(sizes, pool_sizes)
+        assert sizes.sum() == pool.n_pairs

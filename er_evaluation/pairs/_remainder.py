@@ -210,7 +210,7 @@ def hybrid_estimate(
     Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
     (repeats included).
 
-    With ``strata_cells`` = (stratum x prediction cell of every pool pair, cell sizes;
+    With ``strata_cells`` = (stratum x prediction cell of every draw, cell sizes;
     passed for every run that carries its sampler's strata: OASIS, reuse runs pooled onto
     an OASIS sampler) the sums A, C and D are those of :func:`_substituted_sums`: a
     draw's terms for a cell labelled completely before it are replaced by their known
@@ -309,7 +309,7 @@ def hybrid_estimate(
 
 
 def _substituted_sums(
-    cells: np.ndarray, sizes: np.ndarray, draws: np.ndarray, y: np.ndarray, w: np.ndarray, t: int
+    cell_t: np.ndarray, sizes: np.ndarray, draws: np.ndarray, y: np.ndarray, w: np.ndarray, t: int
 ) -> tuple[float, float, float]:
     """The weighted sums of matches among predicted matches (A) and among predicted
     non-matches (C) and of predicted matches (D), each draw's term replaced by its known
@@ -318,11 +318,12 @@ def _substituted_sums(
     N_c h_c / N) for every cell c complete before t (its M_c matches known), so each
     term keeps its conditional expectation and the sums stay martingales (unbiased for
     T TP / N, T FN / N and T PP / N; tests/test_oasis_exact_strata.py checks it over
-    every draw path). ``cells`` = stratum x prediction cell of every pool pair, ``sizes``
-    their sizes; ``draws`` pool rows in draw order."""
+    every draw path). ``cell_t`` = stratum x prediction cell of every draw (only the
+    draws' cells: no pass over the pool), ``sizes`` the cells' sizes; ``draws`` pool rows
+    in draw order."""
     n_cells = len(sizes)
     rows, first = np.unique(draws, return_index=True)
-    c_rows = cells[rows]
+    c_rows = cell_t[first]
     d = np.bincount(c_rows, minlength=n_cells)
     m = np.bincount(c_rows, weights=y[first], minlength=n_cells)
     full = (d == sizes) & (sizes > 0)
@@ -330,7 +331,7 @@ def _substituted_sums(
     done = np.full(n_cells, -1, dtype=np.int64)
     np.maximum.at(done, c_rows, first)
     done = np.where(full, done, t)
-    c_t = cells[draws]
+    c_t = cell_t
     open_t = np.arange(t) <= done[c_t]  # the cell still open at the draw (or completed by it)
     h = np.arange(n_cells) % 2 == 1
     n_pool = float(np.sum(sizes))

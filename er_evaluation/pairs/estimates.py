@@ -217,6 +217,27 @@ def _cells(run: LabelRun, predicted: np.ndarray):
     return codes, np.bincount(codes, minlength=n_cells).astype(np.float64), key
 
 
+def _draw_cells(run: LabelRun, predicted: np.ndarray, cells=None) -> tuple[np.ndarray, np.ndarray]:
+    """Stratum x prediction cell (2 * stratum + prediction) of every draw of ``run`` and
+    the sizes of all cells: from ``cells`` (:func:`_cells`, built once by
+    :func:`history`) or, for one estimate, from the draws and the predicted matches per
+    stratum summed along the strata's row order (about 12 ms on 5.4 million pairs, where
+    coding every pool pair cost 28 ms)."""
+    if cells is not None:
+        codes, sizes, _ = cells
+        return codes[run.index], sizes
+    strata = run.strata
+    matches = np.zeros(strata.n_strata)
+    filled = strata.sizes > 0  # reduceat needs the starts of non-empty strata only
+    matches[filled] = np.add.reduceat(
+        predicted[strata.order], strata.offsets[:-1][filled], dtype=np.int64
+    )
+    sizes = np.empty(2 * strata.n_strata)
+    sizes[0::2], sizes[1::2] = strata.sizes - matches, matches
+    cell_t = 2 * strata.codes[run.index].astype(np.int64) + predicted[run.index]
+    return cell_t, sizes
+
+
 def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
     predicted = np.asarray(predicted)
     if predicted.shape != (run.pool_size,):
@@ -300,8 +321,7 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
         sizes = np.bincount(codes, minlength=n_cells).astype(np.float64)
         strata_cells = None
         if run.strata is not None:
-            s_codes, s_sizes, _ = cells if cells is not None else _cells(run, predicted)
-            strata_cells = (s_codes, s_sizes)
+            strata_cells = _draw_cells(run, predicted, cells)
         return hybrid_estimate(
             codes,
             sizes,
