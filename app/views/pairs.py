@@ -126,8 +126,10 @@ def pool_of(key: str, version: str, whole: str, split: str | None, block: str) -
 
 with plain_errors("Could not build the pair pool"):
     pool = pool_of(data_key(data), version, whole, split, block)
-# a block key may hold ':' or '/' (a sub-block's separator): neither belongs in a file name
-name = f"{version}__{block}__{method}.jsonl".replace(":", "_").replace("/", "_")
+# a sub-block's log names the field it was split by (two fields may share a value); a
+# block key may hold ':' or '/' (a sub-block's separator): neither belongs in a file name
+named = block if split is None else f"{block} by {split}"
+name = f"{version}__{named}__{method}.jsonl".replace(":", "_").replace("/", "_")
 log = project_dir() / "pairs" / name
 sessions = st.session_state.setdefault("pair_sessions", {})
 if str(log) not in sessions:
