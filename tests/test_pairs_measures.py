@@ -314,3 +314,32 @@ def test_labels_known_outside_the_run():
     theirs = quietly(estimate_measure, run, f_measures(pool.predicted), labels_known=partial)
     for a, b in zip((ours.precision, ours.recall, *ours.f), theirs, strict=True):
         assert_same(a, b)
+
+
+def test_final_variance_follows_estimate_from_labels():
+    """variance='final' (p/q under the last proposal) is for weighted-ratio runs built by
+    hand: refused for a sampler's run on both paths with the same message, and the same
+    estimate on both paths for a hand-built run that carries final weights."""
+    pool = few_predicted_matches()
+    run = sample_labels(
+        pool, make_sampler("ais", pool, 0), LabelOracle(pool.labels), 30, final_weights=True
+    )
+    with pytest.raises(ValueError, match="built by hand") as theirs:
+        estimate_measure(run, f_measures(pool.predicted), variance="final")
+    with pytest.raises(ValueError, match="built by hand") as ours:
+        estimate_from_labels(run, pool.predicted, variance="final")
+    assert str(theirs.value) == str(ours.value)
+    by_hand = LabelRun(
+        design="importance",
+        pool_size=run.pool_size,
+        index=run.index,
+        label=run.label,
+        weight=run.weight,
+        stratum=run.stratum,
+        new_label=run.new_label,
+        final_weight=run.final_weight,
+    )
+    found = quietly(estimate_from_labels, by_hand, pool.predicted, variance="final")
+    got = quietly(estimate_measure, by_hand, f_measures(pool.predicted), variance="final")
+    for a, b in zip((found.precision, found.recall, *found.f), got, strict=True):
+        assert_same(a, b)
