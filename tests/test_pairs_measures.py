@@ -343,3 +343,34 @@ def test_final_variance_follows_estimate_from_labels():
     got = quietly(estimate_measure, by_hand, f_measures(pool.predicted), variance="final")
     for a, b in zip((found.precision, found.recall, *found.f), got, strict=True):
         assert_same(a, b)
+
+
+def test_generic_route_estimates_carry_diagnostics():
+    """Item 6 (audit F1 for the other measures): PR-curve and custom-measure estimates
+    carry diagnostics like every other estimate (they had none, so each printed NOT
+    RELIABLE, a census included): a census is reliable; 8 draws are too few effective
+    draws for an interval."""
+    from er_evaluation.pairs import custom_measure, pr_curve
+
+    pool = few_predicted_matches(40, seed=2)
+    run = sample_labels(pool, make_sampler("ais", pool, 0), LabelOracle(pool.labels), 40)
+    curve = pr_curve(pool.scores, 4)
+    for e in estimate_measure(run, curve):
+        assert e.ci_method == "census" and e.diagnostics.reliable, e
+        assert "NOT RELIABLE" not in repr(e)
+    few = prefix(run, 8)
+    for e in quietly(estimate_measure, few, curve):
+        assert e.diagnostics is not None
+        if e.ci_method != "census":
+            assert not e.diagnostics.reliable and "effective" in e.diagnostics.reason
+    accuracy = custom_measure(
+        pool.predicted.astype(int),
+        np.array([[[1.0], [0.0]], [[0.0], [1.0]]]),
+        lambda r: r,
+        ["accuracy"],
+        bounded=True,
+    )
+    (acc,) = estimate_measure(run, accuracy)
+    assert acc.diagnostics.reliable and acc.value == pytest.approx(
+        float(np.mean(pool.labels == pool.predicted))
+    )

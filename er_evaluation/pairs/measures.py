@@ -44,7 +44,7 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation._parameters import check_level
 from er_evaluation.errors import UndefinedMetricWarning
-from er_evaluation.estimators.diagnostics import searched_draws
+from er_evaluation.estimators.diagnostics import assess, concentration, searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._variance import (
     finish,
@@ -518,15 +518,18 @@ def estimate_measure(
     n_labels, n_draws = run.n_labels, run.n_draws
     if labels_known is None:
         known = _census_labels(run, None)
+    weight = run.weight.astype(np.float64) if run.design == "importance" else np.ones(n_draws)
+    klass = measure.codes[run.index]
+    n_searched, n_eff, top_share = _denominator_draws(measure, run, klass, weight)
     if known is not None:
         counts = group_sums(measure, np.arange(run.pool_size), known, np.ones(run.pool_size))
         totals = measure.totals(counts) / run.pool_size
         value = measure.value(totals)
-        return [
+        census = [
             _estimate(name, v, 0.0, v, v, level, "census", n_labels, n_draws)
             for name, v in zip(measure.names, value, strict=True)
         ]
-    weight = run.weight.astype(np.float64) if run.design == "importance" else np.ones(n_draws)
+        return _diagnosed(census, n_eff, top_share, measure.bounded)
     if variance == "final":
         if run.final_weight is None:
             raise ValueError("variance='final' needs run.final_weight (p/q_T per draw)")
@@ -535,7 +538,6 @@ def estimate_measure(
         u = weight
     w_sum = group_sums(measure, run.index, run.label, weight)
     model = oracle_rates(run) if variance == "martingale" else None
-    klass = measure.codes[run.index]
     if model is None:  # each draw with its own label
         wu_sum = group_sums(measure, run.index, run.label, weight * u)
     else:  # fresh draws with the oracle model's rate (pairs/_variance.py)
@@ -549,7 +551,6 @@ def estimate_measure(
     first = np.nan_to_num(measure.gradient_of_totals(totals), nan=0.0)
     var = np.maximum(second - first**2, 0.0) / n_draws
     boundary = _searched_bounds(measure, run, klass, weight, z)
-    n_searched = _denominator_draws(measure, run, klass, weight)
     complete, exact = _complete_components(measure, run)
     value = np.where(complete, exact, value)
     out = []
@@ -582,7 +583,35 @@ def estimate_measure(
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
-    return out
+    return _diagnosed(out, n_eff, top_share, measure.bounded)
+
+
+def _diagnosed(
+    estimates: list[Estimate], n_eff: np.ndarray, top_share: np.ndarray, bounded: bool
+) -> list[Estimate]:
+    """Every estimate with :func:`~er_evaluation.estimators.diagnostics.assess` of the
+    draws in its denominator (their Kish effective number and the share of the largest
+    three), as the cluster estimators and :func:`~er_evaluation.pairs.estimate_from_labels`
+    carry them: not reliable when undefined, outside [0, 1] (bounded measures), or
+    resting on fewer than 10 effective draws; a census is reliable."""
+    return [
+        replace(
+            e,
+            diagnostics=assess(
+                e.value,
+                e.std_error,
+                n_effective=float(n),
+                top_share=float(t),
+                n_units=e.n_units,
+                n_draws=e.n_draws,
+                level=e.level,
+                bounds=(0.0, 1.0) if bounded else None,
+                census=e.ci_method == "census",
+                unit="pair",
+            ),
+        )
+        for e, n, t in zip(estimates, n_eff, top_share, strict=True)
+    ]
 
 
 def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> list[Estimate]:
@@ -724,24 +753,30 @@ def _searched_bounds(measure: Measure, run, klass: np.ndarray, weight: np.ndarra
     return bound
 
 
-def _denominator_draws(measure: Measure, run, klass: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Effective number of draws in each component's denominator, the interval's fallback
-    size (:func:`~er_evaluation.pairs._variance.finish`) by the rule of
-    :func:`~er_evaluation.pairs.estimate_from_labels`:
-    :func:`~er_evaluation.estimators.diagnostics.searched_draws` of the weights of the draws
-    whose (class, label) group enters the denominator, with the labelled share of the pool
-    pairs of the classes it involves as finite-population correction."""
+def _denominator_draws(
+    measure: Measure, run, klass: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per component, from the weights of the draws whose (class, label) group enters its
+    denominator: the interval's fallback size (:func:`~er_evaluation.pairs._variance.finish`)
+    by the rule of :func:`~er_evaluation.pairs.estimate_from_labels`,
+    :func:`~er_evaluation.estimators.diagnostics.searched_draws` with the labelled share of
+    the pool pairs of the classes the denominator involves as finite-population
+    correction; and the diagnostics' effective number and top share
+    (:func:`~er_evaluation.estimators.diagnostics.concentration`)."""
     n_classes = measure.n_classes
     mask = _denominator_mask(measure)  # (C, 2, m)
     involved = mask.any(axis=1)  # (C, m)
     sizes = np.bincount(measure.codes, minlength=n_classes).astype(np.float64)
     labelled = np.bincount(measure.codes[np.unique(run.index)], minlength=n_classes)
     label = np.asarray(run.label, dtype=np.int64)
-    out = np.zeros(len(measure.names))
-    for m in range(len(out)):
+    n_components = len(measure.names)
+    searched, n_eff, top = np.zeros(n_components), np.zeros(n_components), np.zeros(n_components)
+    for m in range(n_components):
         share = labelled[involved[:, m]].sum() / max(sizes[involved[:, m]].sum(), 1.0)
-        out[m] = searched_draws(weight * mask[klass, label, m], labelled_share=float(share))
-    return out
+        w = weight * mask[klass, label, m]
+        searched[m] = searched_draws(w, labelled_share=float(share))
+        n_eff[m], top[m] = concentration(w[:, None])
+    return searched, n_eff, top
 
 
 def _denominator_mask(measure: Measure) -> np.ndarray:
