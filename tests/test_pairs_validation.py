@@ -75,6 +75,41 @@ def test_oracle_answer_not_zero_one_is_an_error_naming_the_pair(answer):
         sample_labels(pool, make_sampler("oasis", pool, 0), lambda i: answer, 5)
 
 
+def test_label_oracle_of_a_pool_or_a_table_names_the_shape():
+    """A PairPool (0-d object array) used to raise IndexError from the error message."""
+    pool = small_pool()
+    with pytest.raises(ValueError, match=r"1-D vector .* PairPool of shape \(\)"):
+        LabelOracle(pool)
+    with pytest.raises(ValueError, match=r"shape \(2, 3\)"):
+        LabelOracle(np.zeros((2, 3), dtype=int))
+
+
+@pytest.mark.parametrize("method", ["importance", "oasis", "ais"])
+def test_every_pair_predicted_a_match_gives_recall_exact_without_warnings(method):
+    """No predicted non-match exists, so no match can be missed: recall is the census
+    point; the empty predicted-non-match cell used to divide 0 by 0 (RuntimeWarning)."""
+    import warnings
+
+    labels = np.array([1, 1, 0, 1, 1, 1])
+    pool = PairPool(
+        pd.DataFrame(
+            {
+                "id_left": np.arange(6),
+                "id_right": np.arange(6) + 6,
+                "score": np.linspace(0, 1, 6),
+                "predicted": 1,
+                "label": labels,
+            }
+        )
+    )
+    run = sample_labels(pool, make_sampler(method, pool, 0), LabelOracle(labels), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        recall = estimate_from_labels(run, pool.predicted).recall
+    assert (recall.value, recall.ci_method) == (1.0, "census")
+    assert recall.ci_low == recall.ci_high == 1.0
+
+
 def test_oracle_answer_in_a_session_run_is_checked(tmp_path):
     pool = small_pool()
     with LabellingSession(pool, tmp_path / "l.jsonl", "passive", seed=0) as session:

@@ -281,7 +281,7 @@ def hybrid_estimate(
         # F = 1: no false positive (alpha > 0) and no missed match (alpha < 1) drawn; the
         # deficit's rate among the unlabelled pairs of those groups is bounded by the
         # effective number of draws that searched them (_variance.searched_bound)
-        deficit = np.where(h, alpha > 0, alpha < 1) & ~full  # per cell
+        deficit = np.where(h, alpha > 0, alpha < 1) & ~full & (sizes > 0)  # per cell
         unl = sizes - d
         unl1, unl0 = float(np.sum(unl[deficit & h])), float(np.sum(unl[deficit & ~h]))
         d_num = -unl1

@@ -31,6 +31,12 @@ class LabelOracle:
 
     def __init__(self, labels: np.ndarray) -> None:
         values = np.asarray(labels)
+        if values.ndim != 1:
+            raise ValueError(
+                "labels must be a 1-D vector of 0/1 labels, one per pool pair; got "
+                f"{type(labels).__name__} of shape {values.shape} (for a PairPool pass "
+                "pool.pairs['label'], or use oracle_from_reference)"
+            )
         bad = np.flatnonzero(~np.isin(values, [0, 1]))
         if len(bad):
             raise ValueError(
