@@ -13,7 +13,9 @@ Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
 ``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
 as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N pairs cut
-into score chunks, ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top; ``shared_prior=1``: the
+into score chunks (OASIS's default since the sixth session: S = 0.0333 with
+``shared_prior=1``; ``max_share=none,shared_prior=0``: the uncut strata of earlier
+rows), ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top; ``shared_prior=1``: the
 chunks share the cut stratum's eta prior pseudo-labels by size instead of eta each), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
@@ -122,6 +124,8 @@ def parse_variant(spec: str) -> tuple[str, dict, bool]:
             key, value = item.split("=")
             if key in ("decay", "by_prediction", "doubling", "shared_prior"):
                 params[key] = value.lower() in ("1", "true")
+            elif key == "max_share" and value.lower() == "none":
+                params[key] = None
             elif key == "bins":  # CSF histogram of the strata: "fd", "default" or a count
                 params[key] = value if value in ("fd", "default") else int(value)
             else:
@@ -135,6 +139,13 @@ def default_bins(method: str):
         return "default"
     default = inspect.signature(OASISSampler).parameters["n_bins"].default
     return "default" if default is None else default
+
+
+def default_max_share(method: str):
+    """The ``max_share`` an OASIS sampler cuts its strata with by default (None: uncut)."""
+    if method != "oasis":
+        return None
+    return inspect.signature(OASISSampler).parameters["max_share"].default
 
 
 def one_pool(
@@ -182,7 +193,7 @@ def one_pool(
         strata = strata_for(
             bins,
             extra.pop("by_prediction", True),
-            extra.pop("max_share", None),
+            extra.pop("max_share", default_max_share(method)),
             extra.pop("doubling", False),
         )
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
@@ -362,13 +373,17 @@ def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFra
     strata_of = {}
     for method in ("stratified", "oasis"):
         bins = None if default_bins(method) == "default" else default_bins(method)
+        share = default_max_share(method)
         strata, cpu, wall = timed(
-            lambda bins=bins: stratify(pool.scores, pool.predicted, 30, n_bins=bins)
+            lambda bins=bins, share=share: stratify(
+                pool.scores, pool.predicted, 30, n_bins=bins, max_share=share
+            )
         )
         strata_of[method] = strata
+        cut = "" if share is None else f", cut at {share} N"
         rows.append(
             {
-                "step": f"stratify (CSF, {bins or 'default'} bins, {strata.n_strata} strata)",
+                "step": f"stratify (CSF, {bins or 'default'} bins{cut}, {strata.n_strata} strata)",
                 "n_pairs": n,
                 "cpu_s": cpu,
                 "wall_s": wall,

@@ -90,7 +90,8 @@ def test_whole_pool_strata_census_is_exact():
     labels = np.array([0, 1, 0, 1, 1, 0, 0, 1, 0, 0])
     predicted = np.array([0, 0, 1, 1, 1, 0, 1, 0, 0, 1])
     pool = pool_of(labels, predicted)
-    sampler = OASISSampler(pool, 2, n_strata=3, epsilon=0.3, by_prediction=False)
+    # uncut strata: the default cap (a thirtieth of 10 pairs) would leave one pair per stratum
+    sampler = OASISSampler(pool, 2, n_strata=3, epsilon=0.3, by_prediction=False, max_share=None)
     assert sampler.strata.mixed
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), pool.n_pairs)
     result = estimate_from_labels(run, pool.predicted)

@@ -11,6 +11,7 @@ import pytest
 
 from er_evaluation.datasets import load_pool
 from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, csf_edges, stratify
+from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE
 
 
 def test_fd_edges_hand_computed():
@@ -64,8 +65,12 @@ def test_fd_strata_resolve_the_mass_of_low_scores_on_abt_buy():
     assert coarse.sizes.max() > 0.95 * pool.n_pairs
     assert fine.sizes.max() < 0.2 * pool.n_pairs
     assert fine.n_strata >= 25
-    sampler = OASISSampler(pool, 0, n_bins="fd")
+    sampler = OASISSampler(pool, 0, n_bins="fd", max_share=None)
     np.testing.assert_array_equal(sampler.strata.sizes, fine.sizes)
+    # with the default cap the FD strata are cut further where they exceed it
+    cut = OASISSampler(pool, 0, n_bins="fd").strata
+    expected = stratify(pool.scores, pool.predicted, 30, n_bins="fd", max_share=DEFAULT_MAX_SHARE)
+    np.testing.assert_array_equal(cut.codes, expected.codes)
     assert sampler.params()["n_bins"] == "fd"
 
 

@@ -229,7 +229,8 @@ def test_stratified_sampler_seeds_every_stratum_first():
 def test_oasis_prior_decays_as_remark_4():
     """Marchant & Rubinstein 2017 Remark 4: the prior column of stratum k is scaled by 1 / n_k."""
     pool = synthetic_pool(n=200, rate=0.15, seed=1)
-    sampler = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=True)
+    # uncut strata: each stratum's prior holds eta = 4 pseudo-labels
+    sampler = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=True, max_share=None)
     pi0 = sampler.prior1 / 4.0
     np.testing.assert_allclose(sampler.posterior_mean(), pi0)
     seen = {}
@@ -242,7 +243,7 @@ def test_oasis_prior_decays_as_remark_4():
         n, m = len(labels), sum(labels)
         expected = (m + 4.0 * pi0[k] / n) / (n + 4.0 / n)
         assert sampler.posterior_mean()[k] == pytest.approx(expected)
-    fixed = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=False)
+    fixed = OASISSampler(pool, 0, n_strata=3, eta=4.0, decay=False, max_share=None)
     fixed.n1[0], fixed.n0[0] = 2.0, 3.0
     assert fixed.posterior_mean()[0] == pytest.approx((2 + 4 * pi0[0]) / (5 + 4))
 

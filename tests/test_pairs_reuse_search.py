@@ -27,6 +27,7 @@ from er_evaluation.pairs import (
     stratify,
 )
 from er_evaluation.pairs.reuse import TracedRun, sample_traced, sampler_for_b
+from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE
 
 
 def test_hidden_matches_hand_computed_and_against_the_beta_quantile():
@@ -243,7 +244,8 @@ def test_search_share_of_the_recorded_proposals():
     assert isinstance(pooled, TracedRun) and np.array_equal(pooled.weight, pooled.own_weight)
     props = pooled.proposals[-1]
     assert props.adaptive
-    strata = stratify(pool_b.scores, predicted_b, 5)
+    # B's sampler's strata (the default cap cuts the oversized ones)
+    strata = stratify(pool_b.scores, predicted_b, 5, max_share=DEFAULT_MAX_SHARE)
     known = np.full(pool.n_pairs, -1)
     known[first.index] = first.label
     d = np.bincount(strata.codes[known >= 0], minlength=strata.n_strata)

@@ -48,6 +48,16 @@ METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 DEFAULT_ETA = 2.0
 """OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
 
+DEFAULT_MAX_SHARE = 0.0333
+"""OASIS cuts every stratum of more than floor(0.0333 N) pairs (N the pool's size; about a
+thirtieth of the pool, the value written as 0.0333 in the benchmark and kept exactly) into
+score chunks whose prior is shared (:class:`OASISSampler` ``max_share``, ``shared_prior``).
+Chosen by benchmark (benchmarks/README.md, "Oversized strata cut into score chunks";
+reporting seeds 777000 + 1000 r, 100 runs per pool, F1 MSE at 1,000 / 2,000 labels):
+abt-buy 2.4e-3 / 9.4e-4 against 3.6e-3 / 2.4e-3 uncut, dblp-acm 4.4e-6 / 3.7e-7 against
+2.1e-5 / 2.1e-6, restaurant-all 2.2e-5 / 2.9e-6 against 3.2e-5 / 4.4e-6, restaurant and
+PatentsView within Monte-Carlo error, FEBRL's strata unchanged."""
+
 VARIANCE_PRIOR_STRENGTH = 2.0
 """Leaf pseudo-labels per stratum of the variance model of OASIS and AIS runs
 (:attr:`OASISSampler.stratum_prior`; the Dirichlet tree of
@@ -314,18 +324,19 @@ class OASISSampler(_Base):
     runs, a heavy tail; FEBRL 2.2e-3 / 1.3e-3, 13 runs; PatentsView 6.3e-5 / 2.5e-5, 100
     runs, against 5.0e-5 / 2.4e-5), so it is an option (benchmarks/README.md, "OASIS as
     the paper").
-    ``max_share`` (None: off) cuts every stratum of more than that share of the pool into
-    score chunks of at most that many pairs (``doubling``: chunks of that many, twice,
-    four times as many, ... pairs from the top), the other strata unchanged
-    (:func:`~er_evaluation.pairs.stratify`); with ``shared_prior`` the chunks of a stratum
-    share its eta pseudo-labels in proportion to their sizes (default: eta each).
-    ``max_share=0.0333, shared_prior=True`` (benchmarks/README.md, "Oversized strata cut
-    into score chunks"; 100 runs per pool on the reporting seeds, F1 MSE at 1,000 / 2,000
-    labels against these defaults): abt-buy 2.4e-3 / 9.4e-4 against 3.6e-3 / 2.4e-3,
-    dblp-acm 4.4e-6 / 3.7e-7 against 2.1e-5 / 2.1e-6, restaurant-all 2.2e-5 / 2.9e-6
-    against 3.2e-5 / 4.4e-6, restaurant and PatentsView within Monte-Carlo error, FEBRL
-    unchanged (nothing cut); chunks with eta each instead lose restaurant-all by 1.3-6x
-    (200 screening runs). Options, not defaults.
+    ``max_share`` (None: off; default :data:`DEFAULT_MAX_SHARE`) cuts every stratum of
+    more than that share of the pool into score chunks of at most that many pairs
+    (``doubling``: chunks of that many, twice, four times as many, ... pairs from the top),
+    the other strata unchanged (:func:`~er_evaluation.pairs.stratify`); with
+    ``shared_prior`` (default) the chunks of a stratum share its eta pseudo-labels in
+    proportion to their sizes (False: eta each). These defaults (benchmarks/README.md,
+    "Oversized strata cut into score chunks"; 100 runs per pool on the reporting seeds, F1
+    MSE at 1,000 / 2,000 labels against uncut strata, ``max_share=None``): abt-buy 2.4e-3 /
+    9.4e-4 against 3.6e-3 / 2.4e-3, dblp-acm 4.4e-6 / 3.7e-7 against 2.1e-5 / 2.1e-6,
+    restaurant-all 2.2e-5 / 2.9e-6 against 3.2e-5 / 4.4e-6, restaurant and PatentsView
+    within Monte-Carlo error, FEBRL unchanged (nothing cut: its oversized stratum is one
+    tied score); chunks with eta each instead lose restaurant-all by 1.3-6x (200
+    screening runs). The eta, decay and bins figures above were measured on uncut strata.
     """
 
     name = "oasis"
@@ -345,9 +356,9 @@ class OASISSampler(_Base):
         threshold: float = 0.0,
         n_bins: int | str | None = None,
         by_prediction: bool = True,
-        max_share: float | None = None,
+        max_share: float | None = DEFAULT_MAX_SHARE,
         doubling: bool = False,
-        shared_prior: bool = False,
+        shared_prior: bool = True,
         strata: Strata | None = None,
     ) -> None:
         super().__init__(pool, seed)

@@ -283,6 +283,11 @@ class LabellingSession:
             logged["decay"] = False  # logs written before the Remark 4 decay existed
         if header["method"] == "oasis" and "n_bins" not in logged:
             logged["n_bins"] = None  # logs written before Freedman-Diaconis strata
+        if header["method"] == "oasis":
+            # logs written before strata were cut into chunks (and before that became the
+            # default): their uncut strata, each with its own prior
+            for key, old in (("max_share", None), ("doubling", False), ("shared_prior", False)):
+                logged.setdefault(key, old)
         if header["method"] == "ais" and "prior" not in logged:
             # logs written before the AIS model options existed: the model they used
             logged.update(prior="scores", counts="labels", proposal="pair")
