@@ -39,6 +39,7 @@ import pickle
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +58,8 @@ from er_evaluation.pairs import (  # noqa: E402
     stratify,
 )
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate  # noqa: E402
+from er_evaluation.pairs._stratify import Strata  # noqa: E402
+from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE  # noqa: E402
 
 PAPER_POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all")
 RUN_LABELS = max(BUDGETS)  # each run's length unless the budgets asked for need fewer
@@ -106,12 +109,22 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=R
         step = (
             "" if len(seeds) < 2 or seeds[1] - seeds[0] == 1000 else f"_step{seeds[1] - seeds[0]}"
         )
-        path = cache_dir / f"runs_{name}_{method}_{truth}_{seeds[0]}_{len(seeds)}{length}{step}.pkl"
+        # OASIS runs on the default strata (cut since the sixth session) are cached apart
+        # from runs of the uncut strata of earlier sessions
+        cut = f"_cut{DEFAULT_MAX_SHARE}" if method == "oasis" and DEFAULT_MAX_SHARE else ""
+        path = (
+            cache_dir
+            / f"runs_{name}_{method}_{truth}_{seeds[0]}_{len(seeds)}{length}{step}{cut}.pkl"
+        )
         if path.exists():
             with open(path, "rb") as fh:
                 return pickle.load(fh)
-    strata = stratify(pool.scores, pool.predicted, 30)  # OASIS's, also for the truths
-    sampler_strata = stratify(pool.scores, pool.predicted, 64) if method == "ais" else strata
+    # the alternative truths are defined on the uncut 30 CSF strata per prediction group
+    strata = stratify(pool.scores, pool.predicted, 30)
+    sampler_strata = {
+        "ais": lambda: stratify(pool.scores, pool.predicted, 64),
+        "oasis": lambda: make_sampler("oasis", pool, 0).strata,  # the default strata
+    }.get(method, lambda: strata)()
     out = []
     template = make_sampler("importance", pool, 0) if method == "importance" else None
     for seed in seeds:
@@ -244,7 +257,54 @@ def rare_model(run, beta: float, **kw):
     return fresh, np.clip(rate * factor[k_t], 0.0, 1.0)
 
 
+def parent_strata(strata: Strata, prior: np.ndarray) -> tuple[Strata, np.ndarray]:
+    """The uncut strata that ``strata``'s chunks were cut from (``Strata.parent``) and
+    their leaf prior: each parent's pseudo-counts are the size-weighted mean of its
+    chunks' (the same strength, the parent's mean score probability)."""
+    parent = strata.parent
+    codes = parent[strata.codes]
+    sizes = np.bincount(parent, weights=strata.sizes).astype(np.int64)
+    k = len(sizes)
+    weighted = np.vstack(
+        [np.bincount(parent, weights=strata.sizes * p, minlength=k) for p in prior]
+    )
+    share = strata.prediction_share
+    whole = Strata(
+        codes=codes.astype(strata.codes.dtype),
+        order=np.argsort(codes, kind="stable"),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+        sizes=sizes,
+        predicted=(
+            np.bincount(parent, weights=strata.sizes * strata.lam, minlength=k) / sizes >= 0.5
+        ).astype(np.int8),
+        mean_score=np.bincount(parent, weights=strata.sizes * strata.mean_score, minlength=k)
+        / sizes,
+        prediction_share=None
+        if share is None
+        else np.bincount(parent, weights=strata.sizes * share, minlength=k) / sizes,
+    )
+    return whole, weighted / sizes
+
+
+_PARENTS: dict[int, tuple[Strata, Strata, np.ndarray]] = {}
+
+
+def parent_model(run):
+    """The library's model (``_variance.oracle_rates``) on the uncut parent strata of the
+    run's chunks instead of the chunks (the estimate itself unchanged)."""
+    strata = run.strata
+    if strata is None or strata.parent is None or run.stratum_prior is None:
+        return _variance.oracle_rates(run)
+    key = id(strata)
+    if key not in _PARENTS or _PARENTS[key][0] is not strata:
+        _PARENTS[key] = (strata, *parent_strata(strata, np.asarray(run.stratum_prior)))
+    _, whole, prior = _PARENTS[key]
+    return _variance.oracle_rates(replace(run, model_strata=whole, stratum_prior=prior))
+
+
 VARIANTS = {
+    # the library's model on the uncut strata the sampler's chunks were cut from
+    "parent": parent_model,
     "rare01": lambda run: rare_model(run, 0.01),
     "rare025": lambda run: rare_model(run, 0.025),
     "rare05": lambda run: rare_model(run, 0.05),

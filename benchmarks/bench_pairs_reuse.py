@@ -44,7 +44,6 @@ from er_evaluation.pairs import (
     make_sampler,
     metric_names,
     reuse_estimate,
-    stratify,
 )
 from er_evaluation.pairs.reuse import _searched_region, sample_traced
 
@@ -92,9 +91,10 @@ def _setting(args):
         "fn": float(np.sum(pool.labels * (1 - predicted_b))),
         "oracle": LabelOracle(pool.labels),
         "misses": np.flatnonzero((pool.labels == 1) & (predicted_b == 0)),
+        # OASIS's default strata of each version (cut into chunks since the sixth session)
         "strata": {
-            "a": stratify(pool.scores, pool.predicted, 30),
-            "b": stratify(pool_b.scores, pool_b.predicted, 30),
+            "a": make_sampler("oasis", pool, 0).strata,
+            "b": make_sampler("oasis", pool_b, 0).strata,
         },
     }
     t = setting["truth"]
