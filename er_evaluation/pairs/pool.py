@@ -417,19 +417,12 @@ def split_blocks(records: pd.DataFrame, block_col: str, by: str) -> pd.Series:
     the pairs across sub-blocks, as blocking itself does. Returned aligned with
     ``records``' index; a missing block key is an error.
     """
-    for col in (block_col, by):
-        if col not in records.columns:
-            raise PoolError(f"column {col!r} not found; the table has {list(records.columns)}")
-    blocks = records[block_col]
-    missing = records.index[blocks.isna().to_numpy()]
-    if len(missing):
-        raise PoolError(
-            f"{len(missing)} records have no {block_col!r} value: {examples(missing)}; give them a "
-            "block key or remove them explicitly"
-        )
+    blocks = _block_keys(records, block_col, None)  # the column is there, no key missing
+    _require_column(records, by)
     value = records[by].astype("string").str.strip().str.lower()
     value = value.mask(value == "").fillna(f"(no {by})")  # a blank cell is a missing value
-    return (blocks.astype("string") + " / " + value).astype(object)
+    keys = blocks.astype("string").array + " / " + value.array
+    return pd.Series(keys, index=records.index, dtype=object)
 
 
 def labelling_pool(
