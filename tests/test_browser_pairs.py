@@ -177,7 +177,8 @@ def test_a_block_over_the_pair_limit_cannot_be_started(open_tab, tmp_path):
         "Cannot label this block: block 'giant' (2,001 records, 2,001,000 pairs) is too large "
         "for in-memory pair labelling: the limit is 2,000,000 candidate pairs"
     ).wait_for()
-    page.get_by_text("Split the block by a second field", exact=False).wait_for()
+    page.get_by_text("Choose a field below to split it by", exact=False).wait_for()
+    assert page.get_by_text("max_pairs", exact=False).count() == 0
     assert page.get_by_text("same person?").count() == 0
     assert page.get_by_role("button", name="Match", exact=True).count() == 0
     assert "Traceback" not in page.content()

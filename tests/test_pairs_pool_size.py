@@ -314,3 +314,18 @@ def test_cli_pool_refuses_with_one_clear_line(block_files, capsys, more, message
     assert err.startswith(f"er-eval pairs: error: {message}")
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not (block_files / "pool.csv").exists()
+
+
+def test_cli_pool_refusal_names_the_cli_flags_not_the_library_arguments(block_files, capsys):
+    assert main(pool_command(block_files)) == 1
+    err = capsys.readouterr().err
+    assert "Rerun with --split-by FIELD" in err and "--max-pairs N raises the limit" in err
+    assert "max_pairs=" not in err and "split_blocks" not in err
+
+
+def test_the_remedy_is_the_callers_words():
+    sizes = sizes_table({"x": 3})
+    default = pool_size_problem(sizes, max_pairs=2)
+    assert default.endswith(pool_module.API_REMEDY)
+    mine = pool_size_problem(sizes, max_pairs=2, remedy="Ask Ann.")
+    assert mine == default.replace(pool_module.API_REMEDY, "Ask Ann.")

@@ -98,7 +98,12 @@ def _split(block: str, by: str) -> pd.DataFrame:
 
 
 split, whole = None, block
-if problem := pool_size_problem(sizes, [block]):
+if problem := pool_size_problem(
+    sizes,
+    [block],
+    remedy="Choose a field below to split it by (pairs of its records that also agree on "
+    "that field), or choose a smaller block.",
+):
     # too large to pair whole: refuse it, or label one sub-block split by another field
     split = st.selectbox(
         "Split this block by",
@@ -124,7 +129,9 @@ if problem := pool_size_problem(sizes, [block]):
         f"Block {block} is too large to label whole; this is its sub-block of records that "
         f"also share the same {split}: the pool leaves out the pairs across sub-blocks."
     )
-    if problem := pool_size_problem(sub_sizes, [sub]):
+    if problem := pool_size_problem(
+        sub_sizes, [sub], remedy="Choose another field to split by, or another sub-block."
+    ):
         st.error(f"Cannot label this sub-block: {problem}")
         st.stop()
     block = sub

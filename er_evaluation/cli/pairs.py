@@ -349,6 +349,9 @@ def _build_pool(args) -> int:
         fields=args.fields,
         prediction=prediction,
         max_pairs=args.max_pairs,
+        remedy="Rerun with --split-by FIELD (pairs of its records that also agree on that "
+        "field) or choose smaller blocks with --blocks; --max-pairs N raises the limit where "
+        "the memory allows.",
     )
     write_output(pool.pairs.to_csv(index=False), args)
     print(f"{args.output}: {pool.n_pairs:,} candidate pairs", file=sys.stderr)

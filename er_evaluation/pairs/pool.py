@@ -49,6 +49,13 @@ class PoolSizeError(PoolError):
 # within a few GB.
 DEFAULT_MAX_PAIRS = 2_000_000
 
+API_REMEDY = (
+    "Split the block by a second field (pairs of its records that also agree on that "
+    "field: split_blocks), or choose smaller blocks; max_pairs=... raises the limit where "
+    "the memory allows."
+)
+"""What :func:`pool_size_problem` suggests to a caller of the library's functions."""
+
 
 @dataclass(frozen=True)
 class PairPool:
@@ -357,6 +364,7 @@ def pool_size_problem(
     blocks: Sequence | None = None,
     *,
     max_pairs: int = DEFAULT_MAX_PAIRS,
+    remedy: str = API_REMEDY,
 ) -> str | None:
     """Why the pairs of ``blocks`` are too many for in-memory pair labelling, or None.
 
@@ -365,7 +373,9 @@ def pool_size_problem(
     exceed ``max_pairs`` (default :data:`DEFAULT_MAX_PAIRS`, chosen from the measurement
     in benchmarks/README.md). The message names the blocks over the limit on their own
     (or, if none is, the chosen set) with their record and pair counts, the limit, and
-    what to do instead. Unknown block keys are an error.
+    what to do instead: ``remedy``, in the words of the caller's front end (default
+    :data:`API_REMEDY`, the library's functions; the CLI names its flags, the app its
+    controls). Unknown block keys are an error.
     """
     limit = _check_max_pairs(max_pairs)
     chosen = sizes if blocks is None else _chosen(sizes, blocks)
@@ -390,9 +400,7 @@ def pool_size_problem(
         f"{what} for in-memory pair labelling: the limit is {limit:,} candidate pairs, one "
         f"block of at most {_max_records(limit):,} records. Building every pair with its "
         "scores takes about 0.4 GB of memory and 4 s of CPU per million pairs "
-        "(benchmarks/README.md). Split the block by a second field (pairs of its records that "
-        "also agree on that field: split_blocks), or choose smaller blocks; max_pairs=... "
-        "raises the limit where the memory allows."
+        f"(benchmarks/README.md). {remedy}"
     )
 
 
@@ -433,6 +441,7 @@ def labelling_pool(
     fields: Sequence[str],
     prediction: pd.Series,
     max_pairs: int = DEFAULT_MAX_PAIRS,
+    remedy: str = API_REMEDY,
 ) -> PairPool:
     """The pool for labelling the pairs of ``blocks``: every within-block pair of their
     records (:func:`pool_from_blocks`), scored by :func:`field_similarity_score` on
@@ -442,10 +451,11 @@ def labelling_pool(
     ``records`` is indexed by record id. The sizes are checked first, from counts alone
     (:func:`block_sizes`): if the chosen blocks have more than ``max_pairs`` candidate
     pairs, :class:`PoolSizeError` says which blocks, their record and pair counts, the
-    limit and what to do instead (:func:`pool_size_problem`), and nothing is built.
+    limit and what to do instead (:func:`pool_size_problem`, with ``remedy``), and nothing
+    is built.
     """
     sizes = block_sizes(records, block_col)
-    problem = pool_size_problem(sizes, blocks, max_pairs=max_pairs)
+    problem = pool_size_problem(sizes, blocks, max_pairs=max_pairs, remedy=remedy)
     if problem is not None:
         raise PoolSizeError(problem)
     keys = _chosen(sizes, blocks).index
