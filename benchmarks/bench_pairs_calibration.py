@@ -20,7 +20,8 @@ Variants (``--variants``), all through the one routine of the library
 with their completely labelled stratum x prediction cells substituted, as
 ``estimate_from_labels`` computes them):
 ``tree`` (the library's default: ``_variance.oracle_rates``, the model only in strata
-with no labelled match), ``labels`` (labels only), ``allfresh`` (the previous default:
+with no labelled match; for OASIS on its uncut strata, ``model_strata``), ``chunks`` (the
+same model on the sampler's strata, chunks of cut strata included), ``labels`` (labels only), ``allfresh`` (the previous default:
 the model on every first draw) and the screening variants of :data:`VARIANTS` (all but
 ``blind`` = ``tree`` are changes of ``allfresh``; ``groups`` = ``tree`` without the
 substitution of completed strata, the fifth session's estimate). Static IS runs have no oracle model:
@@ -58,8 +59,10 @@ from er_evaluation.pairs import (  # noqa: E402
     stratify,
 )
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate  # noqa: E402
-from er_evaluation.pairs._stratify import Strata  # noqa: E402
-from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE  # noqa: E402
+from er_evaluation.pairs.samplers import (  # noqa: E402
+    DEFAULT_MAX_SHARE,
+    VARIANCE_PRIOR_STRENGTH,
+)
 
 PAPER_POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all")
 RUN_LABELS = max(BUDGETS)  # each run's length unless the budgets asked for need fewer
@@ -118,7 +121,7 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=R
         )
         if path.exists():
             with open(path, "rb") as fh:
-                return pickle.load(fh)
+                return _current_model(pool, method, pickle.load(fh))
     # the alternative truths are defined on the uncut 30 CSF strata per prediction group
     strata = stratify(pool.scores, pool.predicted, 30)
     sampler_strata = {
@@ -141,7 +144,21 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=R
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as fh:
             pickle.dump(out, fh)
-    return out
+    return _current_model(pool, method, out)
+
+
+def _current_model(pool, method, out):
+    """OASIS runs with the variance model the current sampler code gives them (its
+    ``model_strata`` and ``stratum_prior``: cached runs keep the model of the code that
+    drew them), and the chunks' own leaf prior registered for the ``chunks`` variant."""
+    if method != "oasis" or not out:
+        return out
+    strata = out[0][0].strata
+    sampler = make_sampler("oasis", pool, 0, strata=strata)
+    pi0 = sampler._pi0  # the sampler's prior mean per stratum (chunk)
+    _CHUNK_PRIOR[id(strata)] = VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
+    model = {"model_strata": sampler.model_strata, "stratum_prior": sampler.stratum_prior}
+    return [(replace(run, **model), truth, changed) for run, truth, changed in out]
 
 
 def prefix_ends(run, budgets) -> list[int]:
@@ -257,54 +274,22 @@ def rare_model(run, beta: float, **kw):
     return fresh, np.clip(rate * factor[k_t], 0.0, 1.0)
 
 
-def parent_strata(strata: Strata, prior: np.ndarray) -> tuple[Strata, np.ndarray]:
-    """The uncut strata that ``strata``'s chunks were cut from (``Strata.parent``) and
-    their leaf prior: each parent's pseudo-counts are the size-weighted mean of its
-    chunks' (the same strength, the parent's mean score probability)."""
-    parent = strata.parent
-    codes = parent[strata.codes]
-    sizes = np.bincount(parent, weights=strata.sizes).astype(np.int64)
-    k = len(sizes)
-    weighted = np.vstack(
-        [np.bincount(parent, weights=strata.sizes * p, minlength=k) for p in prior]
-    )
-    share = strata.prediction_share
-    whole = Strata(
-        codes=codes.astype(strata.codes.dtype),
-        order=np.argsort(codes, kind="stable"),
-        offsets=np.concatenate([[0], np.cumsum(sizes)]),
-        sizes=sizes,
-        predicted=(
-            np.bincount(parent, weights=strata.sizes * strata.lam, minlength=k) / sizes >= 0.5
-        ).astype(np.int8),
-        mean_score=np.bincount(parent, weights=strata.sizes * strata.mean_score, minlength=k)
-        / sizes,
-        prediction_share=None
-        if share is None
-        else np.bincount(parent, weights=strata.sizes * share, minlength=k) / sizes,
-    )
-    return whole, weighted / sizes
+_CHUNK_PRIOR: dict[int, np.ndarray] = {}
 
 
-_PARENTS: dict[int, tuple[Strata, Strata, np.ndarray]] = {}
-
-
-def parent_model(run):
-    """The library's model (``_variance.oracle_rates``) on the uncut parent strata of the
-    run's chunks instead of the chunks (the estimate itself unchanged)."""
-    strata = run.strata
-    if strata is None or strata.parent is None or run.stratum_prior is None:
+def chunk_model(run):
+    """The library's model on the sampler's own strata (the chunks of a cut stratum, each
+    a leaf with its own prior) instead of the uncut strata they were cut from: the
+    variance of OASIS runs before the sixth session moved the model to the parents."""
+    prior = _CHUNK_PRIOR.get(id(run.strata))
+    if prior is None:  # nothing cut: the library's model
         return _variance.oracle_rates(run)
-    key = id(strata)
-    if key not in _PARENTS or _PARENTS[key][0] is not strata:
-        _PARENTS[key] = (strata, *parent_strata(strata, np.asarray(run.stratum_prior)))
-    _, whole, prior = _PARENTS[key]
-    return _variance.oracle_rates(replace(run, model_strata=whole, stratum_prior=prior))
+    return _variance.oracle_rates(replace(run, model_strata=run.strata, stratum_prior=prior))
 
 
 VARIANTS = {
-    # the library's model on the uncut strata the sampler's chunks were cut from
-    "parent": parent_model,
+    # the library's model on the sampler's chunks (before it moved to their parent strata)
+    "chunks": chunk_model,
     "rare01": lambda run: rare_model(run, 0.01),
     "rare025": lambda run: rare_model(run, 0.025),
     "rare05": lambda run: rare_model(run, 0.05),

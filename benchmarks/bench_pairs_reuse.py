@@ -172,12 +172,12 @@ def _restored(stored: dict, args, setting) -> LabelRun:
     tag = stored["strata"]
     if tag is not None:
         strata = setting["strata"][tag]
-        values |= {"strata": strata, "model_strata": strata}
+        pool = setting["pool"] if tag == "a" else setting["pool_b"]
+        sampler = make_sampler(args.sampler, pool, 0, **_params(args, strata))
+        model = getattr(sampler, "model_strata", None) or strata
+        values |= {"strata": strata, "model_strata": model}
         if stored["prior"]:
-            pool = setting["pool"] if tag == "a" else setting["pool_b"]
-            values["stratum_prior"] = make_sampler(
-                args.sampler, pool, 0, **_params(args, strata)
-            ).stratum_prior
+            values["stratum_prior"] = sampler.stratum_prior
     return LabelRun(**values)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,8 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from er_evaluation.datasets import load_pool
-from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, stratify
-from er_evaluation.pairs._stratify import split_oversized
+from er_evaluation.pairs import (
+    LabellingSession,
+    LabelOracle,
+    OASISSampler,
+    _variance,
+    sample_labels,
+    stratify,
+)
+from er_evaluation.pairs._stratify import parent_strata, split_oversized
 from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE
 
 
@@ -320,3 +328,45 @@ def test_a_log_from_before_cut_strata_replays_with_its_uncut_strata(tmp_path):
         current.observe(draw.index, int(pool.labels[draw.index]))
         drawn.append(draw.index)
     assert drawn != index
+
+
+@pytest.mark.parametrize("by_prediction", [True, False])
+def test_parent_strata_are_the_uncut_strata(by_prediction):
+    pool = load_pool("abt-buy")
+    whole = stratify(pool.scores, pool.predicted, 30, by_prediction=by_prediction)
+    cut = stratify(pool.scores, pool.predicted, 30, by_prediction=by_prediction, max_share=0.0333)
+    assert cut.n_strata > whole.n_strata
+    merged = parent_strata(cut)
+    for field in ("codes", "order", "offsets", "sizes", "predicted"):
+        np.testing.assert_array_equal(getattr(merged, field), getattr(whole, field))
+    np.testing.assert_allclose(merged.mean_score, whole.mean_score)
+    if by_prediction:
+        assert merged.prediction_share is None
+    else:
+        np.testing.assert_allclose(merged.prediction_share, whole.prediction_share)
+    # nothing cut (no parent, or every stratum its own parent): the strata themselves
+    assert parent_strata(whole) is whole
+    uncut = stratify(pool.scores, pool.predicted, 30, max_share=1.0)
+    assert parent_strata(uncut) is uncut
+
+
+def test_variance_model_of_cut_strata_is_on_their_parents():
+    """OASIS draws on the chunks; its variance model (``model_strata``, ``stratum_prior``)
+    is that of the uncut strata: the same strata and leaf prior as an uncut sampler's,
+    carried by the runs it makes."""
+    pool = load_pool("abt-buy")
+    cut = OASISSampler(pool, 2)
+    uncut = OASISSampler(pool, 2, max_share=None, shared_prior=False)
+    assert cut.strata.n_strata > uncut.strata.n_strata
+    assert uncut.model_strata is uncut.strata
+    np.testing.assert_array_equal(cut.model_strata.codes, uncut.strata.codes)
+    np.testing.assert_allclose(cut.stratum_prior, uncut.stratum_prior)
+    run = sample_labels(pool, cut, LabelOracle(pool.labels), 60)
+    assert run.strata is cut.strata and run.model_strata is cut.model_strata
+    # the estimator's model rates: those of the uncut strata for the same draws
+    same = _variance.oracle_rates(
+        replace(run, model_strata=uncut.strata, stratum_prior=uncut.stratum_prior)
+    )
+    model, rate = _variance.oracle_rates(run)
+    np.testing.assert_array_equal(model, same[0])
+    np.testing.assert_allclose(rate, same[1])

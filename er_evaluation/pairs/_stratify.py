@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Strata", "csf_edges", "split_oversized", "stratify"]
+__all__ = ["Strata", "csf_edges", "parent_strata", "split_oversized", "stratify"]
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,33 @@ def split_oversized(
     occupied[key] = True
     renumber = np.cumsum(occupied) - 1
     return renumber[key]
+
+
+def parent_strata(strata: Strata) -> Strata:
+    """The strata that ``strata``'s chunks were cut from (``Strata.parent``), in their
+    order: the strata :func:`stratify` builds without ``max_share``. Each parent's size,
+    mean score, prediction share and prediction are those of its chunks pooled (sizes
+    summed, the rest size-weighted). ``strata`` itself when nothing was cut."""
+    parent = strata.parent
+    if parent is None or len(np.unique(parent)) == strata.n_strata:
+        return strata
+    k = int(parent.max()) + 1
+    codes = parent[strata.codes]
+    sizes = np.bincount(parent, weights=strata.sizes, minlength=k).astype(np.int64)
+
+    def pooled(values: np.ndarray) -> np.ndarray:
+        return np.bincount(parent, weights=strata.sizes * values, minlength=k) / sizes
+
+    lam = pooled(strata.lam)
+    return Strata(
+        codes=codes.astype(strata.codes.dtype),
+        order=np.argsort(codes, kind="stable"),
+        offsets=np.concatenate([[0], np.cumsum(sizes)]),
+        sizes=sizes,
+        predicted=(lam >= 0.5).astype(np.int8),
+        mean_score=pooled(strata.mean_score),
+        prediction_share=None if strata.prediction_share is None else lam,
+    )
 
 
 def stratify(

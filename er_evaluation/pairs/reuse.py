@@ -417,6 +417,7 @@ class _SearchSampler:
         self.n_pairs = inner.n_pairs
         self.name = inner.name
         self.stratum_prior = getattr(inner, "stratum_prior", None)
+        self.model_strata = getattr(inner, "model_strata", None)
         k = st.n_strata
         codes = st.codes
         d = np.bincount(codes[known >= 0], minlength=k)

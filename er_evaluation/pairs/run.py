@@ -105,7 +105,8 @@ def run_of_sampler(
         static_proposal=bool(getattr(sampler, "static_proposal", False)),
         adaptive=bool(getattr(sampler, "adaptive", False)),
         stratum_prior=getattr(sampler, "stratum_prior", None),
-        model_strata=strata,
+        # the variance model's strata: OASIS's uncut strata when it cut some into chunks
+        model_strata=getattr(sampler, "model_strata", None) or strata,
     )
 
 
