@@ -27,6 +27,7 @@ from er_evaluation.pairs import (
     make_sampler,
     reuse_estimate,
     sample_labels,
+    stratify,
 )
 from er_evaluation.pairs._variance import calibrated_prior, stratum_rates
 
@@ -351,12 +352,13 @@ def test_oasis_model_variance_matches_numerical_differentiation():
         tp, fn = pp * s[0] / s[2], pp * s[1] / s[2]
         return tp / (alpha * pp + (1 - alpha) * (tp + fn))
 
-    # the model's rates (Dirichlet tree over the strata, tested in test_pairs_variance.py)
+    # the model's rates (Dirichlet tree over the strata, tested in test_pairs_variance.py),
+    # on the uncut strata: the default cap (a thirtieth of the pool) cut the sampler's
+    whole = stratify(pool.scores, pool.predicted, 4)
+    assert sampler.strata.n_strata > whole.n_strata
     rows, first = np.unique(run.index, return_index=True)
-    codes = sampler.strata.codes
-    prior = calibrated_prior(
-        run.stratum_prior, sampler.strata.predicted, codes[rows], run.label[first]
-    )
+    codes = whole.codes
+    prior = calibrated_prior(run.stratum_prior, whole.predicted, codes[rows], run.label[first])
     rates = stratum_rates(codes[rows], run.label[first], prior)
     fresh = np.zeros(run.n_draws, bool)
     fresh[first] = True

@@ -413,8 +413,7 @@ class OASISSampler(_Base):
             # moves the stratum's prior proposal towards its higher scores without adding to it
             parent_size = np.bincount(st.parent, weights=st.sizes)[st.parent]
             strength = self.eta * st.sizes / parent_size
-        # the variance model's strata: those the chunks were cut from (their parents)
-        self.model_strata = parent_strata(st)
+        self._model_strata: Strata | None = None
         self.prior1 = strength * pi0  # prior pseudo-counts of matches
         self.prior0 = strength * (1 - pi0)  # and of non-matches
         self.n1 = np.zeros(st.n_strata)  # labels seen per stratum: matches
@@ -430,6 +429,16 @@ class OASISSampler(_Base):
         self._mixed = st.mixed
         self._eps_omega = epsilon * self.omega
         self._v = self._proposal()
+
+    @property
+    def model_strata(self) -> Strata:
+        """The strata of the estimator's variance model: those the chunks of cut strata
+        were cut from (:func:`~er_evaluation.pairs._stratify.parent_strata`; the
+        sampler's strata when nothing was cut). Built on first use: drawing never needs
+        them (on 10 million pairs a stable sort of the codes)."""
+        if self._model_strata is None:
+            self._model_strata = parent_strata(self.strata)
+        return self._model_strata
 
     @property
     def stratum_prior(self) -> np.ndarray:
