@@ -25,21 +25,22 @@ benchmark (benchmarks/README.md, ``bench_pairs_reuse.py``):
 
 Measured (benchmarks/README.md, "Label reuse across versions", final OASIS rows: 400 runs
 on abt-buy and restaurant, 100 on FEBRL; 1,000 OASIS labels for A, 300 more for B;
-library defaults, completely labelled strata substituted): on the same OASIS draws the
-mixture's recall bias on abt-buy was +0.037 ± 0.002 (A's labels plus B's) against
-+0.004 ± 0.003 with own weights. A's labels alone keep +0.011 ± 0.004 on abt-buy
+library defaults: strata cut at 0.0333 N with a shared prior, the variance model on
+the uncut strata, completely labelled strata substituted): on the same OASIS draws the
+mixture's recall bias on abt-buy was +0.039 ± 0.002 (A's labels plus B's) against
++0.006 ± 0.003 with own weights. A's labels alone keep +0.011 ± 0.004 on abt-buy
 recall: Jensen's gap of recall = TP / (TP + FN), B's estimated totals being unbiased
-(FN off by +0.43 ± 0.65 on a true 18, TP exact in 99% of runs). With own weights, A's
-labels plus 300 new ones gave B's F1 with 1.4, 1.6 and 1.5 times the MSE of a fresh
+(FN off by +0.20 ± 0.49 on a true 18, TP exact in every run). With own weights, A's
+labels plus 300 new ones gave B's F1 with 1.3, 1.2 and 1.5 times the MSE of a fresh
 OASIS run of 1,300 labels on abt-buy, restaurant and FEBRL; 95% coverage of
-P / R / F1 was 99.8 / 98.8 / 99.2% (abt-buy), 100 / 100 / 100% (restaurant) and
+P / R / F1 was 100 / 99.2 / 99.2% (abt-buy), 100 / 100 / 100% (restaurant) and
 97 / 100 / 96% (FEBRL), above the [92%, 98%] target as for fresh OASIS runs
-(100 / 99.5 / 98.8%, 100 / 100 / 99.0%, 98 / 100 / 98%): precision is exact in 99-100%
-of the abt-buy and restaurant runs (every predicted match of B labelled), and recall's
-interval is the shared variance routine's, 3.7 times the spread of the estimates on
+(100 / 100 / 100%, 100 / 100 / 99.2%, 98 / 100 / 98%): precision is exact in every
+abt-buy and restaurant run (every predicted match of B labelled), and recall's
+interval is the shared variance routine's, 3.5 times the spread of the estimates on
 restaurant (fresh runs 3.6). The labels-only variance would cover restaurant recall in
-only 83% of those reuse runs (fresh 100%): A's sampler starves the stratum of one of B's
-two misses, and the oracle model's rate is what covers it. FEBRL's 136 misses among
+only 87% of those reuse runs (fresh 99.8%): A's sampler starves the stratum of one of
+B's two misses, and the oracle model's rate is what covers it. FEBRL's 136 misses among
 5.4M predicted non-matches were drawn in 3% of runs: recall is then estimated as 1
 (bias +0.028) and only the boundary rule of the interval (its lower end from the
 effectively searched predicted non-matches) keeps it covering, with an interval too
@@ -311,7 +312,7 @@ def reuse_estimate(
     :func:`~er_evaluation.estimators.diagnostics.search_diagnostics`). Measured (OASIS A,
     1,000 labels, 400 runs; FEBRL 100; no new label): B's recall bias +0.011 ± 0.004 on
     abt-buy (Jensen's gap of the ratio: the FN estimate is unbiased), within Monte-Carlo
-    error on restaurant; 95% coverage of P / R / F1 99.8 / 98.0 / 97.5% (abt-buy),
+    error on restaurant; 95% coverage of P / R / F1 100 / 96.8 / 97.2% (abt-buy),
     100 / 100 / 100% (restaurant), 96 / 100 / 97% (FEBRL, where recall was flagged in 97%
     of runs) (benchmarks/README.md, "Label reuse across versions")."""
     estimates = estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
