@@ -207,10 +207,13 @@ def oracle_rates(run) -> tuple[np.ndarray, np.ndarray] | None:
     Every other draw counts with its label: where the labels hold a match they estimate
     the stratum's conditional variances without bias and without the prior; the model is
     needed only where they are blind (no match drawn, every label 0). On the same 200
-    OASIS runs this raised abt-buy recall / F1 coverage at 2,000 labels from 91 / 90%
-    (model rate for every first draw) to 94 / 94% and moved the other cells at 1,000 and
-    2,000 labels by at most 2 points (benchmarks/README.md, "OASIS intervals", with the
-    cells still outside [92%, 98%] and why). None when the run has no strata or no prior (static IS, runs
+    OASIS runs (uncut strata) this raised abt-buy recall / F1 coverage at 2,000 labels
+    from 91 / 90% (model rate for every first draw) to 94 / 94% and moved the other cells
+    at 1,000 and 2,000 labels by at most 2 points (benchmarks/README.md, "OASIS
+    intervals", with the cells still outside [92%, 98%] and why). The strata are
+    ``run.model_strata`` when set: OASIS's uncut strata when it cut some into chunks
+    (on the chunks the recall intervals were 1.7-2.3x wider; "Coverage with cut
+    strata"). None when the run has no strata or no prior (static IS, runs
     built by hand): the variance is then the labels-only one."""
     strata = run.model_strata if run.model_strata is not None else run.strata
     if strata is None or run.stratum_prior is None:

@@ -100,7 +100,8 @@ class LabelRun:
     pseudo-counts of matches and of non-matches per stratum (OASIS and AIS: the sampler's
     prior mean), from which the variance of an adaptive run is computed
     (:func:`~er_evaluation.pairs._variance.oracle_rates`); None: from the labels alone. ``model_strata``: the strata
-    of that model when the sampler does not draw uniformly within them (AIS); default
+    of that model when they are not the ones the sampler draws uniformly within (AIS;
+    OASIS with cut strata: the uncut ones, ``OASISSampler.model_strata``); default
     ``strata``.
     """
 
