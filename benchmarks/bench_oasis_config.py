@@ -302,6 +302,7 @@ if __name__ == "__main__":
     ap.add_argument("--summarize", nargs="+", metavar="RUNS_CSV", help="summaries of per-run CSVs")
     ap.add_argument("--decompose", action="store_true", help="sources of the F1 error (decompose)")
     ap.add_argument("--max-share", type=float, help="OASIS max_share for --decompose")
+    ap.add_argument("--budget", type=int, default=2000, help="labels for --decompose")
     ap.add_argument(
         "--shared-prior", action="store_true", help="OASIS shared_prior for --decompose"
     )
@@ -309,10 +310,13 @@ if __name__ == "__main__":
     a = ap.parse_args()
     if a.decompose:
         ((_, pool),) = pools([a.pool])
-        table = decompose(pool, a.reps, a.seed, max_share=a.max_share, shared_prior=a.shared_prior)
+        table = decompose(
+            pool, a.reps, a.seed, a.budget, max_share=a.max_share, shared_prior=a.shared_prior
+        )
         table.insert(0, "pool", a.pool)
-        table.insert(1, "max_share", a.max_share)
-        table.insert(2, "shared_prior", a.shared_prior)
+        table.insert(1, "budget", a.budget)
+        table.insert(2, "max_share", a.max_share)
+        table.insert(3, "shared_prior", a.shared_prior)
         if a.out:
             table.to_csv(a.out, mode="a", header=not Path(a.out).exists(), index=False)
         sq = table[["f1_error", "open", "complete", "normaliser"]] ** 2
