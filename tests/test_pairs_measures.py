@@ -4,6 +4,7 @@ prediction group whose pairs are all labelled, for every sampler."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -374,3 +375,41 @@ def test_generic_route_estimates_carry_diagnostics():
     assert acc.diagnostics.reliable and acc.value == pytest.approx(
         float(np.mean(pool.labels == pool.predicted))
     )
+
+
+def test_every_path_warns_about_an_undefined_metric_once_at_the_callers_line():
+    """One warning text (estimates.warn_undefined) for both public paths and the generic
+    route: a run that drew no predicted match leaves precision undefined."""
+    pool = few_predicted_matches()
+    index = np.flatnonzero(pool.predicted == 0)[:5]
+    empty = LabelRun(
+        design="passive",
+        pool_size=pool.n_pairs,
+        index=index,
+        label=pool.labels[index].astype(np.int8),
+        weight=np.ones(5),
+        stratum=np.full(5, -1),
+        new_label=np.ones(5, dtype=bool),
+    )
+    # the generic route: the same ratios without the F-measure mark
+    generic = dataclasses.replace(f_measures(pool.predicted), f_alphas=None)
+    calls = [
+        lambda: estimate_from_labels(empty, pool.predicted),
+        lambda: estimate_measure(empty, f_measures(pool.predicted)),
+        lambda: estimate_measure(empty, generic),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            call()
+        undefined = [w for w in got if issubclass(w.category, UndefinedMetricWarning)]
+        messages = [str(w.message) for w in undefined]
+        assert (
+            "pairwise_precision is undefined on this sample (no sampled pair in its "
+            "denominator); NaN returned"
+        ) in messages
+        assert len(set(messages)) == len(messages)  # each metric warned once
+        assert all(
+            m.endswith("(no sampled pair in its denominator); NaN returned") for m in messages
+        )
+        assert {w.filename for w in undefined} == {__file__}

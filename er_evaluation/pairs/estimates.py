@@ -239,6 +239,16 @@ def _draw_cells(run: LabelRun, predicted: np.ndarray, cells=None) -> tuple[np.nd
     return cell_t, sizes
 
 
+def warn_undefined(metric: str, stacklevel: int) -> None:
+    """The one warning for a pair-label metric that is NaN: no sampled pair in its
+    denominator (``stacklevel`` counted from this function)."""
+    warnings.warn(
+        f"{metric} is undefined on this sample (no sampled pair in its denominator); NaN returned",
+        UndefinedMetricWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
     predicted = np.asarray(predicted)
     if predicted.shape != (run.pool_size,):
@@ -449,11 +459,7 @@ def estimate_from_labels(
     for m, name in enumerate(metric_names(alphas)):
         v = float(value[m])
         if math.isnan(v):
-            warnings.warn(
-                f"{name} is undefined on this sample (no sampled pair in its denominator); NaN returned",
-                UndefinedMetricWarning,
-                stacklevel=2,
-            )
+            warn_undefined(name, stacklevel=3)
         lo, hi = float(low[m]), float(high[m])
         out.append(
             Estimate(

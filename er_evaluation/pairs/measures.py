@@ -53,7 +53,7 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
     searched_bound,
 )
-from er_evaluation.pairs.estimates import estimate_from_labels
+from er_evaluation.pairs.estimates import estimate_from_labels, warn_undefined
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -557,11 +557,7 @@ def estimate_measure(
     for m, name in enumerate(measure.names):
         v, s = float(value[m]), math.sqrt(float(var[m]))
         if not math.isfinite(v):
-            warnings.warn(
-                f"{name} is undefined on this sample (no sampled pair in its denominator); NaN returned",
-                UndefinedMetricWarning,
-                stacklevel=2,
-            )
+            warn_undefined(name, stacklevel=3)
             out.append(
                 _estimate(
                     name, math.nan, math.nan, math.nan, math.nan, level, "", n_labels, n_draws
@@ -640,11 +636,7 @@ def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> 
             warnings.warn(w.message, w.category, stacklevel=3)
     for e in out:
         if math.isnan(e.value):
-            warnings.warn(
-                f"{e.metric} is undefined on this sample (no sampled pair in its denominator); NaN returned",
-                UndefinedMetricWarning,
-                stacklevel=3,
-            )
+            warn_undefined(e.metric, stacklevel=4)
     return out
 
 
