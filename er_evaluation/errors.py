@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -41,6 +42,20 @@ class UnreliableEstimateWarning(UserWarning):
     """An estimate's interval cannot be trusted at its nominal level (too few or too
     concentrated units, or a population that is not the sampled one); the message says
     why and what to do."""
+
+
+def warn_undefined(metric: str, reason: str, *, stacklevel: int = 3) -> float:
+    """The one warning for a metric or estimate that is undefined on its input: an
+    :class:`UndefinedMetricWarning` reading "``metric`` is undefined: ``reason``; NaN
+    returned", and the NaN to return. ``stacklevel`` is :func:`warnings.warn`'s, counted
+    from this function: 3 (the default) names the caller of the public function that
+    calls ``warn_undefined``, i.e. the user's line."""
+    warnings.warn(
+        f"{metric} is undefined: {reason}; NaN returned",
+        UndefinedMetricWarning,
+        stacklevel=stacklevel,
+    )
+    return float("nan")
 
 
 @dataclass(frozen=True)

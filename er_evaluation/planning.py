@@ -70,9 +70,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
-from er_evaluation._parameters import check_level
+from er_evaluation._parameters import check_level, z_value
 from er_evaluation.clustering import check_structure, validate_membership
 from er_evaluation.designs import allocate
 from er_evaluation.errors import PopulationWarning, examples
@@ -761,7 +760,7 @@ def plan_sample_size(
                 )
             )
     sd = sd.reindex(F.index)
-    z = float(ndtri(0.5 + level / 2))
+    z = z_value(level)
     target = (half_width / z) ** 2
     N = len(prediction)
 

@@ -36,8 +36,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
+from er_evaluation._parameters import z_value
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import examples
 from er_evaluation.estimators.results import Estimate
@@ -196,7 +196,7 @@ def combine_estimates(estimates: Sequence[Estimate], *, level: float | None = No
     value = float(np.sum(w * [e.value for e in estimates]) / w.sum())
     std_error = float(1 / math.sqrt(w.sum()))
     level = estimates[0].level if level is None else level
-    z = float(ndtri(0.5 + level / 2))
+    z = z_value(level)
     first = estimates[0]
     return Estimate(
         metric=first.metric,

@@ -405,11 +405,10 @@ def test_every_path_warns_about_an_undefined_metric_once_at_the_callers_line():
         undefined = [w for w in got if issubclass(w.category, UndefinedMetricWarning)]
         messages = [str(w.message) for w in undefined]
         assert (
-            "pairwise_precision is undefined on this sample (no sampled pair in its "
-            "denominator); NaN returned"
+            "pairwise_precision is undefined: no sampled pair in its denominator; NaN returned"
         ) in messages
         assert len(set(messages)) == len(messages)  # each metric warned once
         assert all(
-            m.endswith("(no sampled pair in its denominator); NaN returned") for m in messages
+            m.endswith(": no sampled pair in its denominator; NaN returned") for m in messages
         )
         assert {w.filename for w in undefined} == {__file__}

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from er_evaluation._parameters import check_beta
-from er_evaluation.errors import UndefinedMetricWarning, UnreliableEstimateWarning
+from er_evaluation.errors import UnreliableEstimateWarning, warn_undefined
 from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.diagnostics import (
     NAIVE_REASON,
@@ -116,11 +116,10 @@ def to_estimate(
         lo, hi = interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
         diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
     if not np.isfinite(value):
-        warnings.warn(
-            f"{metric} is undefined for {name or 'the prediction'} on this sample "
-            f"(e.g. no predicted or true links); returning NaN",
-            UndefinedMetricWarning,
-            stacklevel=3,
+        warn_undefined(
+            f"{metric} of {name or 'the prediction'}",
+            "no predicted or no true link carries weight in this sample",
+            stacklevel=4,
         )
     elif not naive and not diagnostics.reliable:
         warnings.warn(

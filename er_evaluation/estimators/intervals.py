@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, stdtrit  # scipy.stats would add ~1 s to every import
 
-from er_evaluation._parameters import check_level, check_n_boot
+from er_evaluation._parameters import check_level, check_n_boot, z_value
 from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
 
@@ -46,10 +46,6 @@ DEFAULT_CI_METHOD = "score"
 N_BOOT = 1000
 
 Bounds = tuple[float, float]
-
-
-def _z(level: float) -> float:
-    return float(ndtri(0.5 + check_level(level) / 2))
 
 
 def _clip(lo: float, hi: float, bounds: Bounds | None) -> tuple[float, float]:
@@ -62,7 +58,7 @@ def normal_interval(
     fit: SmoothFit, level: float, bounds: Bounds | None, **_
 ) -> tuple[float, float]:
     """value ± z·SE (Binette et al. 2023, eq. 9 variance)."""
-    z = _z(level)
+    z = z_value(level)
     return _clip(fit.value - z * fit.std_error, fit.value + z * fit.std_error, bounds)
 
 
@@ -72,7 +68,7 @@ def logit_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
     v, se = fit.value, fit.std_error
     if not 0.0 < v < 1.0:
         return normal_interval(fit, level, bounds)
-    z = _z(level)
+    z = z_value(level)
     center, half = math.log(v / (1 - v)), z * se / (v * (1 - v))
     # expit rather than 1/(1+exp(-x)): exp overflows for estimates within ~1e-300 of 0 or 1
     lo, hi = (float(expit(center + s * half)) for s in (-1, 1))
@@ -92,7 +88,7 @@ def fieller_interval(
     """Fieller's interval for a ratio of two column means B̄/Ā with covariance θ S / n:
     {R : (B̄ - R Ā)² <= z² Var(B̄ - R Ā)}."""
     ia, ib = _ratio_parts(fit)
-    z = _z(level)
+    z = z_value(level)
     V = fit.theta / fit.n * fit.cov
     lo, hi = _fieller_roots(fit.mean[ia], fit.mean[ib], V[ia, ia], V[ib, ib], V[ia, ib], -z, z)
     return _clip(lo, hi, bounds)
@@ -246,7 +242,7 @@ def jackknife_interval(
         return normal_interval(fit, level, bounds)
     center = m @ v / fit.n
     var = fit.theta * (fit.n - 1) / fit.n * float(m @ (v - center) ** 2)
-    z = _z(level)
+    z = z_value(level)
     half = z * math.sqrt(var)
     return _clip(fit.value - half, fit.value + half, bounds)
 
@@ -270,7 +266,7 @@ def bca_interval(
     u = m @ jack / fit.n - jack
     denom = 6.0 * float(m @ u**2) ** 1.5
     a = float(m @ u**3) / denom if denom > 0 else 0.0
-    z = _z(level)
+    z = z_value(level)
     qs = []
     for zz in (-z, z):
         w = z0 + zz
@@ -420,7 +416,7 @@ def score_bounds(
     (``theta == 0``) gives the zero-width interval at the exact value. Coverage across
     truths, error rates and sample sizes: ``benchmarks/README.md`` (bench_coverage.py).
     """
-    z = _z(level)
+    z = z_value(level)
     value = bias_corrected(phi, mean, cov, theta, n, index)
     if theta == 0:
         return value, value

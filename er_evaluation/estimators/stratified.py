@@ -78,8 +78,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
 
+from er_evaluation._parameters import z_value
 from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.intervals import (
     DEFAULT_CI_METHOD,
@@ -421,7 +421,7 @@ def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
         )
     if method in ("score", "auto") and bounds == (0.0, 1.0):
         n_eff = fit_concentration(fit)[0]
-        lo, hi = wilson_bounds(fit.value, fit.std_error, n_eff, float(ndtri(0.5 + level / 2)))
+        lo, hi = wilson_bounds(fit.value, fit.std_error, n_eff, z_value(level))
         return float(lo), float(hi)
     if method in ("score", "auto"):
         method = "normal"

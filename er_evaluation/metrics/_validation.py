@@ -10,7 +10,6 @@ table across many metrics).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
@@ -19,9 +18,9 @@ import pandas as pd
 
 from er_evaluation import _contingency
 from er_evaluation._contingency import Contingency
-from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.errors import warn_undefined
 
-__all__ = ["check_contingency", "on_records", "undefined", "cached", "OnMissing"]
+__all__ = ["check_contingency", "on_records", "cached", "OnMissing"]
 
 T = TypeVar("T")
 
@@ -78,21 +77,9 @@ def on_records(
     empty-input rule of the metrics that are defined on any non-empty input."""
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.n_shared == 0:
-        # stack: undefined, on_records, the public metric, its caller
-        return undefined(metric, "there are no records", stacklevel=4)
+        # stack: warn_undefined, on_records, the public metric, its caller
+        return warn_undefined(metric, "there are no records", stacklevel=4)
     return compute(ct)
-
-
-def undefined(metric: str, reason: str, *, stacklevel: int = 3) -> float:
-    """Warn that ``metric`` is undefined on this input and return NaN. ``stacklevel``
-    points the warning at the caller of the public metric (3: undefined is called from
-    the metric itself)."""
-    warnings.warn(
-        f"{metric} is undefined: {reason}; returning NaN",
-        UndefinedMetricWarning,
-        stacklevel=stacklevel,
-    )
-    return float("nan")
 
 
 def cached(ct: Contingency, key: str, compute: Callable[[Contingency], T]) -> T:

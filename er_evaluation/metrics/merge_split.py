@@ -28,7 +28,8 @@ from __future__ import annotations
 import pandas as pd
 
 from er_evaluation._contingency import Contingency
-from er_evaluation.metrics._validation import OnMissing, check_contingency, on_records, undefined
+from er_evaluation.errors import warn_undefined
+from er_evaluation.metrics._validation import OnMissing, check_contingency, on_records
 
 __all__ = ["merge_count", "split_count", "generalized_merge_distance"]
 
@@ -75,10 +76,10 @@ def generalized_merge_distance(
             return float(distance)
         worst = 2 * ct.n_shared - ct.n_pred_clusters - ct.n_ref_clusters
         if worst == 0:
-            return undefined(
+            return warn_undefined(
                 "normalized generalized merge distance",
                 "both clusterings are all singletons (0/0)",
-                stacklevel=5,  # undefined, gmd, on_records, the public metric, its caller
+                stacklevel=5,  # warn_undefined, gmd, on_records, the public metric, its caller
             )
         return distance / worst
 

@@ -14,7 +14,8 @@ import pandas as pd
 
 from er_evaluation._contingency import Contingency
 from er_evaluation._parameters import check_beta
-from er_evaluation.metrics._validation import OnMissing, check_contingency, undefined
+from er_evaluation.errors import warn_undefined
+from er_evaluation.metrics._validation import OnMissing, check_contingency
 
 __all__ = [
     "PairCounts",
@@ -73,7 +74,7 @@ def pairwise_precision(
     """
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.predicted_links == 0:
-        return undefined("pairwise precision", "the prediction has no links (all singletons)")
+        return warn_undefined("pairwise precision", "the prediction has no links (all singletons)")
     return ct.true_positive_links / ct.predicted_links
 
 
@@ -90,7 +91,7 @@ def pairwise_recall(
     """
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.true_links == 0:
-        return undefined("pairwise recall", "the reference has no links (all singletons)")
+        return warn_undefined("pairwise recall", "the reference has no links (all singletons)")
     return ct.true_positive_links / ct.true_links
 
 
@@ -124,5 +125,7 @@ def pairwise_fbeta(
     tp, fp, fn = k.true_positives, k.false_positives, k.false_negatives
     denominator = (1 + b2) * tp + b2 * fn + fp
     if denominator == 0:
-        return undefined("pairwise F-score", "neither clustering has any link (all singletons)")
+        return warn_undefined(
+            "pairwise F-score", "neither clustering has any link (all singletons)"
+        )
     return (1 + b2) * tp / denominator

@@ -44,16 +44,14 @@ depends on is labelled.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
-from er_evaluation._parameters import check_level
-from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation._parameters import z_value
+from er_evaluation.errors import warn_undefined
 from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
@@ -239,14 +237,8 @@ def _draw_cells(run: LabelRun, predicted: np.ndarray, cells=None) -> tuple[np.nd
     return cell_t, sizes
 
 
-def warn_undefined(metric: str, stacklevel: int) -> None:
-    """The one warning for a pair-label metric that is NaN: no sampled pair in its
-    denominator (``stacklevel`` counted from this function)."""
-    warnings.warn(
-        f"{metric} is undefined on this sample (no sampled pair in its denominator); NaN returned",
-        UndefinedMetricWarning,
-        stacklevel=stacklevel,
-    )
+#: why a pair-label metric is NaN: its denominator holds no sampled pair
+_NO_PAIR = "no sampled pair in its denominator"
 
 
 def _check_predicted(run: LabelRun, predicted) -> np.ndarray:
@@ -380,7 +372,7 @@ def history(
     the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where undefined."""
     alphas = _alphas(alpha)
     predicted = _check_predicted(run, predicted)
-    z = float(ndtri(0.5 + check_level(level) / 2))
+    z = z_value(level)
     n_labels = np.cumsum(run.new_label).astype(np.int64)
     counts = np.unique(n_labels) if at is None else np.asarray(at, dtype=np.int64)
     cells = _cells(run, predicted) if uses_remainder(run) else None
@@ -449,7 +441,7 @@ def estimate_from_labels(
     more matches than the interval allows could hide there, or when the metric is undefined.
     """
     alphas = _alphas(alpha)
-    z = float(ndtri(0.5 + check_level(level) / 2))
+    z = z_value(level)
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
     predicted = _check_predicted(run, predicted)
@@ -459,7 +451,7 @@ def estimate_from_labels(
     for m, name in enumerate(metric_names(alphas)):
         v = float(value[m])
         if math.isnan(v):
-            warn_undefined(name, stacklevel=3)
+            warn_undefined(name, _NO_PAIR, stacklevel=3)
         lo, hi = float(low[m]), float(high[m])
         out.append(
             Estimate(

@@ -40,10 +40,9 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
-from er_evaluation._parameters import check_level
-from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation._parameters import check_level, z_value
+from er_evaluation.errors import UndefinedMetricWarning, warn_undefined
 from er_evaluation.estimators.diagnostics import assess, concentration, searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._variance import (
@@ -53,7 +52,7 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
     searched_bound,
 )
-from er_evaluation.pairs.estimates import estimate_from_labels, warn_undefined
+from er_evaluation.pairs.estimates import _NO_PAIR, estimate_from_labels
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -514,7 +513,7 @@ def estimate_measure(
     known = None if labels_known is None else _census_labels(run, labels_known)
     if measure.f_alphas is not None and known is None:
         return _f_measure_estimates(run, measure, level, variance)
-    z = float(ndtri(0.5 + level / 2))
+    z = z_value(level)
     n_labels, n_draws = run.n_labels, run.n_draws
     if labels_known is None:
         known = _census_labels(run, None)
@@ -557,7 +556,7 @@ def estimate_measure(
     for m, name in enumerate(measure.names):
         v, s = float(value[m]), math.sqrt(float(var[m]))
         if not math.isfinite(v):
-            warn_undefined(name, stacklevel=3)
+            warn_undefined(name, _NO_PAIR, stacklevel=3)
             out.append(
                 _estimate(
                     name, math.nan, math.nan, math.nan, math.nan, level, "", n_labels, n_draws
@@ -636,7 +635,7 @@ def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> 
             warnings.warn(w.message, w.category, stacklevel=3)
     for e in out:
         if math.isnan(e.value):
-            warn_undefined(e.metric, stacklevel=4)
+            warn_undefined(e.metric, _NO_PAIR, stacklevel=4)
     return out
 
 

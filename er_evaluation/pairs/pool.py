@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.clustering import check_exact_floats, membership, to_pairs
-from er_evaluation.errors import ClusteringError, UndefinedMetricWarning, examples, plain_id
+from er_evaluation.errors import ClusteringError, examples, plain_id, warn_undefined
 from er_evaluation.pairs.estimates import metric_names
 
 __all__ = [
@@ -193,14 +193,7 @@ class PairPool:
 
 def _ratio(num: float, den: float, what: str) -> float:
     if den == 0:
-        import warnings
-
-        warnings.warn(
-            f"{what} is undefined (zero denominator); returning NaN",
-            UndefinedMetricWarning,
-            stacklevel=3,
-        )
-        return float("nan")
+        return warn_undefined(what, "zero denominator", stacklevel=4)
     return num / den
 
 
