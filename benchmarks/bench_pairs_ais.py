@@ -61,7 +61,6 @@ from er_evaluation.pairs import (  # noqa: E402
     estimates,
     make_sampler,
     measures,
-    prefix,
     sample_labels,
     stratify,
 )
@@ -118,11 +117,11 @@ def _sampler(method, pool, seed, strata30, strata64, template):
 
 def _prefix(run: LabelRun, budget: int) -> LabelRun | None:
     """The run up to the last draw needing at most ``budget`` labels, with the run's
-    sampler flags and variance model (``pairs.prefix``; this script's own copy used to
+    sampler flags and variance model (``LabelRun.prefix``; this script's own copy used to
     drop them, so its coverage was that of the labels-only variance)."""
     n_labels = np.cumsum(run.new_label)
     last = int(np.searchsorted(n_labels, budget, side="right"))
-    return None if last == 0 else prefix(run, last)
+    return None if last == 0 else run.prefix(last)
 
 
 def _runs(name, pool, methods, reps, seed0, budget):

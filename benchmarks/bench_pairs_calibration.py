@@ -54,7 +54,6 @@ from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
     _variance,
     make_sampler,
-    prefix,
     sample_labels,
     stratify,
 )
@@ -359,7 +358,7 @@ def screen(name, pool, method, truth, runs, variants, budgets=BUDGETS) -> list[d
         truths = np.array([t for _, t, _ in runs])
         for i, (run, _, changed) in enumerate(runs):
             for b, end in enumerate(prefix_ends(run, budgets)):
-                part = prefix(run, end)
+                part = run.prefix(end)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     substituted = None if variant == "groups" else strata_cells

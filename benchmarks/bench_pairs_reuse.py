@@ -45,7 +45,8 @@ from er_evaluation.pairs import (
     metric_names,
     reuse_estimate,
 )
-from er_evaluation.pairs.reuse import _searched_region, sample_traced
+from er_evaluation.pairs._search import _searched_region
+from er_evaluation.pairs.reuse import sample_traced
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402

@@ -26,6 +26,7 @@ __all__ = [
     "Metric",
     "check_metric_names",
     "fscore_name",
+    "pair_metric_names",
 ]
 
 Family = Literal["pairwise", "counts", "cluster", "bcubed", "information", "rand", "merge_split"]
@@ -114,6 +115,15 @@ def fscore_name(family: str, beta: float) -> str:
     if not 0 < value < math.inf:
         raise ValueError(f"beta must be a positive finite number, got {beta!r}")
     return f"{family}_f{value:g}"
+
+
+def pair_metric_names(betas: float | Iterable[float] = 1.0) -> list[str]:
+    """Names of the estimates from labelled record pairs
+    (:func:`er_evaluation.pairs.estimate_from_labels`): ``pairwise_precision``,
+    ``pairwise_recall``, then :func:`fscore_name` of the pairwise F_beta for each
+    ``beta`` (``pairwise_f1`` for beta = 1)."""
+    values = [betas] if isinstance(betas, (int, float)) else list(betas)
+    return ["pairwise_precision", "pairwise_recall"] + [fscore_name("pairwise", b) for b in values]
 
 
 def check_metric_names(

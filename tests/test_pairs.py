@@ -33,7 +33,6 @@ from er_evaluation.pairs import (
     make_sampler,
     oracle_from_reference,
     pool_from_blocks,
-    prefix,
     reuse_estimate,
     sample_labels,
     score_probabilities,
@@ -444,7 +443,7 @@ def test_history_rows_equal_estimates_on_prefixes():
             )
             # each row is the estimate from the draws made up to that point
             k = int(hist.n_draws.iloc[0])
-            early = estimate_from_labels(prefix(run, k), pool.predicted)
+            early = estimate_from_labels(run.prefix(k), pool.predicted)
             assert hist["pairwise_precision"].iloc[0] == pytest.approx(
                 early.precision.value, nan_ok=True
             )

@@ -24,7 +24,6 @@ from er_evaluation.pairs import (
     estimate_measure,
     f_measures,
     make_sampler,
-    prefix,
     sample_labels,
 )
 
@@ -164,7 +163,7 @@ def test_census_and_prediction_group_census_for_every_sampler(method):
             if seen[rows].all():
                 complete_at = t + 1
                 break
-        part = prefix(run, complete_at)
+        part = run.prefix(complete_at)
         if part.n_labels < pool.n_pairs:
             checked += 1
             ours, theirs = both_paths(part, pool.predicted)
@@ -359,7 +358,7 @@ def test_generic_route_estimates_carry_diagnostics():
     for e in estimate_measure(run, curve):
         assert e.ci_method == "census" and e.diagnostics.reliable, e
         assert "NOT RELIABLE" not in repr(e)
-    few = prefix(run, 8)
+    few = run.prefix(8)
     for e in quietly(estimate_measure, few, curve):
         assert e.diagnostics is not None
         if e.ci_method != "census":

@@ -16,7 +16,6 @@ import pytest
 from _helpers import synthetic_pool
 from scipy.stats import beta
 
-from er_evaluation.estimators.diagnostics import hidden_matches, searched_draws
 from er_evaluation.pairs import (
     LabelOracle,
     LabelRun,
@@ -26,6 +25,7 @@ from er_evaluation.pairs import (
     reuse_estimate,
     stratify,
 )
+from er_evaluation.pairs._search import hidden_matches, searched_draws
 from er_evaluation.pairs.reuse import TracedRun, sample_traced, sampler_for_b
 from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE
 

@@ -52,7 +52,7 @@ from er_evaluation.pairs.pool import (
     labelling_pool,
     split_blocks,
 )
-from er_evaluation.pairs.samplers import METHODS
+from er_evaluation.pairs.registry import METHODS
 from er_evaluation.pairs.session import LabellingSession
 
 _ALPHA_HELP = (

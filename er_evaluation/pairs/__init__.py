@@ -7,13 +7,11 @@ of precision / recall / F with standard errors, and label reuse across predictio
 from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
 from er_evaluation.pairs.ais import AISSampler
 from er_evaluation.pairs.estimates import (
-    LabelRun,
     PairEstimates,
     estimate_from_labels,
     f_alpha_name,
     history,
     metric_names,
-    prefix,
 )
 from er_evaluation.pairs.measures import (
     Measure,
@@ -45,6 +43,7 @@ from er_evaluation.pairs.pool import (
     predicted_from_clustering,
     split_blocks,
 )
+from er_evaluation.pairs.registry import METHODS, make_sampler
 from er_evaluation.pairs.reuse import (
     Proposals,
     TracedRun,
@@ -56,15 +55,13 @@ from er_evaluation.pairs.reuse import (
     reuse_estimate,
     sample_traced,
 )
-from er_evaluation.pairs.run import sample_labels
+from er_evaluation.pairs.run import LabelRun, sample_labels
 from er_evaluation.pairs.samplers import (
-    METHODS,
     Draw,
     ImportanceSampler,
     OASISSampler,
     PassiveSampler,
     StratifiedSampler,
-    make_sampler,
     score_probabilities,
 )
 from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
@@ -118,7 +115,6 @@ __all__ = [
     "pool_from_blocks",
     "pool_size_problem",
     "predicted_from_clustering",
-    "prefix",
     "proposals_of",
     "read_log",
     "reuse_estimate",

@@ -50,7 +50,7 @@ from functools import partial
 
 import numpy as np
 
-from er_evaluation.estimators.diagnostics import searched_draws
+from er_evaluation.pairs._search import searched_draws
 from er_evaluation.pairs._variance import (
     finish,
     labelled_groups,

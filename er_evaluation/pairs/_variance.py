@@ -39,6 +39,7 @@ from collections.abc import Callable
 import numpy as np
 
 from er_evaluation.estimators.intervals import wilson_bounds
+from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
 
 __all__: list[str] = []  # private: used by _remainder, estimates and measures
 
@@ -142,8 +143,6 @@ def stratum_rates(
     mean). ``branching=None`` with kappa = 0 is the one-level tree, i.e. the flat Beta
     posterior (m_k + a_k) / (d_k + a_k + b_k) of every stratum (Marchant & Rubinstein
     2017, eq. 11)."""
-    from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
-
     prior = np.asarray(prior, dtype=np.float64)
     k = prior.shape[1]
     mean = prior[0] / np.maximum(prior[0] + prior[1], 1e-300)
@@ -249,7 +248,7 @@ def searched_bound(
     drawn (no false positive for precision, no missed match for recall). The deficit's
     rate among the unlabelled pairs that could hold one is at most Wilson's upper bound at
     zero successes in ``n_searched`` effective draws among them
-    (:func:`er_evaluation.estimators.diagnostics.searched_draws` of the draws in those
+    (:func:`er_evaluation.pairs._search.searched_draws` of the draws in those
     pairs' classes, with the finite-population correction), rho = z^2 / (n + z^2)
     (the score interval of :func:`er_evaluation.estimators.intervals.wilson_bounds` at
     0), so the ratio is at least (num + rho d_num) / (den + rho d_den), where d_num and
@@ -259,7 +258,7 @@ def searched_bound(
     nothing was searched; the ratio itself when no unlabelled pair could hold a deficit.
     The reuse diagnostic bounds hidden matches from the same effective draws but
     differently, as a warning rather than an interval end
-    (:func:`er_evaluation.estimators.diagnostics.hidden_matches` says why)."""
+    (:func:`er_evaluation.pairs._search.hidden_matches` says why)."""
     if d_num == 0 and d_den == 0:
         return float(min(num / den, 1.0))
     if not n_searched > 0:

@@ -45,89 +45,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from er_evaluation._parameters import z_value
 from er_evaluation.errors import warn_undefined
-from er_evaluation.estimators.diagnostics import searched_draws
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
-from er_evaluation.pairs._search import search_diagnosed
-from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._search import search_diagnosed, searched_draws
 from er_evaluation.pairs._variance import (
     finish,
     labelled_groups,
     labels_only_variance,
     oracle_rates,
 )
+from er_evaluation.pairs.run import LabelRun
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
-    "LabelRun",
     "PairEstimates",
     "estimate_from_labels",
     "f_alpha_name",
     "history",
     "metric_names",
-    "prefix",
     "uses_remainder",
 ]
-
-
-@dataclass(frozen=True)
-class LabelRun:
-    """The labelled draws of one sampling run, in draw order (repeats included).
-
-    ``index``: pool row of each draw; ``label``: its true 0/1 label; ``weight``: p/q of the
-    draw (importance design) or 1; ``stratum``: stratum code (stratified design) or -1;
-    ``new_label``: True where the draw cost a new label (False: label cache hit);
-    ``design``: "passive" | "stratified" | "importance"; ``pool_size`` = N;
-    ``stratum_sizes``: N_k (stratified design); ``final_weight``: p/q_N of each draw under the
-    sampler's final proposal (optional, for ``variance="final"``); ``strata``: the strata of a
-    sampler that draws uniformly within each stratum (stratified, OASIS), on which the
-    unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
-    proposal q = p / weight (static importance sampling), so inclusion probabilities
-    are known; ``adaptive``: the proposal adapted to the labels (OASIS), so the run is
-    estimated by importance weights and its strata are used only from the draw on
-    which a stratum x prediction cell is completely labelled (its later terms replaced
-    by their known conditional expectations, :func:`~er_evaluation.pairs._remainder.hybrid_estimate`);
-    ``stratum_prior``: leaf prior of the oracle model of the variance, shape (2, K): prior
-    pseudo-counts of matches and of non-matches per stratum (OASIS and AIS: the sampler's
-    prior mean), from which the variance of an adaptive run is computed
-    (:func:`~er_evaluation.pairs._variance.oracle_rates`); None: from the labels alone. ``model_strata``: the strata
-    of that model when they are not the ones the sampler draws uniformly within (AIS;
-    OASIS with cut strata: the uncut ones, ``OASISSampler.model_strata``); default
-    ``strata``.
-    """
-
-    design: str
-    pool_size: int
-    index: np.ndarray
-    label: np.ndarray
-    weight: np.ndarray
-    stratum: np.ndarray
-    new_label: np.ndarray
-    stratum_sizes: np.ndarray | None = None
-    final_weight: np.ndarray | None = None
-    method: str = ""
-    strata: Strata | None = None
-    static_proposal: bool = False
-    adaptive: bool = False
-    stratum_prior: np.ndarray | None = None
-    model_strata: Strata | None = None
-
-    @property
-    def n_draws(self) -> int:
-        """Number of draws T (repeats included)."""
-        return len(self.index)
-
-    @property
-    def n_labels(self) -> int:
-        """Number of distinct labels paid for."""
-        return int(np.sum(self.new_label))
 
 
 @dataclass(frozen=True)
@@ -345,19 +289,6 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
     return _ais_interval(run, predicted, alphas, z, variance)
 
 
-def prefix(run: LabelRun, n_draws: int) -> LabelRun:
-    """The run cut after its first ``n_draws`` draws (what was known at that point)."""
-    return replace(
-        run,
-        index=run.index[:n_draws],
-        label=run.label[:n_draws],
-        weight=run.weight[:n_draws],
-        stratum=run.stratum[:n_draws],
-        new_label=run.new_label[:n_draws],
-        final_weight=None if run.final_weight is None else run.final_weight[:n_draws],
-    )
-
-
 def history(
     run: LabelRun,
     predicted,
@@ -382,9 +313,7 @@ def history(
         last = int(np.searchsorted(n_labels, count, side="right"))
         if last == 0:
             continue
-        value, se, low, high = _estimate_arrays(
-            prefix(run, last), predicted, alphas, z, cells=cells
-        )
+        value, se, low, high = _estimate_arrays(run.prefix(last), predicted, alphas, z, cells=cells)
         row = {"n_draws": last, "n_labels": int(n_labels[last - 1])}
         for m, name in enumerate(names):
             row |= {

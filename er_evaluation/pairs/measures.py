@@ -43,8 +43,9 @@ import pandas as pd
 
 from er_evaluation._parameters import check_level, z_value
 from er_evaluation.errors import UndefinedMetricWarning, warn_undefined
-from er_evaluation.estimators.diagnostics import assess, concentration, searched_draws
+from er_evaluation.estimators.diagnostics import assess, concentration
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.pairs._search import searched_draws
 from er_evaluation.pairs._variance import (
     finish,
     labels_only_variance,
@@ -487,7 +488,7 @@ def estimate_measure(
     draws among the classes whose unlabelled pairs could lower it; it is a point
     (``"census"``) only when no such pair is unlabelled. Otherwise, when the variance is 0
     or G is 0, n_eff falls back to the effective size of estimate_from_labels,
-    :func:`~er_evaluation.estimators.diagnostics.searched_draws`: Kish's (sum w)^2 /
+    :func:`~er_evaluation.pairs._search.searched_draws`: Kish's (sum w)^2 /
     sum w^2 of the draws in the component's denominator over 1 - f, f the labelled share
     of the pairs of the classes the denominator involves, so the interval is never a point unless every pair the
     component depends on is labelled (below), and the SE is then the Wilson half-width over z, never 0 off census.
@@ -750,7 +751,7 @@ def _denominator_draws(
     """Per component, from the weights of the draws whose (class, label) group enters its
     denominator: the interval's fallback size (:func:`~er_evaluation.pairs._variance.finish`)
     by the rule of :func:`~er_evaluation.pairs.estimate_from_labels`,
-    :func:`~er_evaluation.estimators.diagnostics.searched_draws` with the labelled share of
+    :func:`~er_evaluation.pairs._search.searched_draws` with the labelled share of
     the pool pairs of the classes the denominator involves as finite-population
     correction; and the diagnostics' effective number and top share
     (:func:`~er_evaluation.estimators.diagnostics.concentration`)."""

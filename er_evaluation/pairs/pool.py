@@ -10,6 +10,7 @@ both records share a predicted cluster.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from er_evaluation.clustering import check_exact_floats, membership, to_pairs
 from er_evaluation.errors import ClusteringError, examples, plain_id, warn_undefined
-from er_evaluation.pairs.estimates import metric_names
+from er_evaluation.vocabulary import pair_metric_names
 
 __all__ = [
     "DEFAULT_MAX_PAIRS",
@@ -162,11 +163,11 @@ class PairPool:
 
     def truth(self, alpha: float = 0.5) -> dict[str, float]:
         """Exact pairwise precision, recall and F_alpha of ``predicted`` against ``label``
-        on the pool, keyed by the names of :func:`~er_evaluation.pairs.metric_names`.
+        on the pool, keyed by the names of :func:`~er_evaluation.vocabulary.pair_metric_names`.
 
         F_alpha = TP / (alpha (TP+FP) + (1-alpha)(TP+FN)); alpha = 1/2 is F1.
         """
-        precision, recall, f_alpha = metric_names([alpha])
+        precision, recall, f_alpha = pair_metric_names(math.sqrt((1 - alpha) / alpha))
         labels = self.labels
         if labels is None:
             raise PoolError("this pool has no label column: the truth is unknown")

@@ -77,17 +77,13 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from er_evaluation.estimators.results import Estimate
-from er_evaluation.pairs._search import _searched_region, search_diagnosed  # noqa: F401
+from er_evaluation.pairs._search import search_diagnosed
 from er_evaluation.pairs._stratify import Strata
-from er_evaluation.pairs.estimates import (
-    LabelRun,
-    PairEstimates,
-    _alphas,
-    estimate_from_labels,
-)
+from er_evaluation.pairs.estimates import PairEstimates, _alphas, estimate_from_labels
 from er_evaluation.pairs.pool import PairPool
-from er_evaluation.pairs.run import sample_labels
-from er_evaluation.pairs.samplers import Draw, make_sampler
+from er_evaluation.pairs.registry import make_sampler
+from er_evaluation.pairs.run import LabelRun, sample_labels
+from er_evaluation.pairs.samplers import Draw
 
 __all__ = [
     "Proposals",
@@ -309,7 +305,7 @@ def reuse_estimate(
     not reliable when no labelled predicted non-match of B is a match and the strata (of
     ``strata``, default ``run.strata``) where none was drawn were searched so thinly that
     more matches than the interval allows could hide there (Clopper-Pearson;
-    :func:`~er_evaluation.estimators.diagnostics.search_diagnostics`). Measured (OASIS A,
+    :func:`~er_evaluation.pairs._search.search_diagnostics`). Measured (OASIS A,
     1,000 labels, 400 runs; FEBRL 100; no new label): B's recall bias +0.011 ± 0.004 on
     abt-buy (Jensen's gap of the ratio: the FN estimate is unbiased), within Monte-Carlo
     error on restaurant; 95% coverage of P / R / F1 100 / 96.8 / 97.2% (abt-buy),
@@ -404,7 +400,7 @@ class _SearchSampler:
     pooled totals unbiased (Marchant & Rubinstein 2021, Theorem 1) and every draw's
     proposal is recordable (:func:`sample_traced`). Uniform over the region is the
     allocation that maximises its effective searched size (the Kish size of
-    :func:`~er_evaluation.estimators.diagnostics.hidden_matches`). Every label, drawn by
+    :func:`~er_evaluation.pairs._search.hidden_matches`). Every label, drawn by
     either part, updates the inner sampler as its own draws do."""
 
     design = "importance"

@@ -1,18 +1,85 @@
-"""Run a sampler against an oracle up to a label budget, with a label cache."""
+"""The labelled draws of a sampling run (:class:`LabelRun`) and the loop that produces them:
+a sampler run against an oracle up to a label budget, with a label cache."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from er_evaluation._parameters import check_count
 from er_evaluation.errors import examples
-from er_evaluation.pairs.estimates import LabelRun
+from er_evaluation.pairs._stratify import Strata
 from er_evaluation.pairs.oracles import oracle_label
 from er_evaluation.pairs.pool import PairPool, PoolError
 
-__all__ = ["run_of_sampler", "sample_labels"]
+__all__ = ["LabelRun", "run_of_sampler", "sample_labels"]
+
+
+@dataclass(frozen=True)
+class LabelRun:
+    """The labelled draws of one sampling run, in draw order (repeats included).
+
+    ``index``: pool row of each draw; ``label``: its true 0/1 label; ``weight``: p/q of the
+    draw (importance design) or 1; ``stratum``: stratum code (stratified design) or -1;
+    ``new_label``: True where the draw cost a new label (False: label cache hit);
+    ``design``: "passive" | "stratified" | "importance"; ``pool_size`` = N;
+    ``stratum_sizes``: N_k (stratified design); ``final_weight``: p/q_N of each draw under the
+    sampler's final proposal (optional, for ``variance="final"``); ``strata``: the strata of a
+    sampler that draws uniformly within each stratum (stratified, OASIS), on which the
+    unlabelled remainder is estimated; ``static_proposal``: the draws come from one fixed
+    proposal q = p / weight (static importance sampling), so inclusion probabilities
+    are known; ``adaptive``: the proposal adapted to the labels (OASIS), so the run is
+    estimated by importance weights and its strata are used only from the draw on
+    which a stratum x prediction cell is completely labelled (its later terms replaced
+    by their known conditional expectations, :func:`~er_evaluation.pairs._remainder.hybrid_estimate`);
+    ``stratum_prior``: leaf prior of the oracle model of the variance, shape (2, K): prior
+    pseudo-counts of matches and of non-matches per stratum (OASIS and AIS: the sampler's
+    prior mean), from which the variance of an adaptive run is computed
+    (:func:`~er_evaluation.pairs._variance.oracle_rates`); None: from the labels alone. ``model_strata``: the strata
+    of that model when they are not the ones the sampler draws uniformly within (AIS;
+    OASIS with cut strata: the uncut ones, ``OASISSampler.model_strata``); default
+    ``strata``.
+    """
+
+    design: str
+    pool_size: int
+    index: np.ndarray
+    label: np.ndarray
+    weight: np.ndarray
+    stratum: np.ndarray
+    new_label: np.ndarray
+    stratum_sizes: np.ndarray | None = None
+    final_weight: np.ndarray | None = None
+    method: str = ""
+    strata: Strata | None = None
+    static_proposal: bool = False
+    adaptive: bool = False
+    stratum_prior: np.ndarray | None = None
+    model_strata: Strata | None = None
+
+    @property
+    def n_draws(self) -> int:
+        """Number of draws T (repeats included)."""
+        return len(self.index)
+
+    @property
+    def n_labels(self) -> int:
+        """Number of distinct labels paid for."""
+        return int(np.sum(self.new_label))
+
+    def prefix(self, n_draws: int) -> LabelRun:
+        """The run cut after its first ``n_draws`` draws (what was known at that point)."""
+        return replace(
+            self,
+            index=self.index[:n_draws],
+            label=self.label[:n_draws],
+            weight=self.weight[:n_draws],
+            stratum=self.stratum[:n_draws],
+            new_label=self.new_label[:n_draws],
+            final_weight=None if self.final_weight is None else self.final_weight[:n_draws],
+        )
 
 
 def sample_labels(

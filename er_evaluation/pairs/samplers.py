@@ -22,7 +22,6 @@ precomputed per-stratum index arrays; no pandas, no loops over the pool.
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
 
@@ -38,12 +37,8 @@ __all__ = [
     "StratifiedSampler",
     "ImportanceSampler",
     "OASISSampler",
-    "make_sampler",
     "score_probabilities",
-    "METHODS",
 ]
-
-METHODS = ("passive", "stratified", "importance", "oasis", "ais")
 
 DEFAULT_ETA = 2.0
 """OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
@@ -566,39 +561,3 @@ class OASISSampler(_Base):
             "doubling": self.doubling,
             "shared_prior": self.shared_prior,
         }
-
-
-_CLASSES = {
-    "passive": PassiveSampler,
-    "stratified": StratifiedSampler,
-    "importance": ImportanceSampler,
-    "oasis": OASISSampler,
-}
-
-
-def _sampler_class(method: str):
-    if (
-        method == "ais"
-    ):  # Marchant & Rubinstein 2021's sampler builds on this module: imported on demand
-        from er_evaluation.pairs.ais import AISSampler
-
-        return AISSampler
-    return _CLASSES[method]
-
-
-def make_sampler(method: str, pool: PairPool, seed: int | None = None, **params):
-    """Build the sampler named ``method`` (one of :data:`METHODS`; ``"ais"`` is
-    :class:`~er_evaluation.pairs.ais.AISSampler`) on ``pool``."""
-    if method not in METHODS:
-        raise ValueError(f"unknown sampling method {method!r}; choose one of {', '.join(METHODS)}")
-    cls = _sampler_class(method)
-    accepted = [
-        name for name, p in inspect.signature(cls).parameters.items() if p.kind is p.KEYWORD_ONLY
-    ]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValueError(
-            f"sampling method {method!r} has no parameter {', '.join(unknown)}; "
-            f"its parameters: {', '.join(accepted) or 'none'}"
-        )
-    return cls(pool, seed, **params)

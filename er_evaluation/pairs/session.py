@@ -48,11 +48,12 @@ import numpy as np
 
 from er_evaluation._parameters import check_count, check_seed
 from er_evaluation.errors import plain_id
-from er_evaluation.pairs.estimates import LabelRun, PairEstimates, estimate_from_labels
+from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import oracle_label, parse_answer
 from er_evaluation.pairs.pool import PairPool
-from er_evaluation.pairs.run import run_of_sampler
-from er_evaluation.pairs.samplers import Draw, make_sampler
+from er_evaluation.pairs.registry import make_sampler
+from er_evaluation.pairs.run import LabelRun, run_of_sampler
+from er_evaluation.pairs.samplers import Draw
 
 __all__ = ["LabellingSession", "PendingPair", "SessionError", "read_log"]
 
