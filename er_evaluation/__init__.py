@@ -1,6 +1,7 @@
 """er_evaluation: evaluate entity resolution with error bars, from small hand-reviewed samples."""
 
-from er_evaluation._contingency import Contingency, contingency
+from er_evaluation._contingency import contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation.clustering import (
     from_clusters,
     from_frame,

@@ -1,184 +1,40 @@
-"""The contingency kernel: sparse intersection counts |c ∩ ĉ| between two clusterings.
+"""The in-memory contingency kernel: sparse intersection counts |c ∩ ĉ| between two
+clusterings.
 
-Every metric and every estimator in the toolkit is a function of these counts and
-of the cluster sizes (design §2). The computation is a plain aggregation (group by
-the two cluster ids, count) done once, in vectorised O(N): factorise the cluster
-ids to integer codes, combine the two codes into one int64 key, count the keys.
+Every metric and every estimator in the toolkit is a function of these counts and of the
+cluster sizes (Binette et al. 2023, §2). The computation is a plain aggregation (group by
+the two cluster ids, count) done once, in vectorised O(N): factorise the cluster ids to
+integer codes, combine the two codes into one int64 key, count the keys. Tables held by
+DuckDB or Spark are counted by their engine (:mod:`er_evaluation.engines._kernel`); both
+return the same :class:`~er_evaluation._contingency_table.Contingency`.
 """
 
 from __future__ import annotations
-
-import warnings
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from er_evaluation._contingency_table import (
+    ClusterCodes,
+    Contingency,
+    PredictionTotals,
+    Scope,
+    comb2,
+    xlogx,
+)
+from er_evaluation._coverage import OnMissing, check_on_missing, drop_missing
 from er_evaluation._record_ids import check_unique, locate, range_positions, same_ids
 from er_evaluation.clustering import _dense_ints, check_structure, duplicate_error
 from er_evaluation.engines import Table, as_table
-from er_evaluation.errors import CoverageError, CoverageWarning, Offenders, examples, smallest
+from er_evaluation.engines._kernel import engine_contingency
+from er_evaluation.errors import CoverageError, examples, smallest
 
-__all__ = [
-    "Contingency",
-    "PredictionTotals",
-    "contingency",
-    "comb2",
-    "drop_missing",
-    "check_on_missing",
-    "xlogx",
-]
+__all__ = ["contingency"]
 
-OnMissing = Literal["error", "restrict"]
-Scope = Literal["shared", "prediction"]
 #: records per chunk when counting a population's compact integer cluster ids
 _CHUNK = 1 << 20
-
-
-def comb2(x: np.ndarray) -> np.ndarray:
-    """Number of unordered pairs C(x, 2) = x(x-1)/2, as int64.
-
-    Halving the even factor first keeps it exact up to x ~ 4.2e9 (x(x-1) itself
-    overflows int64 above ~3e9).
-    """
-    x = np.asarray(x, dtype=np.int64)
-    even = x % 2 == 0
-    return np.where(even, x // 2 * (x - 1), (x - 1) // 2 * x)
-
-
-@dataclass(frozen=True)
-class PredictionTotals:
-    """Totals of a whole prediction that an estimator needs beside the sampled cells: the
-    number of predicted clusters K, the predicted links |P| = Σ_ĉ C(|ĉ|, 2),
-    Σ_ĉ |ĉ| ln |ĉ| (the prediction's entropy sum) and Σ_ĉ C(|ĉ|, 2)² (for the Kish
-    effective number of clusters carrying the links)."""
-
-    n_clusters: int
-    links: int
-    size_entropy: float
-    links_squared: float
-
-
-@dataclass(frozen=True, eq=False)
-class Contingency:
-    """Sparse contingency table between a prediction Ĉ and a reference C.
-
-    One row per non-empty cell (ĉ, c): ``pred[k]`` and ``ref[k]`` are integer codes
-    of the predicted and reference cluster, ``count[k] = |ĉ ∩ c|`` counted on the
-    records in scope. ``pred_size[i]`` is the size of predicted cluster code ``i``
-    and ``ref_size[j]`` that of reference cluster code ``j``; ``pred_labels`` /
-    ``ref_labels`` map codes back to cluster ids.
-
-    ``scope == "shared"``: both clusterings restricted to their shared records
-    (exact metrics); sizes are the table's margins. ``scope == "prediction"``: the
-    reference is a sample inside the prediction's population (estimators); the
-    predicted clusters are those the sample's records fall in, ``pred_size`` counts
-    every record of each in the full prediction, and ``population`` holds the totals of
-    the whole prediction (K, |P|; N is ``n_records``), so the table stays the size of
-    the sample. ``dropped_reference_ids`` / ``dropped_prediction_ids``: records left
-    out under ``on_missing="restrict"`` because the other side lacks them (see
-    :func:`drop_missing`; an engine's shared-scope table keeps only their number and
-    five smallest ids).
-    """
-
-    pred: np.ndarray
-    ref: np.ndarray
-    count: np.ndarray
-    pred_size: np.ndarray
-    ref_size: np.ndarray
-    pred_labels: pd.Index
-    ref_labels: pd.Index
-    scope: Scope
-    n_records: int
-    n_shared: int
-    dropped_reference_ids: pd.Index | Offenders = field(default_factory=lambda: pd.Index([]))
-    dropped_prediction_ids: pd.Index | Offenders = field(default_factory=lambda: pd.Index([]))
-    population: PredictionTotals | None = None
-
-    @property
-    def dropped_reference(self) -> int:
-        """Number of reference records dropped (absent from the prediction)."""
-        return len(self.dropped_reference_ids)
-
-    @property
-    def dropped_prediction(self) -> int:
-        """Number of prediction records dropped (absent from the reference; shared scope)."""
-        return len(self.dropped_prediction_ids)
-
-    @property
-    def n_pred_clusters(self) -> int:
-        """Number of predicted clusters (of the whole prediction for scope "prediction")."""
-        return self.population.n_clusters if self.population else len(self.pred_size)
-
-    @property
-    def n_ref_clusters(self) -> int:
-        return len(self.ref_size)
-
-    @cached_property
-    def true_positive_links(self) -> int:
-        """|T ∩ P| = Σ_cells C(n_cĉ, 2): pairs linked by both clusterings."""
-        return int(comb2(self.count).sum())
-
-    @cached_property
-    def predicted_links(self) -> int:
-        """|P| = Σ_ĉ C(|ĉ|, 2), over the predicted clusters in scope (the whole prediction
-        for scope "prediction")."""
-        if self.population:
-            return self.population.links
-        return int(comb2(self.pred_size).sum())
-
-    @cached_property
-    def true_links(self) -> int:
-        """|T| = Σ_c C(|c|, 2)."""
-        return int(comb2(self.ref_size).sum())
-
-    @cached_property
-    def cell_pred_size(self) -> np.ndarray:
-        """|ĉ| for the predicted cluster of each cell."""
-        return self.pred_size[self.pred]
-
-    @cached_property
-    def cell_ref_size(self) -> np.ndarray:
-        """|c| for the reference cluster of each cell."""
-        return self.ref_size[self.ref]
-
-    def per_reference(self, values: np.ndarray) -> np.ndarray:
-        """Sum a per-cell quantity over the cells of each reference cluster (grouped sum)."""
-        return np.bincount(self.ref, weights=values, minlength=self.n_ref_clusters)
-
-    def per_prediction(self, values: np.ndarray) -> np.ndarray:
-        """Sum a per-cell quantity over the cells of each predicted cluster (grouped sum)."""
-        return np.bincount(self.pred, weights=values, minlength=len(self.pred_size))
-
-    def transpose(self) -> Contingency:
-        """Swap the roles of prediction and reference (precision/recall duality)."""
-        if self.scope != "shared":
-            raise ValueError("only a 'shared'-scope contingency can be transposed")
-        return Contingency(
-            pred=self.ref,
-            ref=self.pred,
-            count=self.count,
-            pred_size=self.ref_size,
-            ref_size=self.pred_size,
-            pred_labels=self.ref_labels,
-            ref_labels=self.pred_labels,
-            scope="shared",
-            n_records=self.n_records,
-            n_shared=self.n_shared,
-            dropped_reference_ids=self.dropped_prediction_ids,
-            dropped_prediction_ids=self.dropped_reference_ids,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"Contingency(scope={self.scope!r}, records={self.n_records}, shared={self.n_shared}, "
-            f"predicted clusters={self.n_pred_clusters}, reference clusters={self.n_ref_clusters}, "
-            f"cells={len(self.count)})"
-        )
 
 
 def contingency(
@@ -204,15 +60,13 @@ def contingency(
     Either clustering may be a table held by DuckDB or Spark
     (:func:`er_evaluation.engines.table`, a DuckDB relation, an Arrow table, a Spark
     DataFrame, a Parquet path): the engine then runs the same validation and
-    aggregation (design §9) and returns the same small table.
+    aggregation and returns the same small table.
     """
     check_on_missing(on_missing)
     if scope not in ("shared", "prediction"):
         raise ValueError(f"scope must be 'shared' or 'prediction', got {scope!r}")
     tables = as_table(prediction, "prediction"), as_table(reference, "reference")
     if tables != (None, None):
-        from er_evaluation.engines._kernel import engine_contingency
-
         return engine_contingency(
             tables[0] or prediction,
             tables[1] or reference,
@@ -272,9 +126,9 @@ def contingency(
         # prediction, and the prediction's totals: the table stays sample-sized
         pred, population = _touched_clusters(pred_values, ref_pos)
     else:
-        pred = _Codes.of(pred_values if ref_pos is None else pred_values[ref_pos])
+        pred = ClusterCodes.of(pred_values if ref_pos is None else pred_values[ref_pos])
         population = None
-    ref = _Codes.of(ref_values)
+    ref = ClusterCodes.of(ref_values)
 
     # one int64 key per record names its cell; counting the keys is the whole table.
     # Sorted in place and counted by runs: faster than hashing them (pd.factorize) and
@@ -305,67 +159,9 @@ def contingency(
     )
 
 
-def xlogx(x: np.ndarray) -> np.ndarray:
-    """x ln x (0 for x = 0), for entropy sums."""
-    x = np.asarray(x, dtype=float)
-    return x * np.log(np.where(x > 0, x, 1.0))
-
-
-@dataclass(frozen=True)
-class _Codes:
-    """Cluster ids of some records as integer codes.
-
-    ``raw[i]`` lies in ``[0, span)``; ``compact`` maps raw codes to the cluster codes
-    0..k-1 that index ``sizes`` and ``labels``. For compact integer cluster ids, raw
-    codes are the ids minus their minimum (direct addressing: one bincount gives the
-    sizes, and only the table's cells, not every record, are relabelled); otherwise
-    they come from ``pd.factorize`` and are already compact.
-    """
-
-    raw: np.ndarray
-    span: int
-    sizes: np.ndarray
-    labels: pd.Index
-    relabel: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, values) -> _Codes:
-        ints = _dense_ints(values, slack=2)
-        encoded = _dictionary_encoded(values) if ints is None else None
-        if encoded is not None:  # Arrow strings: Arrow's own codes, 4 bytes each
-            codes = encoded.indices.to_numpy()
-            sizes = np.bincount(codes, minlength=len(encoded.dictionary)).astype(np.int64)
-            labels = pd.array(encoded.dictionary, dtype=values.dtype)
-            return cls(codes, len(labels), sizes, pd.Index(labels))
-        if ints is None:
-            codes, labels = pd.factorize(values)
-            sizes = np.bincount(codes, minlength=len(labels)).astype(np.int64)
-            return cls(codes, len(labels), sizes, pd.Index(labels))
-        lo = ints.min()
-        raw = ints - lo if lo else ints  # ids counted from 0 need no shifted copy
-        counts = np.bincount(raw)
-        present = counts > 0
-        labels = (np.flatnonzero(present) + lo).astype(np.asarray(values[:1]).dtype, copy=False)
-        relabel = np.cumsum(present) - 1
-        return cls(raw, len(counts), counts[present].astype(np.int64), pd.Index(labels), relabel)
-
-    def compact(self, raw: np.ndarray) -> np.ndarray:
-        return raw if self.relabel is None else self.relabel[raw]
-
-
-def _dictionary_encoded(values) -> pa.DictionaryArray | None:
-    """Arrow-backed string cluster ids dictionary-encoded by Arrow (what ``pd.factorize``
-    does for them, without widening the codes to int64); None for other values, or
-    missing ones (left to ``pd.factorize``)."""
-    data = getattr(values, "_pa_array", None)
-    if not isinstance(data, pa.ChunkedArray) or data.null_count:
-        return None
-    if not (pa.types.is_string(data.type) or pa.types.is_large_string(data.type)):
-        return None
-    return data.dictionary_encode().combine_chunks()
-
-
-def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, PredictionTotals]:
+def _touched_clusters(
+    values, positions: np.ndarray | None
+) -> tuple[ClusterCodes, PredictionTotals]:
     """The predicted clusters of the sampled records (``values[positions]``; all records
     if ``positions`` is None) as compact codes, with each cluster's size in the whole
     prediction ``values``, and the prediction's totals (K, |P|, Σ|ĉ|ln|ĉ|, Σ C(|ĉ|,2)²).
@@ -412,7 +208,7 @@ def _touched_clusters(values, positions: np.ndarray | None) -> tuple[_Codes, Pre
         labels = pd.Index(uniques)
         touched = labels
     codes = codes.reshape(-1).astype(np.int64, copy=False)
-    return _Codes(codes, len(touched), touched_sizes, labels), _prediction_totals(sizes)
+    return ClusterCodes(codes, len(touched), touched_sizes, labels), _prediction_totals(sizes)
 
 
 def _prediction_totals(sizes: np.ndarray) -> PredictionTotals:
@@ -479,41 +275,6 @@ def _positions(pred_index: pd.Index, ref_index: pd.Index, validate: bool) -> np.
 def _repeated(codes: np.ndarray, uniques: pd.Index) -> pd.Index:
     counts = np.bincount(codes, minlength=len(uniques))
     return uniques[counts > 1]
-
-
-def check_on_missing(on_missing: str) -> None:
-    """Reject an ``on_missing`` policy other than "error" and "restrict"."""
-    if on_missing not in ("error", "restrict"):
-        raise ValueError(f"on_missing must be 'error' or 'restrict', got {on_missing!r}")
-
-
-def drop_missing(
-    ids: pd.Index, *, side: str, other: str, on_missing: OnMissing, total: int
-) -> pd.Index:
-    """The one missing-records policy of the toolkit (metrics, estimators, paired comparisons).
-
-    ``ids`` are the ``side`` records (of ``total``) absent from ``other``. With
-    ``on_missing="error"`` a non-empty ``ids`` raises :class:`CoverageError` naming them;
-    with ``"restrict"`` they are dropped and a :class:`CoverageWarning` says how many,
-    always. Returns the dropped ids (empty when nothing is missing), so every result can
-    report the count.
-    """
-    check_on_missing(on_missing)
-    if len(ids) == 0:
-        return ids
-    if on_missing == "error":
-        raise CoverageError(
-            f"{len(ids)} of {total} {side} record(s) are absent from the {other}: "
-            f"{examples(smallest(ids))}. "
-            f"Pass on_missing='restrict' to evaluate on the shared records only."
-        )
-    warnings.warn(
-        f"dropped {len(ids)} of {total} {side} record(s) absent from the {other} "
-        f"(e.g. {examples(smallest(ids), 3)}); evaluating on shared records only",
-        CoverageWarning,
-        stacklevel=3,
-    )
-    return ids
 
 
 def _id_kind(index: pd.Index) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation import _contingency
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation.metrics._validation import OnMissing, check_contingency
 
 __all__ = ["reference_cluster_errors", "predicted_cluster_errors"]

@@ -14,6 +14,7 @@ import pandas as pd
 
 from er_evaluation.clustering import validate_membership
 from er_evaluation.engines import as_table
+from er_evaluation.engines._kernel import engine_size_distribution, engine_statistics
 from er_evaluation.errors import ClusteringError, examples
 
 __all__ = ["summary_statistics", "cluster_size_distribution", "summary_table", "join_names"]
@@ -72,8 +73,6 @@ def cluster_size_distribution(clustering: pd.Series) -> pd.Series:
     """Number of clusters of each size: index ``size`` (increasing), values ``n_clusters``."""
     table = as_table(clustering, "clustering")
     if table is not None:
-        from er_evaluation.engines._kernel import engine_size_distribution
-
         return engine_size_distribution(table)
     validate_membership(clustering)
     sizes = _cluster_sizes(clustering)
@@ -114,8 +113,6 @@ def _cluster_sizes(clustering: pd.Series) -> np.ndarray:
 def _statistics(clustering: pd.Series, names: pd.Series | None, label: str = "clustering") -> dict:
     table = as_table(clustering, label)
     if table is not None or (names is not None and as_table(names, "names") is not None):
-        from er_evaluation.engines._kernel import engine_statistics
-
         return engine_statistics(table or clustering, as_table(names, "names") or names, label)
     validate_membership(clustering, name=label)
     codes, labels = pd.factorize(clustering.array)

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from er_evaluation._contingency import comb2, contingency
+from er_evaluation._contingency import contingency
+from er_evaluation._contingency_table import comb2
 from er_evaluation.errors import ClusteringError, CoverageError, CoverageWarning
 
 

@@ -87,31 +87,6 @@ def test_the_graph_sees_function_local_imports():
     )
 
 
-# cycles being taken apart; whoever breaks one removes it here, and the list must end empty
-KNOWN_CYCLES = {
-    frozenset({"er_evaluation.engines._kernel", "er_evaluation._contingency"}),
-    frozenset({"er_evaluation.estimators._metric_fit", "er_evaluation.estimators.stratified"}),
-    frozenset(
-        {
-            "er_evaluation.estimators._metric_fit",
-            "er_evaluation.estimators.stratified",
-            "er_evaluation.estimators.api",
-        }
-    ),
-    frozenset(
-        {
-            "er_evaluation.estimators._metric_fit",
-            "er_evaluation.estimators.stratified",
-            "er_evaluation.estimators.api",
-            "er_evaluation.estimators.paired",
-        }
-    ),
-}
-
-
 def test_no_import_cycle():
     cycles = sorted(nx.simple_cycles(import_graph()), key=len)
-    new = [c for c in cycles if frozenset(c) not in KNOWN_CYCLES]
-    assert not new, "import cycles:\n" + "\n".join(" -> ".join(c + c[:1]) for c in new)
-    gone = KNOWN_CYCLES - {frozenset(c) for c in cycles}
-    assert not gone, f"cycles broken; remove them from KNOWN_CYCLES: {sorted(map(sorted, gone))}"
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c + c[:1]) for c in cycles)

@@ -1,4 +1,4 @@
-"""One missing-records policy (``_contingency.drop_missing``) on every path: records
+"""One missing-records policy (``_coverage.drop_missing``) on every path: records
 dropped under ``on_missing="restrict"`` always raise a CoverageWarning that counts them,
 and the results report the count."""
 

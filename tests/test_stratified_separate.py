@@ -25,8 +25,7 @@ from er_evaluation.designs import (
     with_ratio,
 )
 from er_evaluation.errors import UnreliableEstimateWarning
-from er_evaluation.estimators import compare, estimate
-from er_evaluation.estimators.stratified import stratum_contributions
+from er_evaluation.estimators import compare, estimate, stratum_contributions
 
 P = "pairwise_precision"
 

@@ -16,8 +16,7 @@ from app_common import (
     reviewer_spread,
 )
 
-from er_evaluation.estimators import compare, estimate_table
-from er_evaluation.estimators.stratified import stratum_contributions
+from er_evaluation.estimators import compare, estimate_table, stratum_contributions
 from er_evaluation.plots import plot_estimates
 from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import benchmark_sample

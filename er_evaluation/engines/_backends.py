@@ -7,7 +7,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -288,12 +287,3 @@ def _spark_reader(spark: Any, paths: tuple[str, ...]) -> Any:
         return spark.read.parquet(*paths)
     sep = "\t" if "tsv" in suffixes else ","
     return spark.read.csv(list(paths), header=True, sep=sep, inferSchema=False)
-
-
-def fetch_column(table: pa.Table, column: str) -> np.ndarray | pd.Index:
-    """One column of a small result as numpy (numbers) or a pandas Index (other types)."""
-    array = table.column(column).combine_chunks()
-    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
-        if array.null_count == 0:
-            return array.to_numpy(zero_copy_only=False)
-    return pd.Index(array.to_pandas())

@@ -3,7 +3,7 @@
 Validation runs in the engine with the in-memory kernel's order and messages (structure of
 the prediction, then of the reference, id types, duplicates, one-side records); the small
 results (cells, cluster sizes, counts) come back as Arrow tables and become the same
-:class:`~er_evaluation._contingency.Contingency` the metrics and estimators use.
+:class:`~er_evaluation._contingency_table.Contingency` the metrics and estimators use.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from er_evaluation import _contingency as kernel
+from er_evaluation._contingency_table import ClusterCodes, Contingency, PredictionTotals, Scope
+from er_evaluation._coverage import OnMissing, drop_missing
 from er_evaluation.clustering import _dense_ints, check_structure
 from er_evaluation.engines import _sql
 from er_evaluation.engines._backends import View, backend_for
@@ -133,7 +134,7 @@ def _codes(labels: pa.ChunkedArray) -> tuple[np.ndarray, pd.Index]:
     if pa.types.is_integer(array.type) and array.null_count == 0:
         ints = array.to_numpy()
         if _dense_ints(ints, slack=2) is not None:
-            codes = kernel._Codes.of(ints)
+            codes = ClusterCodes.of(ints)
             return codes.compact(codes.raw).astype(np.int64, copy=False), codes.labels
     encoded = array.dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -157,10 +158,10 @@ def engine_contingency(
     prediction: Table | pd.Series,
     reference: Table | pd.Series,
     *,
-    scope: kernel.Scope,
-    on_missing: kernel.OnMissing,
+    scope: Scope,
+    on_missing: OnMissing,
     validate: bool,
-) -> kernel.Contingency:
+) -> Contingency:
     """:func:`er_evaluation.contingency` computed by the clusterings' engine."""
     with _session({"prediction": prediction, "reference": reference}) as (backend, views):
         pred, ref = views["prediction"], views["reference"]
@@ -171,7 +172,7 @@ def engine_contingency(
         return _sampled(backend, pred, ref, on_missing, n_ref)
 
 
-def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel.Contingency:
+def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> Contingency:
     cells = _sql.shared_cells(backend, pred, ref)
     inp, inr = cells.column("inp"), cells.column("inr")
     both = pc.and_(inp, inr)
@@ -185,12 +186,12 @@ def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel
         if n_shared == 0:
             raise _no_shared(backend, pred, ref, n_pred, n_ref)
         ids = _sql.first_ids(backend, _sql.absent_ids(ref, pred), ref_only)
-        dropped_ref = kernel.drop_missing(
+        dropped_ref = drop_missing(
             ids, side="reference", other="prediction", on_missing=on_missing, total=n_ref
         )
     if pred_only:
         ids = _sql.first_ids(backend, _sql.absent_ids(pred, ref), pred_only)
-        dropped_pred = kernel.drop_missing(
+        dropped_pred = drop_missing(
             ids, side="prediction", other="reference", on_missing=on_missing, total=n_pred
         )
     if ref_only or pred_only:  # else every row is a cell: no copy of the table
@@ -198,7 +199,7 @@ def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel
     count = cells.column("n").to_numpy().astype(np.int64, copy=False)
     pred_codes, pred_labels = _codes(cells.column("pc"))
     ref_codes, ref_labels = _codes(cells.column("rc"))
-    return kernel.Contingency(
+    return Contingency(
         pred=pred_codes,
         ref=ref_codes,
         count=count,
@@ -214,7 +215,7 @@ def _shared(backend, pred: View, ref: View, on_missing, n_pred, n_ref) -> kernel
     )
 
 
-def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contingency:
+def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> Contingency:
     cells = _sql.sample_cells(backend, pred, ref)
     inp = cells.column("inp")
     n_shared = _column_sum(cells, "n", inp)
@@ -229,7 +230,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
         # the reference is a sample: its absent ids are few enough to keep (paired
         # comparisons drop the union of two predictions' absent records)
         ids = _labels(backend.arrow(_sql.absent_ids(ref, pred)).column("id"))
-        dropped_ref = kernel.drop_missing(
+        dropped_ref = drop_missing(
             ids, side="reference", other="prediction", on_missing=on_missing, total=n_ref
         )
     cells = cells.filter(inp)
@@ -239,7 +240,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
     pred_labels = _labels(touched.column("pc"))
     cell_pred = pred_labels.get_indexer(_labels(cells.column("pc")))
     pred_size = touched.column("n").to_numpy().astype(np.int64)
-    return kernel.Contingency(
+    return Contingency(
         pred=cell_pred,
         ref=ref_codes,
         count=count,
@@ -251,7 +252,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> kernel.Contin
         n_records=n_records,
         n_shared=n_shared,
         dropped_reference_ids=dropped_ref,
-        population=kernel.PredictionTotals(
+        population=PredictionTotals(
             n_clusters=_column_sum(sizes, "k"),
             links=_column_sum(sizes, "links2") // 2,
             size_entropy=float(pc.sum(sizes.column("entropy")).as_py() or 0.0),

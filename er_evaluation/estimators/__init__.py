@@ -18,6 +18,7 @@ from er_evaluation.estimators.api import (
     estimate,
     estimate_from_units,
     estimate_table,
+    stratum_contributions,
 )
 from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.diagnostics import Diagnostics
@@ -25,7 +26,6 @@ from er_evaluation.estimators.intervals import CI_METHODS, DEFAULT_CI_METHOD, co
 from er_evaluation.estimators.ratio import fpc, ratio_estimate, smooth_estimate
 from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
-from er_evaluation.estimators.stratified import stratum_contributions
 from er_evaluation.estimators.units import UnitTable, unit_table
 
 __all__ = [

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 import pandas as pd
 
-from er_evaluation._contingency import drop_missing
+from er_evaluation._coverage import drop_missing
 from er_evaluation.engines import as_table
+from er_evaluation.engines._kernel import engine_records
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._metric_fit import (
     METRICS,
@@ -21,11 +22,19 @@ from er_evaluation.estimators.intervals import N_BOOT
 from er_evaluation.estimators.paired import paired_difference
 from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
+from er_evaluation.estimators.stratified import stratum_table
 from er_evaluation.estimators.units import UnitTable, unit_table
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import check_metric_names
 
-__all__ = ["METRICS", "estimate", "estimate_table", "compare", "estimate_from_units"]
+__all__ = [
+    "METRICS",
+    "estimate",
+    "estimate_table",
+    "compare",
+    "estimate_from_units",
+    "stratum_contributions",
+]
 
 # metrics estimable from a sample of predicted clusters, and the dual metric computed
 # with the roles of prediction and truth swapped (Binette et al. 2023, Remark 2)
@@ -121,8 +130,6 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
     if sample.sample_of == "predicted":
         table = as_table(prediction, "prediction")
         if table is not None:  # the duality needs only the sampled and reviewed records
-            from er_evaluation.engines._kernel import engine_records
-
             prediction = engine_records(table, sample.reference, sample.units, validate)
         return _dual_units(prediction, sample, on_missing, validate)
     return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
@@ -308,3 +315,22 @@ def compare(
         )
         out.append(replace(e, metric=f"{result_label(metric, beta)} difference"))
     return out[0] if len(out) == 1 else estimates_frame(out)
+
+
+def stratum_contributions(
+    prediction: pd.Series,
+    sample: Sample,
+    metric: str = "pairwise_precision",
+    *,
+    estimator: str | None = None,
+    on_missing: str = "error",
+) -> pd.DataFrame:
+    """Per-stratum parts of the estimate of ``metric`` for ``prediction`` from a
+    stratified ``sample`` (:func:`~er_evaluation.estimators.stratified.stratum_table`):
+    frame size, draws, selection probability, take-all flag, the metric on the stratum
+    alone and its share of the variance."""
+    if sample.strata is None:
+        raise ValueError("per-stratum contributions need a stratified sample")
+    ut = _units(prediction, sample, on_missing, True)
+    _, phi, cols = metric_function(ut, _metric_for(sample, metric), estimator, 1.0)
+    return stratum_table(fit(ut, phi, cols, False))

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio
+
 __all__ = [
     "Diagnostics",
     "diagnose",
@@ -121,8 +123,6 @@ def event_columns(phi, names) -> list[tuple[int, int]]:
     """``(numerator, denominator)`` column positions of every plain ratio of two columns in
     ``phi`` (``B/A`` with ``0 <= B <= A`` per unit for precision and recall: ``B`` carries the
     correct part, ``A - B`` the errors)."""
-    from er_evaluation.estimators.ratio import Column, Ratio
-
     index = {c: i for i, c in enumerate(names)}
     found: list[tuple[int, int]] = []
 
@@ -159,8 +159,6 @@ def _bounded(phi, Y: np.ndarray, index) -> bool:
     """Whether ``phi`` stays in its range on any sample: a ratio ``B/A`` with
     ``0 <= B <= A`` on every sampled unit, an F-score of two such ratios, or the difference
     of two bounded estimates (a scaled ratio, e.g. the cluster precision, is not)."""
-    from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio
-
     if isinstance(phi, Ratio) and all(isinstance(a, Column) for a in phi.args):
         b, a = (Y[:, index[c.name]] for c in phi.args)
         return bool(np.all((b >= 0) & (b <= a * (1 + _TOL) + _TOL)))
@@ -177,8 +175,6 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
     concentration applies to metrics built on the prediction's links (pairwise precision,
     F-scores and their differences)."""
     n_eff, _, share = fit_concentration(fit)
-    from er_evaluation.estimators.ratio import Linear
-
     # a paired difference holds its coverage on a concentrated population (the same rare
     # units move both estimates): the population flag is for single estimates
     single = not (isinstance(fit.phi, Linear) and len(fit.phi.args) == 2)

@@ -444,25 +444,3 @@ def stratum_table(fit: StratifiedFit) -> pd.DataFrame:
             var / var.sum() if math.isfinite(var.sum()) and var.sum() > 0 else 0.0
         )
     return table
-
-
-def stratum_contributions(
-    prediction: pd.Series,
-    sample: Sample,
-    metric: str = "pairwise_precision",
-    *,
-    estimator: str | None = None,
-    on_missing: str = "error",
-) -> pd.DataFrame:
-    """Per-stratum parts of the estimate of ``metric`` for ``prediction`` from a
-    stratified ``sample`` (:func:`stratum_table`): frame size, draws, selection
-    probability, take-all flag, the metric on the stratum alone and its share of the
-    variance."""
-    from er_evaluation.estimators._metric_fit import fit, metric_function
-    from er_evaluation.estimators.api import _metric_for, _units
-
-    if sample.strata is None:
-        raise ValueError("per-stratum contributions need a stratified sample")
-    ut = _units(prediction, sample, on_missing, True)
-    _, phi, cols = metric_function(ut, _metric_for(sample, metric), estimator, 1.0)
-    return stratum_table(fit(ut, phi, cols, False))

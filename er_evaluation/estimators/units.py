@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation import _contingency
-from er_evaluation._contingency import Contingency, comb2, xlogx
+from er_evaluation._contingency_table import Contingency, comb2, xlogx
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators.ratio import fpc
 from er_evaluation.sampling import Sample

@@ -11,20 +11,19 @@ table across many metrics).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 from er_evaluation import _contingency
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
+from er_evaluation._coverage import OnMissing
 from er_evaluation.errors import warn_undefined
 
 __all__ = ["check_contingency", "on_records", "cached", "OnMissing"]
 
 T = TypeVar("T")
-
-OnMissing = Literal["error", "restrict"]
 
 
 def check_contingency(

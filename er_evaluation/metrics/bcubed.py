@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation._parameters import check_beta
 from er_evaluation.metrics._validation import OnMissing, cached, on_records
 

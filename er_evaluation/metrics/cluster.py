@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation._parameters import check_beta
 from er_evaluation.metrics._validation import OnMissing, cached, check_contingency, on_records
 

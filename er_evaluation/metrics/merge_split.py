@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation.errors import warn_undefined
 from er_evaluation.metrics._validation import OnMissing, check_contingency, on_records
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation._parameters import check_beta
 from er_evaluation.errors import warn_undefined
 from er_evaluation.metrics._validation import OnMissing, check_contingency

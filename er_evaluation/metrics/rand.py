@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation.metrics._validation import OnMissing, on_records
 from er_evaluation.metrics.pairwise import pairwise_counts
 

@@ -14,7 +14,7 @@ from functools import partial
 
 import pandas as pd
 
-from er_evaluation._contingency import Contingency
+from er_evaluation._contingency_table import Contingency
 from er_evaluation.engines import as_table
 from er_evaluation.metrics._validation import OnMissing, check_contingency
 from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_precision, bcubed_recall
