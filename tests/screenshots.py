@@ -1,8 +1,8 @@
 """Take a screenshot of every page of the review app (for the README), in real chromium.
 
-    python app/screenshots.py [--out docs/screenshots] [--chromium /usr/bin/chromium]
+    python tests/screenshots.py [--out docs/screenshots] [--chromium /usr/bin/chromium]
 
-    python app/screenshots.py --time-first-item 3
+    python tests/screenshots.py --time-first-item 3
 
 Starts the app on the bundled PatentsView data in a temporary project folder, saves one
 review and ticks a record in a second one so the pages show work in progress, and writes
@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from serve import CHROMIUM_ARGS as ARGS
-from serve import free_port
-from serve import start_app as start
+from _helpers import CHROMIUM_ARGS as ARGS
+from _helpers import free_port
+from _helpers import start_app as start
 
 
 def settle(page, wait_ms: int = 1500) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-from app_common import (
+
+from er_evaluation.app.app_common import (
     DESIGNS,
     data_key,
     load_project,
@@ -15,7 +16,6 @@ from app_common import (
     reviewed_sample,
     reviewer_spread,
 )
-
 from er_evaluation.estimators import compare, estimate_table, stratum_contributions
 from er_evaluation.plots import plot_estimates
 from er_evaluation.review.project import change_differences

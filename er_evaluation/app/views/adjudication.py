@@ -4,8 +4,8 @@ decision, which the estimates then use."""
 from __future__ import annotations
 
 import streamlit as st
-from app_common import local_time, open_store, plain_errors, reviewer_name
 
+from er_evaluation.app.app_common import local_time, open_store, plain_errors, reviewer_name
 from er_evaluation.review import ReviewError, StaleReviewError
 
 st.title("Adjudication")

@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
-from app_common import data_key, load_project, plain_errors
 
+from er_evaluation.app.app_common import data_key, load_project, plain_errors
 from er_evaluation.error_analysis import predicted_cluster_errors, reference_cluster_errors
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.metrics import evaluate

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import streamlit as st
-from app_common import open_store, plain_errors
 
+from er_evaluation.app.app_common import open_store, plain_errors
 from er_evaluation.review import agreement
 
 st.title("Agreement of double review")

@@ -10,8 +10,14 @@ import warnings
 
 import pandas as pd
 import streamlit as st
-from app_common import data_key, load_project, min_dwell_seconds, plain_errors, project_dir
 
+from er_evaluation.app.app_common import (
+    data_key,
+    load_project,
+    min_dwell_seconds,
+    plain_errors,
+    project_dir,
+)
 from er_evaluation.pairs import (
     LabellingSession,
     PairPool,

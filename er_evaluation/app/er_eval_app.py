@@ -1,4 +1,4 @@
-"""Entry point of the review app: ``streamlit run app/er_eval_app.py``.
+"""Entry point of the review app, started by ``er-eval app [PROJECT_DIR]``.
 
 Opens on the bundled PatentsView data (or the project in ``$ER_EVAL_PROJECT_DIR``) at the
 review queue. Each page is a thin script in ``views/`` over library calls, reachable by
@@ -9,7 +9,8 @@ kept in the URL's query parameters, so a reload keeps them.
 from __future__ import annotations
 
 import streamlit as st
-from app_common import sidebar
+
+from er_evaluation.app.app_common import sidebar
 
 st.set_page_config(page_title="er_evaluation review", page_icon=":material/search:", layout="wide")
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
-from app_common import (
+
+from er_evaluation.app.app_common import (
     DEMO_CONFIG,
     choose_project,
     launch_dir,
@@ -24,7 +25,6 @@ from app_common import (
     read_config,
     write_config,
 )
-
 from er_evaluation.clustering import cluster_sizes
 from er_evaluation.io import read_table
 from er_evaluation.review import ReviewError, check_folder

@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pandas as pd
 import streamlit as st
-from app_common import (
+
+from er_evaluation.app.app_common import (
     default_sample,
     draw_queue,
     load_project,
@@ -31,7 +32,6 @@ from app_common import (
     save_queue,
     true_clusters,
 )
-
 from er_evaluation.io import read_table
 from er_evaluation.review import (
     ReviewError,

@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pandas as pd
 import streamlit as st
 
+from er_evaluation.app.launch import PROJECT_ENV
 from er_evaluation.errors import ClusteringError, CoverageError
 from er_evaluation.review import DESIGNS, ProjectData, ReviewError, ReviewStore
 from er_evaluation.review import project as project_files
@@ -48,7 +49,6 @@ __all__ = [
     "write_config",
 ]
 
-PROJECT_ENV = "ER_EVAL_PROJECT_DIR"
 DEFAULT_PROJECT = Path("~/.er_evaluation/projects/demo").expanduser()
 DEMO_CONFIG = project_files.DEMO_CONFIG
 STORE_NAME = project_files.STORE_NAME
