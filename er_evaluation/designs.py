@@ -56,9 +56,11 @@ __all__ = [
 TAKE_ALL = "take-all"
 """Label of the take-all stratum made by :func:`size_strata`."""
 
-SIZE_BANDS = (2, 5, 20, 100)
+SIZE_BANDS = (2, 5, 20, 100, 500)
 """Default lower bounds of the predicted-size bands of :func:`size_strata` (1, 2-4, 5-19,
-20-99, 100+)."""
+20-99, 100-499, 500+): the one default of the app's stratified draws and of the planner
+(``er-eval plan`` and the app's Sample page, through
+:func:`~er_evaluation.planning.plan_review`)."""
 
 Allocation = Literal["proportional", "neyman"]
 
@@ -146,8 +148,8 @@ def size_strata(
 ) -> pd.Series:
     """Stratum of every record by the size of its predicted cluster.
 
-    ``bands`` are the lower bounds of the size bands above 1 (default: 1, 2-4, 5-19,
-    20-99, 100+). Records of predicted clusters with at least ``take_all_size`` records form
+    ``bands`` are the lower bounds of the size bands above 1 (default :data:`SIZE_BANDS`:
+    1, 2-4, 5-19, 20-99, 100-499, 500+). Records of predicted clusters with at least ``take_all_size`` records form
     the :data:`TAKE_ALL` stratum, meant to be reviewed entirely (pass
     ``take_all=[TAKE_ALL]`` to :func:`allocate`): with heavy-tailed cluster sizes these few
     clusters carry most predicted links and most errors.

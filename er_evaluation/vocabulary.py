@@ -1,6 +1,6 @@
 """The one registry of metric names.
 
-Exact metrics (:data:`er_evaluation.metrics.METRICS`), design-based estimators
+Exact metrics (:data:`er_evaluation.metrics.METRIC_FUNCTIONS`), design-based estimators
 (:func:`er_evaluation.estimators.estimate`), pair-sample estimates
 (:func:`er_evaluation.pairs.estimate_from_labels`), the CLI, the app and every result
 table name a metric the same way, so exact and estimated values of one metric can sit
@@ -18,13 +18,18 @@ from typing import Literal
 
 __all__ = [
     "ESTIMABLE",
+    "ESTIMATOR_METRICS",
+    "FBETA",
+    "PREDICTED_SAMPLE_DUALS",
     "FAMILIES",
     "KINDS",
     "METRIC_NAMES",
     "PAIR_ESTIMABLE",
     "REGISTRY",
     "Metric",
+    "check_estimable",
     "check_metric_names",
+    "estimable_metrics",
     "fscore_name",
     "pair_metric_names",
 ]
@@ -95,6 +100,20 @@ REGISTRY: dict[str, Metric] = {m.name: m for m in _METRICS}
 METRIC_NAMES: tuple[str, ...] = tuple(REGISTRY)
 #: names estimable from a reviewed sample of true clusters (:mod:`er_evaluation.estimators`).
 ESTIMABLE: tuple[str, ...] = tuple(m.name for m in _METRICS if m.estimable)
+#: the F-score name the estimators take with a ``beta`` argument; its results are labelled
+#: ``fscore_name("pairwise", beta)`` (pairwise_f2, pairwise_f0.5, ...)
+FBETA = "pairwise_fbeta"
+#: names the design-based estimators accept: :data:`ESTIMABLE` and :data:`FBETA`.
+ESTIMATOR_METRICS: tuple[str, ...] = (*ESTIMABLE, FBETA)
+#: what a reviewed sample of whole predicted clusters estimates: the precision-type
+#: metrics, each computed as its dual with the roles of prediction and truth swapped
+#: (Binette et al. 2023, Remark 2). Recall-type metrics need population totals of the
+#: true clustering (e.g. |T|) that such a sample does not reveal.
+PREDICTED_SAMPLE_DUALS: dict[str, str] = {
+    "pairwise_precision": "pairwise_recall",
+    "cluster_precision": "cluster_recall",
+    "bcubed_precision": "bcubed_recall",
+}
 #: names estimable from labelled record pairs (:mod:`er_evaluation.pairs`); F-scores with
 #: another beta are named by :func:`fscore_name`.
 PAIR_ESTIMABLE: tuple[str, ...] = tuple(m.name for m in _METRICS if m.pair_estimable)
@@ -124,6 +143,40 @@ def pair_metric_names(betas: float | Iterable[float] = 1.0) -> list[str]:
     ``beta`` (``pairwise_f1`` for beta = 1)."""
     values = [betas] if isinstance(betas, (int, float)) else list(betas)
     return ["pairwise_precision", "pairwise_recall"] + [fscore_name("pairwise", b) for b in values]
+
+
+def estimable_metrics(
+    sample_of: str = "reference", among: Iterable[str] = ESTIMATOR_METRICS
+) -> tuple[str, ...]:
+    """The names of ``among`` that a reviewed sample estimates, in ``among``'s order: every
+    estimator metric for a sample of true clusters or blocks (``sample_of="reference"``),
+    the precision-type metrics of :data:`PREDICTED_SAMPLE_DUALS` for a sample of whole
+    predicted clusters (``sample_of="predicted"``; e.g. ``("pairwise_precision",)`` among
+    precision, recall and F1)."""
+    if sample_of not in ("reference", "predicted"):
+        raise ValueError(f"sample_of must be 'reference' or 'predicted', got {sample_of!r}")
+    allowed = ESTIMATOR_METRICS if sample_of == "reference" else tuple(PREDICTED_SAMPLE_DUALS)
+    return tuple(m for m in among if m in allowed)
+
+
+def check_estimable(
+    metric: str,
+    sample_of: str = "reference",
+    *,
+    remedy: str = "review true clusters (records drawn from the population) for the others",
+) -> str:
+    """``metric`` if a reviewed sample of ``sample_of`` clusters estimates it (see
+    :func:`estimable_metrics`), else a ValueError saying why, what such a sample
+    estimates, and ``remedy``."""
+    check_metric_names(metric, ESTIMATOR_METRICS, what="estimable metric")
+    if not estimable_metrics(sample_of, (metric,)):
+        raise ValueError(
+            f"{metric!r} cannot be estimated from a sample of predicted clusters: it needs "
+            f"population totals of the true clustering (e.g. |T|) that such a sample does "
+            f"not reveal; a sample of predicted clusters estimates precision only "
+            f"({', '.join(PREDICTED_SAMPLE_DUALS)}, by duality): {remedy}"
+        )
+    return metric
 
 
 def check_metric_names(

@@ -17,7 +17,7 @@ from sklearn.metrics.cluster import pair_confusion_matrix
 from er_evaluation.cli import main
 from er_evaluation.datasets import load_patentsview_mentions, load_patentsview_predictions
 from er_evaluation.io import write_membership
-from er_evaluation.metrics import METRICS, evaluate
+from er_evaluation.metrics import METRIC_FUNCTIONS, evaluate
 from er_evaluation.summary import summary_table
 
 PREDICTION = pd.Series(["p1", "p1", "p1", "p2", "p2", "p3"], index=[f"r{i}" for i in range(6)])
@@ -38,9 +38,9 @@ def test_metrics_demo_table_is_correct(demo_versions, cli):
     values = dict(
         line.rsplit(None, 1)
         for line in out.splitlines()
-        if line.split()[:1] and line.split()[0] in METRICS
+        if line.split()[:1] and line.split()[0] in METRIC_FUNCTIONS
     )
-    assert list(values) == list(METRICS)
+    assert list(values) == list(METRIC_FUNCTIONS)
     # independent check on the shared mentions with scikit-learn's pair counts
     shared = new.loc[old.index]
     (_, fp2), (fn2, tp2) = pair_confusion_matrix(shared.to_numpy(), old.to_numpy())
@@ -98,7 +98,7 @@ def test_metrics_on_files(tmp_path, suffix, cli):
         and result["false_positive_links"] == 2
         and result["false_negative_links"] == 2
     )  # hand-counted
-    for metric in METRICS:
+    for metric in METRIC_FUNCTIONS:
         assert result[metric] == pytest.approx(expected[metric], rel=1e-12, nan_ok=True)
 
 

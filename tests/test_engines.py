@@ -28,12 +28,12 @@ from er_evaluation.datasets import (
 )
 from er_evaluation.engines import table
 from er_evaluation.errors import ClusteringError, CoverageError
-from er_evaluation.estimators import METRICS as ESTIMATED
 from er_evaluation.estimators import estimate_table
-from er_evaluation.metrics import METRICS, evaluate
+from er_evaluation.metrics import METRIC_FUNCTIONS, evaluate
 from er_evaluation.sampling import benchmark_sample, sample_clusters, sample_records
 from er_evaluation.simulation import misattribute
 from er_evaluation.summary import cluster_size_distribution, summary_statistics, summary_table
+from er_evaluation.vocabulary import ESTIMATOR_METRICS
 
 TOL = 1e-12
 
@@ -93,7 +93,7 @@ def test_every_metric_identical_on_rldata(engine, as_engine_table):
 def test_every_estimator_identical_on_patentsview(engine, as_engine_table, patentsview):
     prediction = patentsview[1]
     sample = benchmark_sample(load_patentsview_benchmark(), weights="cluster_size")
-    kwargs = dict(metrics=ESTIMATED, on_missing="restrict", ci_method="normal")
+    kwargs = dict(metrics=ESTIMATOR_METRICS, on_missing="restrict", ci_method="normal")
     want = estimate_table({"v": prediction}, sample, **kwargs)
     got = estimate_table({"v": as_engine_table(prediction)}, sample, **kwargs)
     assert_frames_close(got, want)
@@ -103,7 +103,7 @@ def test_estimators_identical_on_rldata_record_sample(engine, as_engine_table):
     _, truth = load_rldata10000()
     prediction = misattribute(truth, 0.2, seed=1)
     sample = sample_records(truth, 200, seed=5)
-    kwargs = dict(metrics=ESTIMATED, ci_method="normal")
+    kwargs = dict(metrics=ESTIMATOR_METRICS, ci_method="normal")
     want = estimate_table({"p": prediction}, sample, **kwargs)
     got = estimate_table({"p": as_engine_table(prediction)}, sample, **kwargs)
     assert_frames_close(got, want)
@@ -225,7 +225,7 @@ def _check_random(as_engine_table, data, on_missing, scopes):
         if scope == "shared":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # undefined metrics: NaN on both
-                values = [[f(ct) for f in METRICS.values()] for ct in (got, want)]
+                values = [[f(ct) for f in METRIC_FUNCTIONS.values()] for ct in (got, want)]
             np.testing.assert_allclose(values[0], values[1], rtol=0, atol=TOL)
 
 

@@ -13,7 +13,7 @@ from _helpers import figure2
 from er_evaluation import contingency
 from er_evaluation.errors import CoverageError, CoverageWarning, UndefinedMetricWarning
 from er_evaluation.metrics import (
-    METRICS,
+    METRIC_FUNCTIONS,
     adjusted_rand_index,
     bcubed_f1,
     bcubed_fbeta,
@@ -149,7 +149,7 @@ def test_duality_swaps_precision_and_recall():
 
 
 def test_perfect_prediction_scores_one():
-    for name, metric in METRICS.items():
+    for name, metric in METRIC_FUNCTIONS.items():
         value = metric(contingency(TRUTH, TRUTH))
         expected = {
             "false_positive_links": 0,
@@ -198,7 +198,7 @@ def test_no_links_anywhere():
 EMPTY = pd.Series([], index=pd.Index([], dtype=np.int64), dtype=np.int64)
 
 
-@pytest.mark.parametrize("name", list(METRICS))
+@pytest.mark.parametrize("name", list(METRIC_FUNCTIONS))
 def test_empty_input_is_nan_with_warning(name):
     empty = check_contingency(EMPTY, EMPTY)
     if name in (
@@ -208,10 +208,10 @@ def test_empty_input_is_nan_with_warning(name):
         "merge_count",
         "split_count",
     ):  # counts of nothing are 0
-        assert METRICS[name](empty) == 0
+        assert METRIC_FUNCTIONS[name](empty) == 0
         return
     with pytest.warns(UndefinedMetricWarning):
-        assert math.isnan(METRICS[name](empty))
+        assert math.isnan(METRIC_FUNCTIONS[name](empty))
 
 
 def test_empty_series_through_public_functions():
@@ -269,7 +269,7 @@ def test_single_record_follows_scikit_learn():
 
 def test_precomputed_contingency_gives_same_numbers():
     ct = contingency(PRED, TRUTH)
-    for name, metric in METRICS.items():
+    for name, metric in METRIC_FUNCTIONS.items():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
             assert metric(ct) == pytest.approx(metric(contingency(PRED, TRUTH))), name

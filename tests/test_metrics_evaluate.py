@@ -12,7 +12,7 @@ import pytest
 from er_evaluation import _contingency
 from er_evaluation.errors import CoverageError, CoverageWarning, UndefinedMetricWarning
 from er_evaluation.metrics import (
-    METRICS,
+    METRIC_FUNCTIONS,
     adjusted_rand_index,
     bcubed_f1,
     bcubed_precision,
@@ -53,7 +53,7 @@ def test_one_contingency_per_prediction(kernel_calls):
     _, reference = random_prediction(0)
     table = evaluate(preds, reference)
     assert kernel_calls == ["shared"] * 3
-    assert table.shape == (3, len(METRICS))
+    assert table.shape == (3, len(METRIC_FUNCTIONS))
 
 
 def test_single_metric_calls_use_the_kernel(kernel_calls):
@@ -68,7 +68,7 @@ def test_same_numbers_as_single_functions():
         table = evaluate(preds, TRUTH)
     assert list(table.index) == ["a", "truth", "shuffled"]
     assert table.index.name == "prediction"
-    assert list(table.columns) == list(METRICS)
+    assert list(table.columns) == list(METRIC_FUNCTIONS)
     singles = {
         "pairwise_precision": pairwise_precision,
         "bcubed_precision": bcubed_precision,

@@ -18,7 +18,7 @@ from sklearn import metrics as skm
 from er_evaluation import contingency
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.metrics import (
-    METRICS,
+    METRIC_FUNCTIONS,
     adjusted_rand_index,
     bcubed_precision,
     bcubed_recall,
@@ -251,9 +251,9 @@ def test_invariant_under_relabelling_and_record_order(labels, rnd):
     r2 = r.map(new_ref).iloc[rnd.sample(order, len(order))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedMetricWarning)
-        before = {name: metric(contingency(p, r)) for name, metric in METRICS.items()}
-        after = {name: metric(contingency(p2, r2)) for name, metric in METRICS.items()}
-    for name in METRICS:
+        before = {name: metric(contingency(p, r)) for name, metric in METRIC_FUNCTIONS.items()}
+        after = {name: metric(contingency(p2, r2)) for name, metric in METRIC_FUNCTIONS.items()}
+    for name in METRIC_FUNCTIONS:
         assert same(before[name], after[name]), name
 
 
@@ -264,5 +264,5 @@ def test_integer_record_ids_give_same_numbers_as_string_ids(labels):
     p, r = as_series(pred, ref)
     pi = pd.Series(pred, index=np.arange(len(pred)) * 3 + 11)
     ri = pd.Series(ref, index=pi.index)
-    for name, metric in METRICS.items():
+    for name, metric in METRIC_FUNCTIONS.items():
         assert same(metric(contingency(p, r)), metric(contingency(pi, ri))), name

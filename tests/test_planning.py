@@ -14,7 +14,14 @@ import pytest
 from scipy.special import ndtri
 
 from er_evaluation.cli import main
-from er_evaluation.designs import TAKE_ALL, allocate, sample_stratified_clusters, size_strata
+from er_evaluation.designs import (
+    SIZE_BANDS,
+    TAKE_ALL,
+    allocate,
+    record_strata,
+    sample_stratified_clusters,
+    size_strata,
+)
 from er_evaluation.planning import (
     HEAVY_TAIL_EFFECTIVE_CLUSTERS,
     MIN_PLANNED_DRAWS,
@@ -22,6 +29,7 @@ from er_evaluation.planning import (
     default_design,
     link_effective_clusters,
     model_precision,
+    plan_review,
     plan_sample_size,
     planned_variance,
     rate_for_precision,
@@ -278,14 +286,14 @@ def test_cluster_rate_model_against_a_simulated_census():
 def test_binomial_pair_variance_against_the_distribution():
     from scipy.stats import binom
 
-    from er_evaluation.planning import _binomial_pair_variance
+    from er_evaluation.planning._models import binomial_pair_variance
 
     for s in (1, 2, 3, 7, 40):
         k = np.arange(s + 1)
         pmf = binom.pmf(k, s, 0.85)
         x = k * (k - 1.0)
         direct = pmf @ x**2 - (pmf @ x) ** 2
-        assert _binomial_pair_variance(np.array([s]), 0.85)[0] == pytest.approx(direct, abs=1e-9)
+        assert binomial_pair_variance(np.array([s]), 0.85)[0] == pytest.approx(direct, abs=1e-9)
 
 
 def test_recall_rate_model_matches_a_simulated_census():
@@ -418,3 +426,79 @@ def test_planner_refuses_an_engine_table_by_name():
     ):
         with pytest.raises(ClusteringError, match="prediction must be a pandas Series.*got Table"):
             call()
+
+
+# --- the one plan assembly of the command line and the app ---
+
+
+def _same_plan(a, b) -> None:
+    assert (a.design, a.n_draws, a.half_width) == (b.design, b.n_draws, b.half_width)
+    pd.testing.assert_frame_equal(a.table, b.table)
+    assert a.assumptions == b.assumptions
+
+
+def test_plan_review_builds_the_default_size_strata_with_take_all():
+    truth, pred = _population(8, n=900)
+    strata = size_strata(pred, SIZE_BANDS, take_all_size=6)
+    take_all = [TAKE_ALL] if (strata == TAKE_ALL).any() else []
+    assert take_all  # the population has predicted clusters of 6+ records
+    expected = plan_sample_size(pred, strata, 0.05, error_rate=0.05, take_all=take_all)
+    _same_plan(plan_review(pred, 0.05, error_rate=0.05, take_all_size=6), expected)
+    _same_plan(plan_review(pred, 0.05, design="auto", error_rate=0.05, take_all_size=6), expected)
+    # without a take-all size: the default bands, no take-all stratum
+    expected = plan_sample_size(pred, size_strata(pred, SIZE_BANDS), 0.05, error_rate=0.05)
+    _same_plan(plan_review(pred, 0.05, error_rate=0.05), expected)
+
+
+def test_plan_review_records_design_is_uniform_unless_bands_or_strata_are_given():
+    truth, pred = _population(9, n=900)
+    recall = dict(metric="pairwise_recall", error_rate=0.05)
+    _same_plan(plan_review(pred, 0.05, **recall), plan_sample_size(pred, None, 0.05, **recall))
+    banded = plan_sample_size(pred, size_strata(pred, (2, 5)), 0.05, **recall)
+    _same_plan(plan_review(pred, 0.05, bands=(2, 5), **recall), banded)
+    column = pd.Series(np.arange(len(pred)) % 3, index=pred.index)
+    by_column = plan_sample_size(pred, record_strata(pred, column, level="record"), 0.05, **recall)
+    _same_plan(plan_review(pred, 0.05, strata=column, **recall), by_column)
+    # a paired difference goes to the record design
+    pilot = sample_records(truth, 150, seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PlanWarning)
+        plan = plan_review(pred, 0.05, pilot=pilot, baseline=misattribute(truth, 0.2, seed=1))
+    assert plan.design == "records"
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(metric="pairwise_recall", take_all_size=6), "take_all_size=... needs size strata"),
+        (dict(strata="column", bands=(2, 5)), "either strata=... .* or size bands"),
+        (dict(strata="column", take_all_size=6), "either strata=... .* or size bands"),
+        (dict(design="blocks"), "design must be one of"),
+        (dict(take_all_size=2.5), "take_all_size must be a whole number"),
+        (dict(metric="pairwise_f1", design="predicted_clusters"), "estimates precision only"),
+    ],
+)
+def test_plan_review_refusals(kwargs, message):
+    truth, pred = _population(10, n=300)
+    if kwargs.get("strata") == "column":
+        kwargs = {**kwargs, "strata": pd.Series(0, index=pred.index)}
+    with pytest.raises(ValueError, match=message):
+        plan_review(pred, 0.05, error_rate=0.05, **kwargs)
+
+
+def test_cli_plan_is_the_library_plan_with_the_default_bands(tmp_path, capsys):
+    truth, pred = _population(11, n=1200)
+    path = tmp_path / "pred.csv"
+    pred.rename_axis("id").rename("cluster").to_csv(path)
+    args = ["plan", str(path), "--half-width", "0.05", "--error-rate", "0.05"]
+    assert (
+        main([*args, "--take-all-size", "6", "--format", "csv", "-o", str(tmp_path / "t.csv")]) == 0
+    )
+    capsys.readouterr()
+    shown = pd.read_csv(tmp_path / "t.csv")
+    expected = plan_review(pred, 0.05, error_rate=0.05, take_all_size=6)
+    assert shown["stratum"].astype(str).tolist() == expected.table["stratum"].astype(str).tolist()
+    assert shown["draws"].tolist() == expected.table["draws"].tolist()
+    # the flags of the library's refusals
+    assert main([*args, "--metric", "pairwise_recall", "--take-all-size", "6"]) == 1
+    assert "--take-all-size needs size strata: give --bands too" in capsys.readouterr().err

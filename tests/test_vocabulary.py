@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import er_evaluation
-from er_evaluation import estimators, metrics, pairs
+from er_evaluation import metrics, pairs
 from er_evaluation.cli import main
 from er_evaluation.estimators import estimate, estimate_table
 from er_evaluation.metrics import evaluate
@@ -27,12 +27,16 @@ from er_evaluation.pairs import (
 from er_evaluation.sampling import sample_clusters
 from er_evaluation.vocabulary import (
     ESTIMABLE,
+    ESTIMATOR_METRICS,
     FAMILIES,
     KINDS,
     METRIC_NAMES,
     PAIR_ESTIMABLE,
+    PREDICTED_SAMPLE_DUALS,
     REGISTRY,
+    check_estimable,
     check_metric_names,
+    estimable_metrics,
     fscore_name,
 )
 
@@ -56,8 +60,8 @@ def test_registry_entries_are_complete():
 
 
 def test_every_name_list_comes_from_the_registry():
-    assert tuple(metrics.METRICS) == METRIC_NAMES
-    assert estimators.METRICS == (*ESTIMABLE, "pairwise_fbeta")
+    assert tuple(metrics.METRIC_FUNCTIONS) == METRIC_NAMES
+    assert ESTIMATOR_METRICS == (*ESTIMABLE, "pairwise_fbeta")
     assert metric_names([0.5]) == list(PAIR_ESTIMABLE)
 
 
@@ -257,3 +261,18 @@ def test_no_module_is_shadowed_by_a_function_of_its_name():
         attribute = getattr(importlib.import_module(parent), child, None)
         assert attribute is None or isinstance(attribute, types.ModuleType), name
     assert callable(er_evaluation.contingency) and callable(pairs.stratify)
+
+
+def test_what_a_sample_estimates_is_one_rule():
+    three = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+    assert estimable_metrics("predicted", three) == ("pairwise_precision",)
+    assert estimable_metrics("reference", three) == three
+    assert estimable_metrics("predicted") == tuple(PREDICTED_SAMPLE_DUALS)
+    assert estimable_metrics("reference") == ESTIMATOR_METRICS
+    assert check_estimable("bcubed_precision", "predicted") == "bcubed_precision"
+    with pytest.raises(ValueError, match="estimates precision only .*: review true clusters"):
+        check_estimable("pairwise_recall", "predicted")
+    with pytest.raises(ValueError, match="unknown estimable metric"):
+        check_estimable("pairwise_recal", "reference")
+    with pytest.raises(ValueError, match="sample_of must be"):
+        estimable_metrics("blocks")

@@ -39,7 +39,7 @@ DEMO_REFERENCE = "2022-06-30"
 
 
 def register(subparsers) -> None:
-    from er_evaluation.metrics import METRICS
+    from er_evaluation.metrics import METRIC_FUNCTIONS
 
     parser = subparsers.add_parser(
         "metrics",
@@ -56,9 +56,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--metrics",
         nargs="+",
-        choices=list(METRICS),
+        choices=list(METRIC_FUNCTIONS),
         metavar="METRIC",
-        help=f"metrics to compute (default: all): {', '.join(METRICS)}",
+        help=f"metrics to compute (default: all): {', '.join(METRIC_FUNCTIONS)}",
     )
     parser.add_argument(
         "--on-missing",

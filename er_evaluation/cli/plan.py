@@ -32,9 +32,9 @@ import argparse
 import sys
 
 from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
-from er_evaluation.designs import TAKE_ALL, record_strata, size_strata
+from er_evaluation.designs import SIZE_BANDS
 from er_evaluation.io import read_table
-from er_evaluation.planning import PLAN_METRICS, default_design, plan_sample_size
+from er_evaluation.planning import PLAN_METRICS, plan_review
 from er_evaluation.sampling import benchmark_sample
 
 
@@ -93,8 +93,9 @@ def register(subparsers) -> None:
         "--bands",
         type=int,
         nargs="+",
-        help="lower bounds of the predicted-size bands above 1 (default: 2 5 20 100 500 for "
-        "predicted clusters; one stratum, the uniform design, for records)",
+        help="lower bounds of the predicted-size bands above 1 (default: "
+        f"{' '.join(map(str, SIZE_BANDS))} for predicted clusters; one stratum, the uniform "
+        "design, for records)",
     )
     parser.add_argument(
         "--take-all-size", type=int, help="review predicted clusters of at least this size entirely"
@@ -149,40 +150,27 @@ def run(args: argparse.Namespace) -> int:
     prediction, pilot, baseline = _inputs(args)
     if (pilot is None) == (args.error_rate is None):
         raise ValueError("give exactly one of --pilot (a reviewed sample) or --error-rate")
-    if args.design == "auto":
-        design = "records" if baseline is not None else default_design(args.metric)
-    else:
-        design = args.design.replace("-", "_")
-    take_all = []
+    strata = None
     if args.strata:
         if not args.strata_col:
             raise ValueError("--strata needs --strata-col (the stratum column)")
         table = read_table(args.strata)
         if args.strata_col not in table.columns:
             raise ValueError(f"--strata-col {args.strata_col!r} is not a column of {args.strata}")
-        column = table.set_index(table.columns[0])[args.strata_col]
-        strata = record_strata(prediction, column, level="record")
-    elif args.bands is not None or design == "predicted_clusters":
-        bands = args.bands if args.bands is not None else [2, 5, 20, 100, 500]
-        strata = size_strata(prediction, bands, take_all_size=args.take_all_size)
-        if args.take_all_size is not None and (strata == TAKE_ALL).any():
-            take_all = [TAKE_ALL]
-    else:
-        if args.take_all_size is not None:
-            raise ValueError("--take-all-size needs size strata: give --bands too")
-        strata = None  # the uniform record design
-    plan = plan_sample_size(
+        strata = table.set_index(table.columns[0])[args.strata_col]
+    plan = plan_review(
         prediction,
-        strata,
         args.half_width,
         metric=args.metric,
-        design=design,
+        design=args.design.replace("-", "_"),
         level=args.level,
         pilot=pilot,
         error_rate=args.error_rate,
         baseline=baseline,
-        method=args.allocation,
-        take_all=take_all,
+        bands=args.bands,
+        take_all_size=args.take_all_size,
+        strata=strata,
+        allocation=args.allocation,
     )
     if args.format == "table" and not args.output:
         sys.stdout.write(plan.summary() + "\n")

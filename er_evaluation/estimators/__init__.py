@@ -13,7 +13,6 @@ selection probabilities (up to a constant), never inverse-probability weights.
 
 from er_evaluation.estimators import intervals
 from er_evaluation.estimators.api import (
-    METRICS,
     compare,
     estimate,
     estimate_from_units,
@@ -29,7 +28,6 @@ from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.estimators.units import UnitTable, unit_table
 
 __all__ = [
-    "METRICS",
     "CI_METHODS",
     "DEFAULT_CI_METHOD",
     "Diagnostics",

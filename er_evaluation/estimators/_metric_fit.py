@@ -25,15 +25,9 @@ from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.estimators.stratified import StratifiedFit, stratified_fit, stratified_interval
 from er_evaluation.estimators.units import UnitTable
-from er_evaluation.vocabulary import ESTIMABLE, check_metric_names, fscore_name
+from er_evaluation.vocabulary import ESTIMATOR_METRICS, FBETA, check_metric_names, fscore_name
 
-__all__ = ["METRICS", "FBETA", "result_label", "metric_function", "fit", "to_estimate"]
-
-#: the F-score name that takes a ``beta`` argument; its results are labelled
-#: ``fscore_name("pairwise", beta)`` (pairwise_f2, pairwise_f0.5, ...)
-FBETA = "pairwise_fbeta"
-#: metric names the estimators accept: the estimable names of the vocabulary and FBETA
-METRICS: tuple[str, ...] = (*ESTIMABLE, FBETA)
+__all__ = ["result_label", "metric_function", "fit", "to_estimate"]
 
 
 def result_label(metric: str, beta: float) -> str:
@@ -44,7 +38,7 @@ def result_label(metric: str, beta: float) -> str:
 
 def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
     """``(estimator, phi, columns)`` of ``metric`` on the unit table ``ut``."""
-    check_metric_names(metric, METRICS, what="estimable metric")
+    check_metric_names(metric, ESTIMATOR_METRICS, what="estimable metric")
     check_beta(beta)  # bounds hold even for metrics that do not use beta
     if metric == FBETA:
         fscore_name("pairwise", beta)  # validates beta

@@ -12,7 +12,6 @@ from er_evaluation.engines import as_table
 from er_evaluation.engines._kernel import engine_records
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._metric_fit import (
-    METRICS,
     fit,
     metric_function,
     result_label,
@@ -25,24 +24,20 @@ from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.estimators.stratified import stratum_table
 from er_evaluation.estimators.units import UnitTable, unit_table
 from er_evaluation.sampling import Sample
-from er_evaluation.vocabulary import check_metric_names
+from er_evaluation.vocabulary import (
+    ESTIMATOR_METRICS,
+    PREDICTED_SAMPLE_DUALS,
+    check_estimable,
+    check_metric_names,
+)
 
 __all__ = [
-    "METRICS",
     "estimate",
     "estimate_table",
     "compare",
     "estimate_from_units",
     "stratum_contributions",
 ]
-
-# metrics estimable from a sample of predicted clusters, and the dual metric computed
-# with the roles of prediction and truth swapped (Binette et al. 2023, Remark 2)
-_DUAL = {
-    "pairwise_precision": "pairwise_recall",
-    "cluster_precision": "cluster_recall",
-    "bcubed_precision": "bcubed_recall",
-}
 
 
 def estimate_from_units(
@@ -136,16 +131,10 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
 
 
 def _metric_for(sample: Sample, metric: str) -> str:
-    check_metric_names(metric, METRICS, what="estimable metric")
-    if sample.sample_of != "predicted":
-        return metric
-    if metric not in _DUAL:
-        raise ValueError(
-            f"{metric!r} cannot be estimated from a sample of predicted clusters: it needs "
-            f"population totals of the true clustering (e.g. |T|) that such a sample does not "
-            f"reveal; estimable: {tuple(_DUAL)}"
-        )
-    return _DUAL[metric]
+    """The metric to compute on ``sample``'s unit table: ``metric``, or for a sample of
+    predicted clusters its dual (:data:`~er_evaluation.vocabulary.PREDICTED_SAMPLE_DUALS`)."""
+    check_estimable(metric, sample.sample_of)
+    return PREDICTED_SAMPLE_DUALS[metric] if sample.sample_of == "predicted" else metric
 
 
 def estimate(
@@ -234,7 +223,7 @@ def estimate_table(
     :class:`Estimate` fields. One contingency per prediction serves all metrics. Each
     prediction must be a full population (see :func:`estimate`); with PatentsView
     versions, whose populations differ, use ``on_missing="restrict"``."""
-    metrics = check_metric_names(metrics, METRICS, what="estimable metric")
+    metrics = check_metric_names(metrics, ESTIMATOR_METRICS, what="estimable metric")
     rows = []
     for name, prediction in predictions.items():
         ut = _units(prediction, sample, on_missing, validate)

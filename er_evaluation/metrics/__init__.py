@@ -35,10 +35,10 @@ from er_evaluation.metrics.pairwise import (
     pairwise_recall,
 )
 from er_evaluation.metrics.rand import adjusted_rand_index, fowlkes_mallows, rand_index
-from er_evaluation.metrics.table import METRICS, evaluate
+from er_evaluation.metrics.table import METRIC_FUNCTIONS, evaluate
 
 __all__ = [
-    "METRICS",
+    "METRIC_FUNCTIONS",
     "evaluate",
     "check_contingency",
     "PairCounts",

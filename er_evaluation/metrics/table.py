@@ -1,6 +1,6 @@
 """Many metrics for many predictions at once, one contingency per prediction.
 
-:data:`METRICS` maps each name of the registry
+:data:`METRIC_FUNCTIONS` maps each name of the registry
 (:data:`er_evaluation.vocabulary.REGISTRY`, same order) to a function of a shared-scope
 :class:`~er_evaluation.Contingency`. :func:`evaluate` builds the
 contingency of each prediction against the reference once and applies every
@@ -29,7 +29,7 @@ from er_evaluation.metrics.pairwise import pairwise_f1, pairwise_precision, pair
 from er_evaluation.metrics.rand import adjusted_rand_index, fowlkes_mallows, rand_index
 from er_evaluation.vocabulary import REGISTRY, check_metric_names
 
-__all__ = ["METRICS", "evaluate"]
+__all__ = ["METRIC_FUNCTIONS", "evaluate"]
 
 
 def _true_positive_links(ct: Contingency) -> int:
@@ -75,7 +75,9 @@ _FUNCTIONS: dict[str, Callable[[Contingency], float]] = {
 }
 #: Registry name -> metric of a shared-scope Contingency, in registry order (the default
 #: column order); every registered metric is computable exactly.
-METRICS: dict[str, Callable[[Contingency], float]] = {name: _FUNCTIONS[name] for name in REGISTRY}
+METRIC_FUNCTIONS: dict[str, Callable[[Contingency], float]] = {
+    name: _FUNCTIONS[name] for name in REGISTRY
+}
 
 
 def evaluate(
@@ -90,7 +92,7 @@ def evaluate(
     ``predictions`` is one membership vector (its row is named after the Series'
     name, or ``"prediction"``) or a mapping name -> membership vector; any clustering
     may be a table held by DuckDB or Spark (:func:`er_evaluation.engines.table`).
-    ``metrics`` lists names from :data:`METRICS` (default: all of them, in
+    ``metrics`` lists names from :data:`METRIC_FUNCTIONS` (default: all of them, in
     registry order). Each prediction's contingency against ``reference`` is
     computed once and shared by all metrics; ``on_missing`` is passed to the
     kernel (``"error"`` raises naming records missing on either side,
@@ -109,7 +111,7 @@ def evaluate(
                 f"table (er_evaluation.engines.table), got {type(prediction).__name__}"
             )
         ct = check_contingency(prediction, reference, on_missing=on_missing)
-        rows.append({metric: METRICS[metric](ct) for metric in chosen})
+        rows.append({metric: METRIC_FUNCTIONS[metric](ct) for metric in chosen})
     table = pd.DataFrame(rows, index=pd.Index(list(named), name="prediction"), columns=chosen)
     return table
 
@@ -133,5 +135,5 @@ def _named_predictions(predictions: pd.Series | Mapping[str, pd.Series]) -> dict
 
 def _chosen_metrics(metrics: str | Sequence[str] | None) -> list[str]:
     if metrics is None:
-        return list(METRICS)
-    return check_metric_names(metrics, METRICS)
+        return list(METRIC_FUNCTIONS)
+    return check_metric_names(metrics, METRIC_FUNCTIONS)

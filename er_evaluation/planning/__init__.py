@@ -1,0 +1,109 @@
+"""Sample-size planning: how many predicted clusters or records to review, per stratum,
+for a target interval half-width (Cochran 1977, §5.5 and §5.9).
+
+Two designs are planned, each with the estimator the package uses for it:
+
+- ``design="predicted_clusters"`` (precision): whole predicted clusters drawn without
+  replacement within strata of predicted cluster size, the largest reviewed entirely
+  (take-all), estimated by duality (Binette et al. 2023, Remark 2) with the stratified
+  ratio estimator of :mod:`er_evaluation.estimators.stratified`. The unit of the design is
+  the predicted cluster itself, so a giant *true* cluster cannot hide in a small stratum.
+- ``design="records"`` (recall, F1, paired differences; precision only with a warning):
+  records drawn within strata (one stratum: the uniform record design), each revealing
+  its true cluster, with Lavallée's weight share.
+
+For both, the stratified estimator of a metric has, to first order, the variance
+
+    V(n_1..n_H) = (1/N²) Σ_h F_h² (1 - n_h/F_h) S_h² / n_h
+
+with F_h the frame units (predicted clusters or records) of stratum h, N the records of the
+prediction and S_h² the variance (divisor F_h - 1) over the frame units of h of the
+linearised value u = grad' x (x: the estimator's per-unit columns, grad: the metric's
+gradient at the population means). A take-all stratum (n_h = F_h) contributes zero. For a
+linear statistic this is the exact design variance (checked by enumeration in the tests).
+The planner finds the smallest total n whose allocation (:func:`~er_evaluation.designs.allocate`:
+proportional or Neyman, take-all strata, at least ``minimum`` draws per other stratum) gives
+``z sqrt(V) <= half_width``, by bisection on n with the allocation and rounding the design uses.
+
+S_h comes from one of:
+
+- a **pilot sample or existing benchmark**: for predicted clusters, a reviewed sample of
+  predicted clusters (:meth:`~er_evaluation.sampling.Sample.reviewed_predicted`) gives
+  u(ĉ) = (B(ĉ) - P A(ĉ)) / Ā of every reviewed cluster (A = C(|ĉ|, 2) predicted links,
+  B = Σ_c C(|c ∩ ĉ|, 2) true ones, Ā = |P|/N), weighted by the inverse of its selection
+  probability (:func:`stratum_sd_from_clusters`); a reviewed sample of *true* clusters
+  gives only its precision estimate P̂, turned into the misattribution rate at which the
+  rate model below gives P̂ (:func:`rate_for_precision`). For records, the reviewed true clusters' weight-share values,
+  each record of a reviewed cluster weighted by the inverse of its selection probability
+  (:func:`stratum_sd_from_sample`);
+- **assumed misattribution rate** ε (q = 1 - ε). Predicted clusters
+  (:func:`stratum_sd_from_cluster_rates`): the forward model of misattribution (Binette et
+  al. 2023, §2.4) — a true cluster of t records keeps K ~ Binomial(t, q) of them together
+  and receives M ~ Poisson(ε t) foreign records — gives each predicted cluster of s = K + M
+  records A = C(s, 2) and B = C(K, 2); the true sizes are deconvolved from the predicted
+  ones (:func:`true_size_counts`); S_h is the spread of u over the exact (K, M)
+  distribution of the clusters whose size s falls in h (a singleton that received a record
+  is a false pair in the pairs' stratum). The record models below take the prediction's
+  cluster sizes as the true ones. Records, recall (:func:`stratum_sd_from_rates`): the record's true cluster keeps K ~ Binomial(s,
+  q) records together, with
+
+      Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial),
+
+  u = (K(K-1)/(2s) - q²(s-1)/2)/Ā with Ā = mean (s-1)/2, so S_h² = mean_h[Var K(K-1)/(4s²)]
+  / Ā². Records, precision and F1: where misattributed records land (their out-links) has
+  no simple closed form, so the prediction is taken as the truth, misattributed at rate ε,
+  and S_h is the census standard deviation of that simulated population.
+
+:class:`Plan` carries the answer with every assumption it used (design, variance source,
+interval). :func:`plan_review` is the plan the command line and the app ask for: the
+design chosen for the metric, size strata with the default bands
+(:data:`~er_evaluation.designs.SIZE_BANDS`) and a take-all size. Measured (``benchmarks/bench_planner.py``, README "Planner"): see the README
+for achieved/target half-widths per truth; the record design's precision (and the F1
+built on it) is under-estimated on heavy-tailed predictions, for which the planner warns
+(:class:`PlanWarning`).
+"""
+
+from er_evaluation.planning._assembly import plan_review
+from er_evaluation.planning._frames import HEAVY_TAIL_EFFECTIVE_CLUSTERS, link_effective_clusters
+from er_evaluation.planning._models import (
+    DECONVOLVE_MAX_SIZE,
+    model_precision,
+    rate_for_precision,
+    true_size_counts,
+)
+from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
+from er_evaluation.planning._sample_size import (
+    MIN_PLANNED_DRAWS,
+    PLAN_DESIGNS,
+    default_design,
+    plan_sample_size,
+)
+from er_evaluation.planning._sources import (
+    PLAN_METRICS,
+    stratum_sd_from_cluster_rates,
+    stratum_sd_from_clusters,
+    stratum_sd_from_rates,
+    stratum_sd_from_sample,
+)
+
+__all__ = [
+    "Plan",
+    "PlanWarning",
+    "PLAN_METRICS",
+    "PLAN_DESIGNS",
+    "DECONVOLVE_MAX_SIZE",
+    "HEAVY_TAIL_EFFECTIVE_CLUSTERS",
+    "MIN_PLANNED_DRAWS",
+    "default_design",
+    "link_effective_clusters",
+    "plan_review",
+    "plan_sample_size",
+    "planned_variance",
+    "stratum_sd_from_clusters",
+    "stratum_sd_from_cluster_rates",
+    "model_precision",
+    "true_size_counts",
+    "rate_for_precision",
+    "stratum_sd_from_rates",
+    "stratum_sd_from_sample",
+]

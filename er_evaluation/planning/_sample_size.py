@@ -1,0 +1,211 @@
+"""The planner: the smallest stratified design whose interval of a metric reaches a
+target half-width (:func:`plan_sample_size`; the variance it minimises is in
+:mod:`er_evaluation.planning`)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation._parameters import check_level, z_value
+from er_evaluation.clustering import validate_membership
+from er_evaluation.designs import allocate
+from er_evaluation.planning._frames import DesignFrame, predicted_cluster_frame, record_frame
+from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
+from er_evaluation.planning._sources import PLAN_METRICS, P
+from er_evaluation.sampling import Sample
+from er_evaluation.vocabulary import check_estimable
+
+__all__ = ["MIN_PLANNED_DRAWS", "PLAN_DESIGNS", "default_design", "plan_sample_size"]
+
+PLAN_DESIGNS = ("predicted_clusters", "records")
+
+MIN_PLANNED_DRAWS = 30
+"""Fewest draws the planner plans outside take-all strata: the default interval needs
+about 10 effective units carrying both parts of a ratio, which a handful of draws cannot
+give even when the variance model says they would suffice."""
+
+
+def default_design(metric: str, *, paired: bool = False) -> str:
+    """The design planned by default: predicted clusters for precision (well behaved on
+    heavy tails), records for recall and F1 (a sample of predicted clusters cannot
+    estimate them) and for a paired difference (``paired``: one sample of predicted
+    clusters belongs to one prediction)."""
+    return "predicted_clusters" if metric == P and not paired else "records"
+
+
+def _smallest_allocation(
+    frame: DesignFrame,
+    target: float,
+    population: int,
+    *,
+    method: str,
+    take_all: list,
+    minimum: int,
+    min_draws: int,
+) -> pd.Series:
+    """Draws per stratum of the smallest total n whose allocation has planned variance
+    at most ``target``: bisection on n, with the allocation and rounding of
+    :func:`~er_evaluation.designs.allocate` (V decreases with n and V(census) = 0)."""
+    F, sd = frame.sizes, frame.sd
+
+    def allocation(n: int) -> pd.Series:
+        return allocate(F, n, method=method, sd=sd, take_all=take_all, minimum=minimum)
+
+    def meets(n: int) -> bool:
+        return planned_variance(F, sd, allocation(n), population) <= target
+
+    fixed = int(F[take_all].sum())
+    rest = int(F.sum()) - fixed
+    sampled = [f for h, f in F.items() if h not in set(take_all)]
+    lo = fixed + max(sum(min(minimum, int(f)) for f in sampled), min(min_draws, rest))
+    hi = int(F.sum())
+    if meets(lo):
+        return allocation(lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return allocation(hi)
+
+
+def _plan_table(frame: DesignFrame, draws: pd.Series, design: str) -> pd.DataFrame:
+    F, unit_records = frame.sizes, frame.unit_records
+    return pd.DataFrame(
+        {
+            "stratum": F.index,
+            "frame_size": F.to_numpy(),
+            "sd": frame.sd.to_numpy(),
+            "draws": draws.to_numpy(),
+            "take_all": (draws == F).to_numpy(),
+            # a take-all stratum is read once; a sampled one costs about its draws times
+            # the mean predicted cluster size (records design: duplicates not removed)
+            "expected_records": np.where(
+                draws == F,
+                F * (unit_records if design == "predicted_clusters" else 1),
+                draws * unit_records,
+            ),
+        }
+    )
+
+
+def _check_plan(
+    metric: str,
+    design: str,
+    half_width: float,
+    level: float,
+    pilot: Sample | None,
+    error_rate,
+    baseline: pd.Series | None,
+) -> float:
+    """The planner's arguments checked at its door; returns ``level`` as a float."""
+    if metric not in PLAN_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
+    if isinstance(half_width, bool) or not isinstance(half_width, numbers.Real):
+        raise ValueError(f"half_width must be a number in (0, 1), got {half_width!r}")
+    if not 0 < half_width < 1:
+        raise ValueError(f"half_width must be in (0, 1), got {half_width!r}")
+    level = check_level(level)
+    if (pilot is None) == (error_rate is None):
+        raise ValueError("give exactly one of pilot= (a reviewed sample) or error_rate=")
+    if design not in PLAN_DESIGNS:
+        raise ValueError(f"design must be one of {PLAN_DESIGNS}, got {design!r}")
+    if design == "predicted_clusters":
+        check_estimable(
+            metric, "predicted", remedy="plan it on the records design (design='records')"
+        )
+        if baseline is not None:
+            raise ValueError(
+                "a paired difference is planned on the record design (design='records'): "
+                "one sample of predicted clusters belongs to one prediction"
+            )
+    return level
+
+
+def plan_sample_size(
+    prediction: pd.Series,
+    strata: pd.Series | None,
+    half_width: float,
+    *,
+    metric: str = P,
+    design: str | None = None,
+    level: float = 0.95,
+    pilot: Sample | None = None,
+    error_rate: float | pd.Series | None = None,
+    baseline: pd.Series | None = None,
+    method: str = "neyman",
+    take_all: Iterable = (),
+    minimum: int = 2,
+    min_draws: int = MIN_PLANNED_DRAWS,
+) -> Plan:
+    """Smallest stratified design whose ``level`` interval of ``metric`` (or, with
+    ``baseline``, of the paired difference metric(prediction) - metric(baseline)) has
+    half-width at most ``half_width`` (see :mod:`er_evaluation.planning`).
+
+    ``design``: "predicted_clusters" or "records" (None: :func:`default_design`; records
+    for a paired difference). ``strata``: stratum of every record of ``prediction`` (e.g.
+    :func:`~er_evaluation.designs.size_strata`; constant within predicted clusters for the
+    predicted-cluster design; None: one stratum, the uniform design). S_h comes from
+    ``pilot`` (a reviewed pilot sample or existing benchmark) or ``error_rate`` (assumed
+    misattribution rate). ``method``: "neyman" or "proportional" allocation; ``take_all``:
+    strata reviewed entirely; ``minimum``: draws per sampled stratum; ``min_draws``: draws
+    outside take-all strata, at least (below about 30 the estimator's interval rests on too
+    few effective units, see :mod:`er_evaluation.estimators.diagnostics`, whatever the
+    variance model says). Returns a :class:`Plan`; a :class:`PlanWarning` (also in
+    ``Plan.warnings``) when the record design is asked for precision or F1 on a
+    heavy-tailed prediction, whose variance it under-estimates.
+    """
+    prediction = validate_membership(prediction, name="prediction")
+    if design is None:
+        design = default_design(metric, paired=baseline is not None)
+    level = _check_plan(metric, design, half_width, level, pilot, error_rate, baseline)
+    if strata is None:
+        strata = pd.Series("all", index=prediction.index, name="stratum")
+    take_all = list(take_all)
+    if design == "predicted_clusters":
+        frame = predicted_cluster_frame(prediction, strata, pilot, error_rate)
+    else:
+        frame = record_frame(prediction, strata, metric, pilot, error_rate, baseline)
+    z = z_value(level)
+    N = len(prediction)
+    draws = _smallest_allocation(
+        frame,
+        (half_width / z) ** 2,
+        N,
+        method=method,
+        take_all=take_all,
+        minimum=minimum,
+        min_draws=min_draws,
+    )
+    F = frame.sizes
+    what = f"{metric}" + (" difference (prediction - baseline)" if baseline is not None else "")
+    units = "predicted clusters" if design == "predicted_clusters" else "records"
+    assumptions = {
+        "design": f"{units} drawn without replacement within strata ({len(F)} strata; "
+        f"{N:,} records, {int(F.sum()):,} {units} in the frame)",
+        "metric": f"{what} with the {frame.estimator}",
+        "variance source": f"stratum standard deviations {frame.source}",
+        "allocation": f"{method}, at least {minimum} draws per sampled stratum and "
+        f"{min_draws} outside take-all strata"
+        + (f", take-all strata {take_all}" if take_all else "")
+        + "; strata whose Neyman share exceeds their size are taken entirely (no variance)",
+        "interval": f"normal approximation, z = {z:.3f}, first-order (delta-method) variance "
+        "with finite-population correction",
+    }
+    for note in frame.notes:
+        warnings.warn(note, PlanWarning, stacklevel=2)
+    return Plan(
+        metric=metric,
+        design=design,
+        target_half_width=float(half_width),
+        level=level,
+        half_width=z * math.sqrt(planned_variance(F, frame.sd, draws, N)),
+        draws=draws,
+        table=_plan_table(frame, draws, design),
+        assumptions=assumptions,
+        warnings=frame.notes,
+    )
