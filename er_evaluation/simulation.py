@@ -35,7 +35,17 @@ from er_evaluation.estimators import CI_METHODS, UnitTable, estimate_from_units,
 from er_evaluation.metrics import pairwise_precision, pairwise_recall
 from er_evaluation.sampling import Sample, benchmark_sample, sample_records
 
-__all__ = ["DEFAULT_ESTIMATORS", "StudyResult", "misattribute", "run_study", "summarize"]
+__all__ = [
+    "DEFAULT_ESTIMATORS",
+    "ERROR_MECHANISMS",
+    "StudyResult",
+    "merge_entities",
+    "misattribute",
+    "run_study",
+    "split_entities",
+    "summarize",
+    "zipf_clustering",
+]
 
 DEFAULT_ESTIMATORS: tuple[tuple[str, str], ...] = (
     ("pairwise_precision", "naive"),
@@ -49,17 +59,25 @@ DEFAULT_ESTIMATORS: tuple[tuple[str, str], ...] = (
 _KEYS = ["rate", "sample_size", "metric", "estimator"]
 
 
-def misattribute(clustering: pd.Series, rate: float, *, seed=None) -> pd.Series:
+def _check_rate(rate: float, keep: float) -> None:
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+    if not 0.0 <= keep <= 1.0:
+        raise ValueError(f"keep must be in [0, 1], got {keep!r}")
+
+
+def misattribute(clustering: pd.Series, rate: float, *, keep: float = 1.0, seed=None) -> pd.Series:
     """A prediction made from ``clustering`` by misattribution (Binette et al. 2023, §2.4).
 
     ``round(rate * N)`` records, picked uniformly without replacement, each get the
     cluster id of another record picked uniformly at random (any record but itself, from
     the original clustering). Record ids and their order are kept. A donor may share the
     record's cluster, so slightly fewer than ``rate * N`` assignments actually change.
+    ``keep``: share of these moves actually made, in their random order; with the same
+    ``seed``, ``keep=0.5`` is a version that fixes half of the errors of ``keep=1``.
     """
     clustering = validate_membership(clustering)
-    if not 0.0 <= rate <= 1.0:
-        raise ValueError(f"rate must be in [0, 1], got {rate!r}")
+    _check_rate(rate, keep)
     n = len(clustering)
     k = int(round(rate * n))
     if k and n < 2:
@@ -69,9 +87,132 @@ def misattribute(clustering: pd.Series, rate: float, *, seed=None) -> pd.Series:
     moved = rng.choice(n, size=k, replace=False)
     donor = rng.integers(0, n - 1, size=k)
     donor += donor >= moved  # skip the record itself: uniform over the n - 1 others
+    made = int(round(keep * k))
     out = values.copy()
-    out[moved] = values[donor]
+    out[moved[:made]] = values[donor[:made]]
     return pd.Series(out, index=clustering.index, name=clustering.name)
+
+
+def _size_biased_entities(codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Entity codes in the order a uniform random permutation of the records first reaches
+    them: a draw without replacement with probability proportional to size."""
+    first = np.full(codes.max() + 1, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes[rng.permutation(len(codes))], np.arange(len(codes)))
+    return np.argsort(first, kind="stable")
+
+
+def merge_entities(
+    clustering: pd.Series,
+    rate: float,
+    *,
+    group_size: tuple[int, int] = (2, 4),
+    keep: float = 1.0,
+    seed=None,
+) -> pd.Series:
+    """A prediction that over-merges whole entities: groups of ``group_size`` (uniform
+    between the two bounds) entities of ``clustering`` become one predicted cluster.
+
+    Entities are picked without replacement with probability proportional to their size
+    (as misattribution picks its donors, so large entities are merged more often) and
+    grouped in the order picked; every entity of a group but its first is *absorbed* into
+    the first one's cluster. Groups are formed until ``round(rate * N)`` records are
+    absorbed (the last group may pass that count). Record ids and order are kept; the
+    merged cluster keeps its first entity's id. ``keep``: share of the groups actually
+    merged (with the same ``seed``, ``keep=0.5`` undoes half of the merges).
+    """
+    clustering = validate_membership(clustering)
+    _check_rate(rate, keep)
+    lo, hi = group_size
+    if not 2 <= lo <= hi:
+        raise ValueError(f"group_size must be (lo, hi) with 2 <= lo <= hi, got {group_size!r}")
+    rng = np.random.default_rng(seed)
+    codes, labels = pd.factorize(clustering.to_numpy())
+    target = int(round(rate * len(codes)))
+    order = _size_biased_entities(codes, rng)
+    sizes = np.bincount(codes)[order]
+    g = rng.integers(lo, hi + 1, size=len(order))
+    starts = np.cumsum(g) - g
+    group = np.repeat(np.arange(len(order)), g)[: len(order)]
+    first = starts[group] == np.arange(len(order))
+    absorbed = np.cumsum(np.where(first, 0, sizes))
+    # the groups needed to reach the target (a group is made whole or not at all)
+    reached = np.searchsorted(absorbed, target) if target else -1
+    n_groups = 0 if reached < 0 else int(group[min(reached, len(order) - 1)]) + 1
+    made = int(round(keep * n_groups))
+    in_made = (group < made) & (np.bincount(group, minlength=group.max() + 1)[group] > 1)
+    host = order[starts[group]]
+    mapping = np.arange(len(labels))
+    mapping[order[in_made]] = host[in_made]
+    return pd.Series(labels[mapping[codes]], index=clustering.index, name=clustering.name)
+
+
+def split_entities(
+    clustering: pd.Series, rate: float, *, keep: float = 1.0, seed=None
+) -> pd.Series:
+    """A prediction that splits entities: an entity of s >= 2 records loses a random part
+    of k records (k uniform in 1..floor(s/2)) to a new predicted cluster.
+
+    Entities of at least two records are picked without replacement with probability
+    proportional to their size and split in that order until ``round(rate * M)`` records
+    have moved, M the records of entities with at least two records (the only ones that
+    can be split; fewer move when every such entity is split). Record ids and order are
+    kept; the new clusters get integer ids above the largest one for integer labels, else
+    ids ``"<entity>/split"``. ``keep``: share of the splits actually made (with the same
+    ``seed``, ``keep=0.5`` undoes half of them).
+    """
+    clustering = validate_membership(clustering)
+    _check_rate(rate, keep)
+    rng = np.random.default_rng(seed)
+    codes, labels = pd.factorize(clustering.to_numpy())
+    size = np.bincount(codes)
+    target = int(round(rate * size[size >= 2].sum()))
+    order = _size_biased_entities(codes, rng)
+    order = order[size[order] >= 2]
+    k = rng.integers(1, size[order] // 2 + 1)
+    n_splits = min(int(np.searchsorted(np.cumsum(k), target)) + 1, len(order)) if target else 0
+    made = int(round(keep * n_splits))
+    moved_count = np.zeros(len(size), dtype=np.int64)
+    moved_count[order[:made]] = k[:made]
+    # a random rank of every record within its entity: the first k records move
+    perm = rng.permutation(len(codes))
+    by_entity = perm[np.argsort(codes[perm], kind="stable")]
+    rank = np.empty(len(codes), dtype=np.int64)
+    rank[by_entity] = np.arange(len(codes)) - np.repeat(np.cumsum(size) - size, size)
+    moves = rank < moved_count[codes]
+    out = labels[codes].astype(object)
+    if np.issubdtype(np.asarray(labels).dtype, np.integer):
+        fresh = int(np.max(labels)) + 1 + np.arange(len(size))
+        out = labels[codes].copy()
+        out[moves] = fresh[codes[moves]]
+    else:
+        out[moves] = [f"{label}/split" for label in labels[codes[moves]]]
+    return pd.Series(out, index=clustering.index, name=clustering.name)
+
+
+ERROR_MECHANISMS = {
+    "misattribute": misattribute,
+    "merge": merge_entities,
+    "split": split_entities,
+}
+"""The error mechanisms of the simulations: records misattributed one by one, whole
+entities over-merged into one predicted cluster, entities split in two. Each takes
+``(clustering, rate, *, keep=1.0, seed=None)``."""
+
+
+def zipf_clustering(n_records: int, exponent: float, *, max_size: int, seed=None) -> pd.Series:
+    """A heavy-tailed clustering of ``n_records`` records (ids 0..n-1): cluster sizes drawn
+    from a Zipf distribution of ``exponent`` (P(size = k) ∝ k^-exponent; the smaller the
+    exponent, the heavier the tail) capped at ``max_size``, until the records are used up
+    (the last cluster is cut to fit)."""
+    if exponent <= 1:
+        raise ValueError(f"the Zipf exponent must be > 1, got {exponent!r}")
+    if max_size < 1 or n_records < 1:
+        raise ValueError("n_records and max_size must be >= 1")
+    rng = np.random.default_rng(seed)
+    sizes = np.minimum(rng.zipf(exponent, size=n_records), max_size)
+    sizes = sizes[: np.searchsorted(np.cumsum(sizes), n_records) + 1]
+    labels = np.repeat(np.arange(len(sizes)), sizes)[:n_records]
+    return pd.Series(labels, index=pd.RangeIndex(n_records, name="record"), name="truth")
 
 
 @dataclass(frozen=True, eq=False)

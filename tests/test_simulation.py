@@ -13,11 +13,15 @@ from er_evaluation.metrics import pairwise_precision, pairwise_recall
 from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import (
     DEFAULT_ESTIMATORS,
+    ERROR_MECHANISMS,
     _census,
     _naive,
     _units_of,
+    merge_entities,
     misattribute,
     run_study,
+    split_entities,
+    zipf_clustering,
 )
 
 
@@ -203,3 +207,98 @@ def test_run_study_point_estimates_only():
     assert len(res.replicates) == 3 * len(DEFAULT_ESTIMATORS)
     assert res.intervals.empty and res.coverage.empty
     assert res.summary["mean_se"].notna().sum() == 3  # the three design-based estimators
+
+
+def _refines(fine: pd.Series, coarse: pd.Series) -> bool:
+    """Every cluster of ``fine`` lies inside one cluster of ``coarse``."""
+    return bool((coarse.groupby(fine.to_numpy()).nunique() == 1).all())
+
+
+def test_misattribute_keep_fixes_a_subset_of_the_errors():
+    truth = synthetic_truth(300, seed=4)
+    a = misattribute(truth, 0.3, seed=9)
+    b = misattribute(truth, 0.3, seed=9, keep=0.5)
+    wrong_a, wrong_b = a != truth, b != truth
+    assert not (wrong_b & ~wrong_a).any()  # B's errors are errors of A
+    assert (b[wrong_b] == a[wrong_b]).all()  # ...made the same way
+    assert abs(wrong_b.sum() - wrong_a.sum() / 2) <= 0.1 * wrong_a.sum()
+    pd.testing.assert_series_equal(misattribute(truth, 0.3, seed=9, keep=0.0), truth)
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.3])
+def test_merge_entities_merges_whole_entities_up_to_the_rate(rate):
+    truth = synthetic_truth(500, seed=1)
+    pred = merge_entities(truth, rate, seed=3)
+    assert pred.index.equals(truth.index)
+    assert _refines(truth, pred)  # no entity is cut
+    absorbed = int((pred != truth).sum())
+    target = round(rate * len(truth))
+    groups = truth.groupby(pred.to_numpy()).nunique()
+    assert groups.max() <= 4
+    # the last group may pass the target by at most the size of three entities
+    largest = truth.value_counts().max()
+    assert target <= absorbed <= target + 3 * largest
+    # every absorbed entity joined the cluster of its group's first entity, which kept its id
+    assert set(pred.unique()) <= set(truth.unique())
+
+
+def test_merge_entities_keep_undoes_half_of_the_merges():
+    truth = synthetic_truth(500, seed=2)
+    a = merge_entities(truth, 0.2, seed=5)
+    b = merge_entities(truth, 0.2, seed=5, keep=0.5)
+    assert _refines(truth, b) and _refines(b, a)
+    merged_a = (truth.groupby(a.to_numpy()).nunique() > 1).sum()
+    merged_b = (truth.groupby(b.to_numpy()).nunique() > 1).sum()
+    assert merged_b == round(merged_a / 2)
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.3])
+def test_split_entities_cuts_within_entities_up_to_the_rate(rate):
+    truth = synthetic_truth(500, seed=1)
+    pred = split_entities(truth, rate, seed=3)
+    assert pred.index.equals(truth.index)
+    assert _refines(pred, truth)  # precision stays 1
+    moved = pred != truth
+    sizes = truth.value_counts()
+    target = round(rate * sizes[sizes >= 2].sum())
+    assert target <= moved.sum() <= target + sizes.max() // 2
+    # an entity keeps at least half of its records
+    kept = truth[~moved].value_counts().reindex(sizes.index, fill_value=0)
+    assert (kept >= np.ceil(sizes / 2)).all()
+
+
+def test_split_entities_integer_labels_and_keep():
+    truth = pd.Series(np.repeat(np.arange(50), 6))
+    a = split_entities(truth, 0.4, seed=1)
+    b = split_entities(truth, 0.4, seed=1, keep=0.5)
+    assert a.dtype.kind == "i" and a[a != truth].min() > truth.max()
+    assert _refines(a, b) and _refines(b, truth)
+    n_a = (truth.groupby(a.to_numpy()).size() < 6).sum() // 2
+    n_b = (truth.groupby(b.to_numpy()).size() < 6).sum() // 2
+    assert n_b == round(n_a / 2)
+    # every entity can be split at most once: a rate beyond that splits them all
+    assert split_entities(truth, 1.0, seed=0).nunique() == 100
+
+
+def test_error_mechanisms_rate_zero_and_bad_arguments():
+    truth = synthetic_truth(40)
+    for mechanism in ERROR_MECHANISMS.values():
+        pd.testing.assert_series_equal(mechanism(truth, 0.0, seed=1), truth)
+        with pytest.raises(ValueError, match="rate"):
+            mechanism(truth, 1.5, seed=1)
+        with pytest.raises(ValueError, match="keep"):
+            mechanism(truth, 0.1, keep=2.0, seed=1)
+    with pytest.raises(ValueError, match="group_size"):
+        merge_entities(truth, 0.1, group_size=(1, 3))
+
+
+def test_zipf_clustering_sizes():
+    z = zipf_clustering(20_000, 1.5, max_size=500, seed=0)
+    assert len(z) == 20_000 and z.index.equals(pd.RangeIndex(20_000))
+    sizes = z.value_counts()
+    assert sizes.max() <= 500 and (sizes == 500).sum() > 3  # the cap is reached
+    assert (sizes == 1).mean() > 0.3
+    lighter = zipf_clustering(20_000, 2.5, max_size=500, seed=0).value_counts()
+    assert (lighter == 500).sum() < (sizes == 500).sum() and (lighter == 1).mean() > 0.6
+    with pytest.raises(ValueError, match="exponent"):
+        zipf_clustering(10, 1.0, max_size=5)
