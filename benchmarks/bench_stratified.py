@@ -334,7 +334,9 @@ def run_change(
     # the designs in turn within each replicate (see run_zipf)
     for r in _replicates(reps, rows, out, "change"):
         s = sample_records(truth, 400, seed=(seed, 400, r))
-        e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False)
+        e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False).iloc[
+            0
+        ]
         rows.append(_diff_row(e, exact, "uniform", 400, r, s.n_records))
         for n in change_n:
             s = sample_changed(truth, a, b, n, seed=(seed, n, r, 1))

@@ -89,7 +89,7 @@ def test_estimate_paired_equals_compare(files, cli):
     got = pd.read_csv(io.StringIO(out))
     preds = {k: read_membership(files[k]) for k in ("alpha", "beta")}
     sample = benchmark_sample(read_membership(files["ref"]))
-    want = compare(preds, sample, "pairwise_precision")
+    want = compare(preds, sample, "pairwise_precision").iloc[0]
     assert len(got) == 1
     assert got["prediction"].iloc[0] == want.prediction
     assert got["value"].iloc[0] == pytest.approx(want.value)

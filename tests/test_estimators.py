@@ -24,6 +24,7 @@ from er_evaluation.estimators import (
     smooth_estimate,
 )
 from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio
+from er_evaluation.estimators.results import FRAME_COLUMNS
 from er_evaluation.sampling import (
     Sample,
     benchmark_sample,
@@ -337,7 +338,7 @@ def test_paired_difference_uses_joint_linearisation():
     other = pred.copy()
     other.iloc[:20] = 999  # merge 20 records into one cluster
     s = sample_clusters(truth, 10, seed=2)
-    d = compare({"a": pred, "b": other}, s, "pairwise_precision", ci_method="normal")
+    d = compare({"a": pred, "b": other}, s, "pairwise_precision", ci_method="normal").iloc[0]
     a = estimate(pred, s, "pairwise_precision", ci_method="normal")
     b = estimate(other, s, "pairwise_precision", ci_method="normal")
     assert d.prediction == "b - a" and d.metric == "pairwise_precision difference"
@@ -356,13 +357,16 @@ def test_paired_difference_uses_joint_linearisation():
     assert d.std_error**2 == pytest.approx(fa.variance + fb.variance - 2 * cov, rel=1e-9)
 
 
-def test_compare_several_gives_table():
+def test_compare_gives_one_table_whatever_the_count():
     truth, pred = _population(seed=4)
     s = sample_clusters(truth, 6, seed=0)
     table = compare({"x": pred, "y": truth, "z": pred}, s, "pairwise_recall", baseline="x")
     assert list(table["prediction"]) == ["y - x", "z - x"]
     assert table["value"].iloc[1] == pytest.approx(0.0, abs=1e-12)
     assert table["std_error"].iloc[1] == pytest.approx(0.0, abs=1e-12)
+    one = compare({"x": pred, "y": truth}, s, "pairwise_recall", baseline="x")
+    assert list(one.columns) == list(FRAME_COLUMNS) and list(one.index) == [0]
+    pd.testing.assert_frame_equal(one, table.iloc[:1])
 
 
 # ---------------------------------------------------------------- duality

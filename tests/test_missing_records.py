@@ -105,7 +105,9 @@ def test_paired_difference_counts_records_missing_from_either_prediction():
     a = PRED.drop(reviewed[:1])  # the baseline lacks one reviewed record
     b = PRED.drop(reviewed[1:3])  # the other prediction two others
     d, counts = _restrict(
-        lambda: compare({"a": a, "b": b}, sample, "pairwise_precision", on_missing="restrict")
+        lambda: compare({"a": a, "b": b}, sample, "pairwise_precision", on_missing="restrict").iloc[
+            0
+        ]
     )
     assert sorted(counts) == [1, 2]
     assert d.prediction == "b - a" and d.dropped_records == 3
@@ -113,7 +115,7 @@ def test_paired_difference_counts_records_missing_from_either_prediction():
     d, _ = _restrict(
         lambda: compare(
             {"a": both, "b": both.copy()}, sample, "pairwise_precision", on_missing="restrict"
-        )
+        ).iloc[0]
     )
     assert d.dropped_records == 2  # the same two records, counted once
 

@@ -129,7 +129,7 @@ def test_exhaustive_paired_difference_is_unbiased():
         lambda s: (lambda e: (e.value, e.std_error**2))(
             compare(
                 {"B": other, "A": pred}, s, P, baseline="A", estimator="record", ci_method="normal"
-            )
+            ).iloc[0]
         ),
     )
     assert out[:, 0].mean() == pytest.approx(exact, abs=1e-12)

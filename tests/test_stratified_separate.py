@@ -201,7 +201,7 @@ def test_exhaustive_paired_difference_constant_denominator():
             unit_totals=unit_totals(strata, truth),
         )
         s = with_ratio(s, "separate")
-        diff = compare({"B": other, "A": pred}, s, R, baseline="A", ci_method="normal")
+        diff = compare({"B": other, "A": pred}, s, R, baseline="A", ci_method="normal").iloc[0]
         ea, eb = estimate(pred, s, R), estimate(other, s, R)
         assert diff.value == pytest.approx(eb.value - ea.value, abs=1e-12)
         out.append((diff.value, diff.std_error**2))

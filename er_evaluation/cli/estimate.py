@@ -234,10 +234,10 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
         if args.paired:
             if len(predictions) < 2:
                 raise ValueError("--paired needs at least two predictions")
-            parts = []
-            for metric in args.metrics:
-                d = compare(predictions, sample, metric, baseline=args.baseline, **options)
-                parts.append(d if isinstance(d, pd.DataFrame) else pd.DataFrame([d.to_dict()]))
+            parts = [
+                compare(predictions, sample, metric, baseline=args.baseline, **options)
+                for metric in args.metrics
+            ]
             table = pd.concat(parts, ignore_index=True)
         else:
             table = estimate_table(predictions, sample, metrics=args.metrics, **options)

@@ -268,15 +268,16 @@ def compare(
     n_boot: int = N_BOOT,
     seed=0,
     validate: bool = True,
-) -> Estimate | pd.DataFrame:
+) -> pd.DataFrame:
     """Paired comparison of predictions on the same sample: ``metric(other) -
     metric(baseline)`` for every other prediction, with its own standard error and CI
     from the per-unit linearised differences (joint delta method on the stacked per-unit
     matrices), not by combining two error bars.
 
-    ``baseline`` defaults to the first prediction. Returns an :class:`Estimate` (metric
-    ``"<metric> difference"``, prediction ``"<other> - <baseline>"``) when there is one
-    difference, else a tidy DataFrame with one row per difference.
+    ``baseline`` defaults to the first prediction. Returns the table of estimates
+    (:func:`~er_evaluation.estimators.results.estimates_frame`) with one row per
+    difference, whatever their number: metric ``"<metric> difference"``, prediction
+    ``"<other> - <baseline>"`` (one difference: ``compare(...).iloc[0]``).
     """
     names = [str(k) for k in predictions]
     if len(names) < 2:
@@ -303,7 +304,7 @@ def compare(
             names=(name, baseline),
         )
         out.append(replace(e, metric=f"{result_label(metric, beta)} difference"))
-    return out[0] if len(out) == 1 else estimates_frame(out)
+    return estimates_frame(out)
 
 
 def stratum_contributions(

@@ -18,7 +18,7 @@ import pandas as pd
 
 from er_evaluation.estimators.diagnostics import Diagnostics
 
-__all__ = ["Diagnostics", "Estimate", "estimates_frame"]
+__all__ = ["Diagnostics", "Estimate", "FRAME_COLUMNS", "estimates_frame"]
 
 
 @dataclass(frozen=True)
@@ -111,15 +111,32 @@ class Estimate:
 DIAGNOSTIC_COLUMNS = tuple(f.name for f in fields(Diagnostics))
 
 
+#: the columns of every table of estimates, in order (:func:`estimates_frame`)
+FRAME_COLUMNS: tuple[str, ...] = (
+    "prediction",
+    "metric",
+    *(c for c in Estimate.__dataclass_fields__ if c not in ("prediction", "metric", "diagnostics")),
+    *DIAGNOSTIC_COLUMNS,
+)
+
+
 def estimates_frame(estimates: Iterable[Estimate]) -> pd.DataFrame:
-    """Tidy DataFrame with one row per estimate (columns = the :class:`Estimate` fields with
-    the diagnostics flattened, ``prediction`` and ``metric`` first)."""
+    """The one shape of a table of estimates: one row per estimate, a default integer
+    index, and the columns :data:`FRAME_COLUMNS`, in this order:
+
+    ``prediction``, ``metric`` (what is estimated), ``estimator``, ``design``, ``value``,
+    ``std_error``, ``ci_low``, ``ci_high``, ``level``, ``ci_method``, ``n_units``
+    (distinct sampled units: clusters, blocks or labelled pairs), ``n_draws`` (draws,
+    with-replacement repeats included), ``n_records`` (reviewed records used; labelled
+    pairs for pair estimates), ``plugin`` (the estimate before bias correction),
+    ``dropped_records``, and the diagnostics ``n_effective``, ``top_share``,
+    ``reliable``, ``reason``.
+
+    :func:`~er_evaluation.estimators.estimate_table` and
+    :func:`~er_evaluation.estimators.compare` return it; every other family of
+    estimates (pair estimates) produces the same columns."""
     rows = [e.to_dict() for e in estimates]
-    columns = [c for c in Estimate.__dataclass_fields__ if c != "diagnostics"]
-    columns += list(DIAGNOSTIC_COLUMNS)
-    first = ["prediction", "metric"]
-    order = first + [c for c in columns if c not in first]
-    return pd.DataFrame(rows, columns=columns)[order]
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
 
 
 def _fmt(x: float) -> str:

@@ -201,7 +201,7 @@ with plain_errors("Could not compare"):
         metric,
         baseline=base,
         on_missing="restrict",
-    )
+    ).iloc[0]
 st.metric(
     f"{METRICS[metric]}: {other} − {base}",
     f"{diff.value:+.3f}",
