@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 from test_app_designs import ENTRY, V1, project  # noqa: E402,F401  (fixture)
 
 from er_evaluation.designs import SIZE_BANDS, TAKE_ALL, size_strata  # noqa: E402
-from er_evaluation.planning import plan_sample_size  # noqa: E402
+from er_evaluation.planning import plan_review, plan_sample_size  # noqa: E402
 
 
 def _plan(metric: str, design: str = "auto") -> AppTest:
@@ -36,6 +36,9 @@ def test_precision_is_planned_on_predicted_clusters():
         V1, strata, 0.1, error_rate=0.05, take_all=[TAKE_ALL] if (strata == TAKE_ALL).any() else []
     )
     assert expected.design == "predicted_clusters"
+    # the page plans through the library's one assembly, as er-eval plan does
+    assembled = plan_review(V1, 0.1, error_rate=0.05, take_all_size=4)
+    assert assembled.table["draws"].tolist() == expected.table["draws"].tolist()
     text = " ".join(m.value for m in at.markdown)
     assert f"**{expected.n_draws:,} predicted clusters**" in text
     assert "design: predicted clusters drawn without replacement" in text

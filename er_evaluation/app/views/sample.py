@@ -118,8 +118,7 @@ if st.button("Draw and save the sample", key="draw_sample", type="primary"):
     st.success(f"Saved a sample of {len(queue):,} records to review.")
 
 with st.expander("Plan the sample size"):
-    from er_evaluation.designs import TAKE_ALL, size_strata
-    from er_evaluation.planning import PLAN_METRICS, default_design, plan_sample_size
+    from er_evaluation.planning import PLAN_METRICS, default_design, plan_review
     from er_evaluation.sampling import benchmark_sample
 
     p1, p2, p3 = st.columns(3)
@@ -134,7 +133,10 @@ with st.expander("Plan the sample size"):
     )
     plan_metric = p2.selectbox("Metric", PLAN_METRICS, key="plan_metric")
     plan_take_all = p3.number_input(
-        "Take-all from cluster size", min_value=2, value=50, key="plan_take_all"
+        "Take-all from cluster size (predicted clusters)",
+        min_value=2,
+        value=50,
+        key="plan_take_all",
     )
     plan_design = st.radio(
         "Design to plan",
@@ -171,24 +173,22 @@ with st.expander("Plan the sample size"):
         prediction = data.predictions[version]
         with plain_errors("Could not plan"):
             design_name = default_design(plan_metric) if plan_design == "auto" else plan_design
-            strata, take_all = None, []
-            if design_name == "predicted_clusters":
-                strata = size_strata(prediction, SIZE_BANDS, take_all_size=int(plan_take_all))
-                take_all = [TAKE_ALL] if (strata == TAKE_ALL).any() else []
+            # the take-all size is one of the size bands, which only the predicted-cluster
+            # design uses here (the record design is planned uniform)
+            take_all_size = int(plan_take_all) if design_name == "predicted_clusters" else None
             pilot = None
             if source == "benchmark":
                 # its records in this version's population (a version may lack some)
                 bench = data.benchmark[data.benchmark.index.isin(prediction.index)]
                 pilot = benchmark_sample(bench, weights="cluster_size")
-            plan = plan_sample_size(
+            plan = plan_review(
                 prediction,
-                strata,
                 float(target),
                 metric=plan_metric,
                 design=design_name,
+                take_all_size=take_all_size,
                 pilot=pilot,
                 error_rate=rate,
-                take_all=take_all,
             )
             st.session_state["plan_result"] = plan
     plan = st.session_state.get("plan_result")
