@@ -49,7 +49,7 @@ from bench_pairs import pools
 
 from er_evaluation.pairs import LabelOracle, estimates, sample_labels, stratify
 from er_evaluation.pairs._remainder import _substituted_sums
-from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._stratify import ScoreStrata
 from er_evaluation.pairs.samplers import OASISSampler
 
 BUDGETS = (500, 1000, 2000)
@@ -62,7 +62,7 @@ def strata_from_alloc(alloc, scores, predicted):
     sizes = np.bincount(codes, minlength=k)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     pred = np.bincount(codes, weights=predicted.astype(float), minlength=k) / sizes
-    return Strata(
+    return ScoreStrata(
         codes=codes.astype(np.int32),
         order=order,
         offsets=offsets,
@@ -103,7 +103,7 @@ def pkg_alloc(scores, goal, n_bins=None):
 class PkgFormula(OASISSampler):
     def _proposal(self):
         pi = self.posterior_mean()
-        F, a = self.f_hat, self.alpha
+        F, a = self.f_hat, self._alpha
         lam = self.lam
         arg = (
             lam * (a * a * F * F * (1 - pi) + (1 - F) ** 2 * pi)

@@ -144,7 +144,13 @@ def ours(name: str, reps: int, seed: int, n_strata: int, first: int, runs_out: P
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_pairs import NAMES, default_bins, pools
 
-    from er_evaluation.pairs import LabelOracle, history, make_sampler, sample_labels, stratify
+    from er_evaluation.pairs import (
+        LabelOracle,
+        estimate_history,
+        make_sampler,
+        sample_labels,
+        stratify,
+    )
 
     (_, pool) = next(iter(pools([name])))
     truth = pool.truth()
@@ -162,7 +168,7 @@ def ours(name: str, reps: int, seed: int, n_strata: int, first: int, runs_out: P
         run = sample_labels(pool, sampler, oracle, max(BUDGETS))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            hist = history(run, pool.predicted, at=BUDGETS).set_index("n_labels")
+            hist = estimate_history(run, pool.predicted, at=BUDGETS).set_index("n_labels")
         estimates, sq = [], []
         for budget in BUDGETS:
             precision, recall, f1 = (float(hist.loc[budget, m]) for m in NAMES)

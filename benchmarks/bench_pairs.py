@@ -68,17 +68,17 @@ from er_evaluation.pairs import (  # noqa: E402
     LabelOracle,
     OASISSampler,
     _variance,
+    estimate_history,
     estimate_measure,
     estimates,
     f_measures,
-    history,
     make_sampler,
-    metric_names,
     sample_labels,
     stratify,
 )
+from er_evaluation.vocabulary import pair_metric_names  # noqa: E402
 
-NAMES = tuple(metric_names([0.5]))
+NAMES = tuple(pair_metric_names(1.0))
 default_branching = _variance.MODEL_BRANCHING
 
 BUDGETS = (500, 1000, 2000)
@@ -217,7 +217,7 @@ def one_pool(
             rows = []
             for spec in specs:
                 start = time.perf_counter()
-                hist = estimate_history(sampled, parse_variant(spec)[2], pool, measure)
+                hist = variant_history(sampled, parse_variant(spec)[2], pool, measure)
                 est_s = time.perf_counter() - start
                 rows += run_rows(hist, truth_vec, name, spec, rep, seed, sampled, draw_s, est_s)
             all_runs += rows
@@ -231,7 +231,7 @@ def one_pool(
     return summarize(pd.DataFrame(all_runs))
 
 
-def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
+def variant_history(sampled, override: str, pool, measure) -> pd.DataFrame:
     """The estimates at BUDGETS of one run under an estimator ``override`` (module docstring)."""
     run = sampled
     if override == "ais":
@@ -253,7 +253,7 @@ def estimate_history(sampled, override: str, pool, measure) -> pd.DataFrame:
             warnings.simplefilter("ignore")
             if override == "measure":
                 return measure_history(run, measure, BUDGETS)
-            return history(run, pool.predicted, at=BUDGETS)
+            return estimate_history(run, pool.predicted, at=BUDGETS)
     finally:
         _variance.MODEL_BRANCHING = default_branching
         _variance.CALIBRATE_PRIOR = True

@@ -42,11 +42,11 @@ from er_evaluation.pairs import (
     LabelRun,
     continue_sampling,
     make_sampler,
-    metric_names,
     reuse_estimate,
 )
 from er_evaluation.pairs._search import _searched_region
 from er_evaluation.pairs.reuse import sample_traced
+from er_evaluation.vocabulary import pair_metric_names
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs_pools import cached, febrl_pool, patentsview_pool  # noqa: E402
@@ -87,7 +87,7 @@ def _setting(args):
         "pool": pool,
         "pool_b": pool_b,
         "predicted_b": predicted_b,
-        "truth": [truth[m] for m in metric_names([0.5])],
+        "truth": [truth[m] for m in pair_metric_names(1.0)],
         "tp": float(np.sum(pool.labels * predicted_b)),
         "fn": float(np.sum(pool.labels * (1 - predicted_b))),
         "oracle": LabelOracle(pool.labels),

@@ -344,10 +344,10 @@ def two_strata(sizes, predicted):
     """Strata of consecutive pool rows of the given sizes, each of one prediction."""
     import numpy as np
 
-    from er_evaluation.pairs._stratify import Strata
+    from er_evaluation.pairs._stratify import ScoreStrata
 
     codes = np.repeat(np.arange(len(sizes)), sizes).astype(np.int16)
-    return Strata(
+    return ScoreStrata(
         codes=codes,
         order=np.arange(len(codes)),
         offsets=np.concatenate([[0], np.cumsum(sizes)]),

@@ -11,11 +11,11 @@ from er_evaluation.datasets import load_pool
 from er_evaluation.pairs import (
     LabelOracle,
     OASISSampler,
-    csf_edges,
     estimate_from_labels,
     sample_labels,
     stratify,
 )
+from er_evaluation.pairs._stratify import csf_edges
 from er_evaluation.pairs.samplers import Draw
 
 

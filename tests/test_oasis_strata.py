@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from er_evaluation.datasets import load_pool
-from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, csf_edges, stratify
+from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, stratify
+from er_evaluation.pairs._stratify import csf_edges
 from er_evaluation.pairs.samplers import DEFAULT_MAX_SHARE
 
 

@@ -18,26 +18,26 @@ from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
     METHODS,
     CallableOracle,
-    CountingOracle,
     LabelOracle,
     LabelRun,
     OASISSampler,
     PairPool,
     PoolError,
-    as_importance_run,
     continue_sampling,
     estimate_from_labels,
+    estimate_history,
     field_similarity_score,
-    history,
     labels_needed,
     make_sampler,
     oracle_from_reference,
     pool_from_blocks,
     reuse_estimate,
     sample_labels,
-    score_probabilities,
     stratify,
 )
+from er_evaluation.pairs.oracles import CountingOracle
+from er_evaluation.pairs.reuse import as_importance_run
+from er_evaluation.pairs.samplers import score_probabilities, target_weight
 
 
 def tiny_pool() -> PairPool:
@@ -258,7 +258,7 @@ def _independent_oasis_q(pool, sampler):
     pi = sampler.posterior_mean()
     omega = strata.sizes / pool.n_pairs
     lam = strata.predicted.astype(float)
-    a, f = sampler.alpha, sampler.f_hat
+    a, f = target_weight(sampler.target, sampler.beta), sampler.f_hat
     vstar = omega * (
         (1 - a) * (1 - lam) * f * np.sqrt(pi)
         + lam * np.sqrt((a * f) ** 2 * (1 - pi) + (1 - f) ** 2 * pi)
@@ -399,7 +399,7 @@ def test_estimate_hand_computed_weighted_case():
         stratum=np.full(4, -1),
         new_label=np.ones(4, dtype=bool),
     )
-    result = estimate_from_labels(run, predicted, alpha=[0.5, 0.2])
+    result = estimate_from_labels(run, predicted, beta=[1, 2])
     # sum w a = 2, sum w lhat = 3, sum w l = 2.5
     assert result.precision.value == pytest.approx(2 / 3)
     assert result.recall.value == pytest.approx(2 / 2.5)
@@ -419,7 +419,7 @@ def test_estimate_hand_computed_weighted_case():
         centre = (est.value + z * z / (2 * n)) / (1 + z * z / n)
         half = z / (1 + z * z / n) * np.sqrt(est.value * (1 - est.value) / n + z * z / (4 * n * n))
         assert (est.ci_low, est.ci_high) == pytest.approx((centre - half, centre + half))
-    assert result.to_frame().index.tolist() == [
+    assert result.to_frame()["metric"].tolist() == [
         "pairwise_precision",
         "pairwise_recall",
         "pairwise_f1",
@@ -433,7 +433,7 @@ def test_history_rows_equal_estimates_on_prefixes():
         run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), 200)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            hist = history(run, pool.predicted, at=[50, 120, 200])
+            hist = estimate_history(run, pool.predicted, at=[50, 120, 200])
             result = estimate_from_labels(run, pool.predicted)
             assert hist.n_labels.tolist() == [50, 120, 200]
             assert hist.n_draws.iloc[-1] == run.n_draws
@@ -469,12 +469,12 @@ def test_undefined_precision_warns_and_is_nan():
     assert result.recall.value == 0.0
 
 
-def test_bad_alpha_and_prediction_shape_are_errors():
+def test_bad_beta_and_prediction_shape_are_errors():
     pool = tiny_pool()
     run = sample_labels(pool, make_sampler("passive", pool, 0), LabelOracle(pool.labels), 4)
-    for alpha in (1.5, 1.0, 0.0):
-        with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
-            estimate_from_labels(run, pool.predicted, alpha=alpha)
+    for beta in (-1.0, 0.0, math.inf, [], [1, -2]):
+        with pytest.raises(ValueError, match="beta must"):
+            estimate_from_labels(run, pool.predicted, beta=beta)
     with pytest.raises(ValueError, match="one 0/1 value per pool pair"):
         estimate_from_labels(run, pool.predicted[:3])
 

@@ -570,14 +570,15 @@ def test_cli_samples_with_ais_and_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert main([*args, "--budget", "70"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["pairwise_f1"]["n_labels"] == 70
+    assert out["pairwise_f1"]["n_units"] == 70
     header, events = read_log(labels)
     assert header["method"] == "ais" and header["params"]["n_strata"] == 64
     assert all(e["label"] == pool.labels[e["pool_index"]] for e in events)
 
 
 def test_continue_sampling_with_ais_reuses_labels():
-    from er_evaluation.pairs import CountingOracle, continue_sampling
+    from er_evaluation.pairs import continue_sampling
+    from er_evaluation.pairs.oracles import CountingOracle
 
     pool = tiny_pool(2000, seed=17)
     pool_b = pool.with_prediction((pool.scores > 0.3).astype(int))

@@ -18,9 +18,9 @@ from er_evaluation.pairs import (
     LabelOracle,
     PairPool,
     estimate_from_labels,
+    estimate_history,
     estimate_measure,
     f_measures,
-    history,
     make_sampler,
     pr_curve,
     reuse_estimate,
@@ -79,7 +79,7 @@ def test_census_is_exact_through_every_estimate_path(method):
         denominator = above.sum() if k < len(curve.thresholds) else pool.labels.sum()
         assert e.value == pytest.approx(np.sum(pool.labels * above) / denominator, abs=1e-12)
         assert e.ci_low == e.ci_high
-    last = history(run, pool.predicted).iloc[-1]
+    last = estimate_history(run, pool.predicted).iloc[-1]
     for name, value in truth.items():
         assert last[name] == pytest.approx(value, abs=1e-12)
         assert last[f"{name}_low"] == last[f"{name}_high"]

@@ -132,7 +132,7 @@ def test_boundary_estimate_gets_a_wilson_interval_not_zero_width():
     # each labelled pair stands for itself and 2/4 of the remainder: equal weights
     assert est.ci_low == pytest.approx(float(wilson_bounds(1.0, 0.0, 4 / (1 - 4 / 6), Z)[0]))
     assert 0 < est.ci_low < 1 and est.std_error > 0
-    assert est.ci_method == "wilson" and est.n_units == 6 and est.n_draws == 6
+    assert est.ci_method == "score" and est.n_units == 6 and est.n_draws == 6
 
 
 def test_restaurant_oasis_300_labels_is_never_a_false_point_interval():
@@ -341,7 +341,7 @@ def test_oasis_model_variance_matches_numerical_differentiation():
     sampler = OASISSampler(pool, 7, n_strata=4)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 60)
     assert run.stratum_prior is not None
-    result = estimate_from_labels(run, pool.predicted, alpha=0.5)
+    result = estimate_from_labels(run, pool.predicted, beta=1)
     pred = pool.predicted.astype(float)
     pp = pred.sum()
     h_t, y, w = pred[run.index], run.label.astype(float), run.weight

@@ -37,7 +37,7 @@ def quietly(function, *args, **kwargs):
 def both_paths(run, predicted):
     """estimate_from_labels (precision, recall, F1, F2) and estimate_measure of the same
     metrics, in the same order."""
-    ours = quietly(estimate_from_labels, run, predicted, alpha=[0.5, 0.2])
+    ours = quietly(estimate_from_labels, run, predicted, beta=[1, 2])
     theirs = quietly(estimate_measure, run, f_measures(predicted, [1.0, 2.0]))
     return [ours.precision, ours.recall, *ours.f], theirs
 
@@ -221,7 +221,7 @@ def test_selected_components_and_the_ais_target_measure():
     """A selection of F-measure components (the AIS sampler's target) is estimated like the
     full set; an undefined component warns at the caller's line."""
     pool = few_predicted_matches()
-    sampler = AISSampler(pool, 0, alpha=1.0)
+    sampler = AISSampler(pool, 0, target="precision")
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 30)
     (precision,) = estimate_measure(run, sampler.measure)
     assert_same(precision, quietly(estimate_from_labels, run, pool.predicted).precision)
@@ -273,7 +273,7 @@ def test_pr_curve_point_whose_pairs_are_all_labelled_is_exact():
     assert top.ci_method == "census" and top.std_error == 0.0
     assert top.ci_low == top.ci_high == top.value
     for name in ("pairwise_precision@0.2", "pairwise_recall@0.5"):
-        assert est[name].ci_method == "wilson" and est[name].ci_low < est[name].ci_high
+        assert est[name].ci_method == "score" and est[name].ci_low < est[name].ci_high
 
 
 def test_generic_ratio_route_uses_the_same_effective_size_rule():

@@ -14,7 +14,6 @@ from _helpers import synthetic_pool
 
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.pairs import (
-    CountingOracle,
     LabelOracle,
     LabelRun,
     continue_sampling,
@@ -23,6 +22,7 @@ from er_evaluation.pairs import (
     reuse_estimate,
     sample_labels,
 )
+from er_evaluation.pairs.oracles import CountingOracle
 from er_evaluation.pairs.reuse import (
     Proposals,
     TracedRun,

@@ -13,13 +13,13 @@ import pytest
 from er_evaluation.cli import main
 from er_evaluation.pairs import (
     METHODS,
-    CountingOracle,
     LabellingSession,
     LabelOracle,
     PairPool,
     SessionError,
     read_log,
 )
+from er_evaluation.pairs.oracles import CountingOracle
 
 
 def make_pool(n=300, seed=0) -> PairPool:
@@ -205,9 +205,9 @@ def test_cli_sample_with_reference_then_estimate(tmp_path, capsys):
                 str(labels),
                 "--format",
                 "json",
-                "--alpha",
-                "0.5",
-                "0.2",
+                "--beta",
+                "1",
+                "2",
             ]
         )
         == 0
@@ -215,9 +215,9 @@ def test_cli_sample_with_reference_then_estimate(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"pairwise_precision", "pairwise_recall", "pairwise_f1", "pairwise_f2"}
     p, r = out["pairwise_precision"]["value"], out["pairwise_recall"]["value"]
-    # F_alpha = 1 / (alpha / P + (1 - alpha) / R) with alpha = 0.2 is F_2
+    # F_beta = (1 + beta^2) / (beta^2 / R + 1 / P); F_2 = 1 / (0.2 / P + 0.8 / R)
     assert out["pairwise_f2"]["value"] == pytest.approx(1 / (0.2 / p + 0.8 / r))
-    assert out["pairwise_f1"]["n_labels"] == 90
+    assert out["pairwise_f1"]["n_units"] == 90
     # the labels in the log are the reference's
     _, events = read_log(labels)
     assert all(e["label"] == pool.labels[e["pool_index"]] for e in events)
@@ -489,6 +489,39 @@ def test_oasis_log_from_before_the_prior_decay_still_replays(tmp_path):
         assert resumed.label_run().index.tolist() == expected
 
 
+@pytest.mark.parametrize(
+    ("method", "target", "beta", "alpha"),
+    [
+        ("oasis", "f", 2.0, 0.2),
+        ("oasis", "f", 0.7, 1 / (1 + 0.7**2)),
+        ("oasis", "precision", 1.0, 1.0),
+        ("importance", "recall", 1.0, 0.0),
+        ("ais", "f", 1.0, 0.5),
+    ],
+)
+def test_log_written_with_the_f_weight_alpha_replays_as_its_target_and_beta(
+    tmp_path, method, target, beta, alpha
+):
+    """Headers written when the samplers took OASIS's weight alpha = 1 / (1 + beta^2)
+    (1: precision, 0: recall) replay the same draws under target and beta."""
+    pool = make_pool()
+    path = tmp_path / "l.jsonl"
+    with LabellingSession(pool, path, method, seed=3, target=target, beta=beta) as session:
+        session.run(LabelOracle(pool.labels), 15)
+        expected = session.label_run().index.tolist()
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    del header["params"]["beta"]
+    if method != "ais":
+        del header["params"]["target"]
+    header["params"]["alpha"] = alpha
+    lines[0] = json.dumps(header)
+    path.write_text("\n".join(lines) + "\n")
+    with LabellingSession(pool, path, readonly=True) as resumed:
+        assert resumed.label_run().index.tolist() == expected
+        assert resumed.sampler.target == target
+
+
 # --- several writers and unreadable logs through the CLI (issue 10, item 7) -----------------
 
 
@@ -555,7 +588,7 @@ def test_cli_two_processes_sampling_into_one_log(tmp_path):
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["pairwise_f1"]["n_labels"] == 80
+    assert json.loads(done.stdout)["pairwise_f1"]["n_units"] == 80
 
 
 @pytest.mark.parametrize("action", ["sample", "estimate"])

@@ -15,9 +15,9 @@ from er_evaluation.pairs import (
     PairPool,
     PoolError,
     estimate_from_labels,
+    estimate_history,
     estimate_measure,
     f_measures,
-    history,
     make_sampler,
     reuse_estimate,
     sample_labels,
@@ -136,10 +136,15 @@ def test_oasis_prior_strength_must_be_positive(eta):
         make_sampler("oasis", small_pool(), 0, eta=eta)
 
 
-@pytest.mark.parametrize("alpha", [-0.5, 1.5, float("nan")], ids=repr)
-def test_sampler_alpha_outside_unit_interval_is_an_error(alpha):
-    with pytest.raises(ValueError, match="alpha must be"):
-        make_sampler("oasis", small_pool(), 0, alpha=alpha)
+@pytest.mark.parametrize("beta", [-0.5, 0.0, float("inf"), float("nan"), "1"], ids=repr)
+def test_sampler_beta_not_positive_is_an_error(beta):
+    with pytest.raises(ValueError, match="beta must be a positive finite number"):
+        make_sampler("oasis", small_pool(), 0, beta=beta)
+
+
+def test_sampler_unknown_target_is_an_error():
+    with pytest.raises(ValueError, match="target must be one of"):
+        make_sampler("oasis", small_pool(), 0, target="f1")
 
 
 @pytest.mark.parametrize("budget", [-1, 2.5, True], ids=repr)
@@ -158,16 +163,16 @@ def test_level_outside_open_unit_interval_is_an_error(labelled, level):
     with pytest.raises(ValueError, match="level must be"):
         estimate_from_labels(run, pool.predicted, level=level)
     with pytest.raises(ValueError, match="level must be"):
-        history(run, pool.predicted, level=level)
+        estimate_history(run, pool.predicted, level=level)
     with pytest.raises(ValueError, match="level must be"):  # was a TypeError for "0.9"
         estimate_measure(run, f_measures(pool.predicted), level=level)
 
 
-@pytest.mark.parametrize("alpha", [2.0, 0.0, 1.0, float("nan")], ids=repr)
-def test_estimate_alpha_outside_unit_interval_is_an_error(labelled, alpha):
+@pytest.mark.parametrize("beta", [-2.0, 0.0, float("inf"), float("nan")], ids=repr)
+def test_estimate_beta_not_positive_is_an_error(labelled, beta):
     pool, run = labelled
-    with pytest.raises(ValueError, match="alpha must be strictly between 0 and 1"):
-        estimate_from_labels(run, pool.predicted, alpha=alpha)
+    with pytest.raises(ValueError, match="beta must be a positive finite number"):
+        estimate_from_labels(run, pool.predicted, beta=beta)
 
 
 @pytest.mark.parametrize(
@@ -325,14 +330,14 @@ def _pool_file(tmp_path, frame=None):
     return path
 
 
-def test_cli_bad_alpha_is_refused_before_any_label(tmp_path, capsys):
-    """--alpha 1.5 was checked only after the budget was labelled (with a person at the
+def test_cli_bad_beta_is_refused_before_any_label(tmp_path, capsys):
+    """A bad F weight was checked only after the budget was labelled (with a person at the
     prompt: after all their answers)."""
     path = _pool_file(tmp_path)
     labels = tmp_path / "l.jsonl"
     args = ["pairs", "sample", str(path), "--labels", str(labels), "--oracle", "column:label"]
-    assert main([*args, "--alpha", "1.5"]) == 1
-    assert "alpha must be strictly between 0 and 1" in capsys.readouterr().err
+    assert main([*args, "--beta", "-1"]) == 1
+    assert "beta must be a positive finite number" in capsys.readouterr().err
     assert not labels.exists()
 
 

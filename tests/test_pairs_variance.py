@@ -180,7 +180,7 @@ def test_estimate_paths_share_one_variance_and_one_interval_rule():
             sampler = make_sampler(method, pool, seed)
             run = sample_labels(pool, sampler, LabelOracle(pool.labels), n_labels)
             assert run.stratum_prior is not None
-            ours = estimate_from_labels(run, pool.predicted, alpha=[0.5, 0.2])
+            ours = estimate_from_labels(run, pool.predicted, beta=[1, 2])
             theirs = estimate_measure(run, f_measures(pool.predicted, [1.0, 2.0]))
             for a, b in zip((ours.precision, ours.recall, *ours.f), theirs, strict=True):
                 assert a.metric == b.metric
@@ -191,7 +191,7 @@ def test_estimate_paths_share_one_variance_and_one_interval_rule():
                     b.ci_high,
                     b.ci_method,
                 )
-                assert a.ci_method == "wilson"
+                assert a.ci_method == "score"
                 if a.value < 1.0:
                     n_compared += 1
                 else:
@@ -253,7 +253,7 @@ def test_measure_estimate_without_variance_off_census_keeps_a_standard_error():
     index = np.concatenate([h1, h0])
     run = _static_run(pool, index)
     (precision, *_) = estimate_measure(run, f_measures(pool.predicted))
-    assert precision.value == 1.0 and precision.ci_method == "wilson"
+    assert precision.value == 1.0 and precision.ci_method == "score"
     assert 0 < precision.ci_low < 1
     assert precision.std_error > 0
     assert labels_needed(precision, 0.01) > 0
@@ -358,6 +358,6 @@ def test_pr_curve_at_one_is_a_point_only_when_nothing_that_could_lower_it_is_unl
     top = est["pairwise_precision@0.75"]
     assert top.value == 1.0 and top.ci_low == 1.0 and top.ci_method == "census"
     low = est["pairwise_precision@0.45"]  # pairs 5, 7 above 0.45 are unlabelled
-    assert low.value == 1.0 and 0 < low.ci_low < 1 and low.ci_method == "wilson"
+    assert low.value == 1.0 and 0 < low.ci_low < 1 and low.ci_method == "score"
     recall = est["pairwise_recall@0.45"]  # no missed match drawn, pairs below unlabelled
     assert recall.value == 1.0 and 0 < recall.ci_low < 1

@@ -142,8 +142,8 @@ def restaurant():
     [
         ("oasis", {"epsilon": 0}, r"epsilon must be in \(0, 1\], got 0"),
         ("importance", {"epsilon": 1.5}, r"epsilon must be in \(0, 1\], got 1.5"),
-        ("oasis", {"alpha": 2}, r"alpha must be in \[0, 1\]"),
-        ("importance", {"alpha": -0.1}, r"alpha must be in \[0, 1\]"),
+        ("oasis", {"beta": -2}, r"beta must be a positive finite number"),
+        ("importance", {"target": "f2"}, r"target must be one of"),
         ("oasis", {"n_strata": 2.5}, r"n_strata must be a whole number >= 1, got 2.5"),
         ("stratified", {"n_strata": 0}, r"n_strata must be a whole number >= 1, got 0"),
         ("stratified", {"epsilon": 0.1}, r"'stratified' has no parameter epsilon; its parameters"),

@@ -19,9 +19,7 @@ from er_evaluation.pairs import (
     LabelOracle,
     PairPool,
     estimate_from_labels,
-    f_alpha_name,
     make_sampler,
-    metric_names,
     sample_labels,
 )
 from er_evaluation.sampling import sample_clusters
@@ -38,6 +36,7 @@ from er_evaluation.vocabulary import (
     check_metric_names,
     estimable_metrics,
     fscore_name,
+    pair_metric_names,
 )
 
 # 10 true clusters; the prediction keeps 4 of them exactly, splits, merges and moves records
@@ -62,7 +61,7 @@ def test_registry_entries_are_complete():
 def test_every_name_list_comes_from_the_registry():
     assert tuple(metrics.METRIC_FUNCTIONS) == METRIC_NAMES
     assert ESTIMATOR_METRICS == (*ESTIMABLE, "pairwise_fbeta")
-    assert metric_names([0.5]) == list(PAIR_ESTIMABLE)
+    assert pair_metric_names(1.0) == list(PAIR_ESTIMABLE)
 
 
 def test_exact_metric_functions_carry_registry_names():
@@ -139,7 +138,7 @@ def test_pair_estimates_use_the_same_names_and_values():
     run = sample_labels(
         pool, make_sampler("passive", pool, 0), LabelOracle(pool.labels), pool.n_pairs
     )
-    result = estimate_from_labels(run, pool.predicted, alpha=[0.5, 0.2]).to_frame()
+    result = estimate_from_labels(run, pool.predicted, beta=[1, 2]).to_frame().set_index("metric")
     assert list(result.index) == [
         "pairwise_precision",
         "pairwise_recall",
@@ -151,7 +150,7 @@ def test_pair_estimates_use_the_same_names_and_values():
         assert result.at[name, "value"] == pytest.approx(exact[name]), name
     f2 = metrics.pairwise_fbeta(PRED, TRUTH, beta=2)
     assert result.at["pairwise_f2", "value"] == pytest.approx(f2)
-    assert pool.truth(0.2) == pytest.approx(
+    assert pool.truth(2) == pytest.approx(
         {
             "pairwise_precision": exact["pairwise_precision"],
             "pairwise_recall": exact["pairwise_recall"],
@@ -160,12 +159,14 @@ def test_pair_estimates_use_the_same_names_and_values():
     )
 
 
-@pytest.mark.parametrize(
-    ("alpha", "name"), [(0.5, "pairwise_f1"), (0.2, "pairwise_f2"), (0.8, "pairwise_f0.5")]
-)
-def test_f_alpha_is_named_by_its_beta(alpha, name):
-    # F_alpha = 1 / (alpha/P + (1 - alpha)/R) is F_beta with beta = sqrt((1 - alpha)/alpha)
-    assert f_alpha_name(alpha) == name
+def test_pair_metric_names_are_precision_recall_and_each_f_beta():
+    assert pair_metric_names(1) == list(PAIR_ESTIMABLE)
+    assert pair_metric_names([2, 0.5]) == [
+        "pairwise_precision",
+        "pairwise_recall",
+        "pairwise_f2",
+        "pairwise_f0.5",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
     er-eval pairs sample POOL --labels LABELS.jsonl [--method oasis] [--budget N]
                               [--oracle reference:FILE | --oracle column:NAME]
                               [--records FILE[:ID_COL]]
-    er-eval pairs estimate POOL --labels LABELS.jsonl [--alpha 0.5 ...]
+    er-eval pairs estimate POOL --labels LABELS.jsonl [--beta 1 ...]
     er-eval pairs pool RECORDS[:ID_COL] --block-col COL --fields F [F ...]
                        --prediction FILE -o POOL.csv [--blocks B ...] [--max-pairs N]
                        [--split-by FIELD]
@@ -42,7 +42,7 @@ import pandas as pd
 from er_evaluation.cli._common import add_output_options, emit, plain, write_output
 from er_evaluation.errors import examples
 from er_evaluation.io import read_membership, read_table
-from er_evaluation.pairs.estimates import estimate_from_labels, metric_names
+from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import LabelOracle, oracle_from_reference, parse_answer
 from er_evaluation.pairs.pool import (
     DEFAULT_MAX_PAIRS,
@@ -54,11 +54,11 @@ from er_evaluation.pairs.pool import (
 )
 from er_evaluation.pairs.registry import METHODS
 from er_evaluation.pairs.session import LabellingSession
+from er_evaluation.vocabulary import pair_metric_names
 
-_ALPHA_HELP = (
-    "F_alpha weights strictly between 0 and 1, several allowed (default 0.5); F_alpha is "
-    "reported as pairwise_f<beta> with beta = sqrt((1 - alpha)/alpha): 0.5 = pairwise_f1, "
-    "0.2 = pairwise_f2, 0.8 = pairwise_f0.5"
+_BETA_HELP = (
+    "F_beta weights (positive; several allowed; default 1): the F-scores reported beside "
+    "precision and recall, named pairwise_f<beta> (1 = pairwise_f1, 2 = pairwise_f2)"
 )
 
 
@@ -104,7 +104,7 @@ def register(subparsers) -> None:
         help="reference:FILE (a clustering; pairs in one cluster are matches) or column:NAME "
         "(a 0/1 column of POOL); without it, answers are read from stdin",
     )
-    sample.add_argument("--alpha", type=float, nargs="+", default=[0.5], help=_ALPHA_HELP)
+    sample.add_argument("--beta", type=float, nargs="+", default=[1.0], help=_BETA_HELP)
     sample.add_argument(
         "--records",
         metavar="FILE[:ID_COL]",
@@ -117,13 +117,7 @@ def register(subparsers) -> None:
         "estimate", help="precision, recall and F with SE and CI from a label log", **described
     )
     _pool_options(est)
-    est.add_argument(
-        "--alpha",
-        type=float,
-        nargs="+",
-        default=[0.5],
-        help=_ALPHA_HELP,
-    )
+    est.add_argument("--beta", type=float, nargs="+", default=[1.0], help=_BETA_HELP)
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     add_output_options(est)
     est.set_defaults(func=_estimate)
@@ -224,7 +218,7 @@ def _oracle(spec: str, pool: PairPool, frame: pd.DataFrame):
 
 
 def _sample(args) -> int:
-    metric_names(args.alpha)  # a bad --alpha is an error before any labelling, not after
+    pair_metric_names(args.beta)  # a bad --beta is an error before any labelling, not after
     pool, frame = _read_pool(args)
     # Only the flags given: a new log takes the sampler's defaults (recorded in its header),
     # a resumed log its own values; a flag the method has no parameter for is an error
@@ -249,7 +243,7 @@ def _sample(args) -> int:
         file=sys.stderr,
     )
     if session.n_draws:
-        emit(session.estimate(alpha=args.alpha).to_frame(), args)
+        _emit_estimates(session.estimate(beta=args.beta), args)
     return 0
 
 
@@ -364,11 +358,24 @@ def _estimate(args) -> int:
     run = session.label_run()
     if run.n_draws == 0:
         raise ValueError(f"{args.labels} holds no labels yet")
-    result = estimate_from_labels(run, pool.predicted, alpha=args.alpha, level=args.level)
+    result = estimate_from_labels(run, pool.predicted, beta=args.beta, level=args.level)
     print(
         f"{args.labels}: {run.n_labels} labels, {run.n_draws} draws, {session.n_unsure} unsure, "
         f"method {session.header['method']}",
         file=sys.stderr,
     )
-    emit(result.to_frame(), args)
+    _emit_estimates(result, args)
     return 0
+
+
+# the text table's columns; csv and json carry every column of the estimate table
+_TEXT_COLUMNS = ["value", "std_error", "ci_low", "ci_high", "n_units", "n_draws", "reliable"]
+
+
+def _emit_estimates(result: PairEstimates, args) -> None:
+    """The estimate table (one row per metric) in the requested format; why an estimate
+    is not reliable on stderr."""
+    table = result.to_frame().set_index("metric")
+    emit(table if args.format != "table" else table[_TEXT_COLUMNS], args)
+    for metric, row in table[~table["reliable"].astype(bool)].iterrows():
+        print(f"not reliable: {metric}: {row['reason']}", file=sys.stderr)

@@ -1,18 +1,21 @@
-"""Evaluation from labelled record pairs: pools, samplers (passive, stratified, static
-importance sampling, OASIS, the adaptive importance sampler of Marchant & Rubinstein 2021 for any
-measure), target measures (F-scores, PR curves, custom), oracles, resumable labelling sessions, single-run estimates
-of precision / recall / F with standard errors, and label reuse across predictions
-(design §5; Marchant & Rubinstein 2017, 2021; Chaganty et al. 2017)."""
+"""Evaluation from labelled record pairs (Marchant & Rubinstein 2017, 2021; Chaganty et
+al. 2017).
 
-from er_evaluation.pairs._stratify import Strata, csf_edges, stratify
+- Pools: :class:`PairPool` (candidate pairs with a score and the system's 0/1 decision),
+  built from a table or from blocks of records (:func:`labelling_pool`).
+- Samplers: :func:`make_sampler` (passive, stratified, static importance sampling,
+  OASIS, the adaptive importance sampler of Marchant & Rubinstein 2021 for any measure)
+  over score strata (:func:`stratify`).
+- Labels: :func:`sample_labels` against an oracle, or a resumable
+  :class:`LabellingSession` a person answers; both give a :class:`LabelRun`.
+- Estimates: :func:`estimate_from_labels` (precision, recall and F_beta with standard
+  errors, intervals and diagnostics), :func:`estimate_measure` (any measure, PR curves).
+- Label reuse across predictions: :func:`reuse_estimate`, :func:`continue_sampling`.
+"""
+
+from er_evaluation.pairs._stratify import ScoreStrata, stratify
 from er_evaluation.pairs.ais import AISSampler
-from er_evaluation.pairs.estimates import (
-    PairEstimates,
-    estimate_from_labels,
-    f_alpha_name,
-    history,
-    metric_names,
-)
+from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels, estimate_history
 from er_evaluation.pairs.measures import (
     Measure,
     PRCurve,
@@ -22,14 +25,7 @@ from er_evaluation.pairs.measures import (
     pr_curve,
     pr_curve_table,
 )
-from er_evaluation.pairs.oracles import (
-    CallableOracle,
-    CountingOracle,
-    LabelOracle,
-    oracle_from_reference,
-    oracle_label,
-    parse_answer,
-)
+from er_evaluation.pairs.oracles import CallableOracle, LabelOracle, oracle_from_reference
 from er_evaluation.pairs.pool import (
     DEFAULT_MAX_PAIRS,
     PairPool,
@@ -45,82 +41,64 @@ from er_evaluation.pairs.pool import (
 )
 from er_evaluation.pairs.registry import METHODS, make_sampler
 from er_evaluation.pairs.reuse import (
-    Proposals,
     TracedRun,
-    as_importance_run,
     continue_sampling,
     labels_needed,
-    mixture_weights,
-    proposals_of,
     reuse_estimate,
     sample_traced,
 )
 from er_evaluation.pairs.run import LabelRun, sample_labels
 from er_evaluation.pairs.samplers import (
-    Draw,
     ImportanceSampler,
     OASISSampler,
     PassiveSampler,
     StratifiedSampler,
-    score_probabilities,
 )
 from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
 
 __all__ = [
     "AISSampler",
-    "Measure",
-    "PRCurve",
-    "custom_measure",
-    "estimate_measure",
-    "f_measures",
-    "pr_curve",
-    "pr_curve_table",
     "CallableOracle",
-    "CountingOracle",
     "DEFAULT_MAX_PAIRS",
-    "Draw",
     "ImportanceSampler",
     "LabelOracle",
     "LabelRun",
     "LabellingSession",
     "METHODS",
+    "Measure",
     "OASISSampler",
+    "PRCurve",
     "PairEstimates",
     "PairPool",
     "PassiveSampler",
     "PendingPair",
     "PoolError",
     "PoolSizeError",
-    "Proposals",
+    "ScoreStrata",
     "SessionError",
     "StratifiedSampler",
-    "Strata",
     "TracedRun",
-    "as_importance_run",
     "block_sizes",
     "continue_sampling",
-    "csf_edges",
+    "custom_measure",
     "estimate_from_labels",
-    "f_alpha_name",
+    "estimate_history",
+    "estimate_measure",
+    "f_measures",
     "field_similarity_score",
-    "history",
     "labelling_pool",
     "labels_needed",
     "make_sampler",
-    "metric_names",
-    "mixture_weights",
     "oracle_from_reference",
-    "oracle_label",
-    "parse_answer",
     "pool_from_blocks",
     "pool_size_problem",
+    "pr_curve",
+    "pr_curve_table",
     "predicted_from_clustering",
-    "proposals_of",
     "read_log",
     "reuse_estimate",
     "sample_labels",
     "sample_traced",
-    "score_probabilities",
     "split_blocks",
     "stratify",
 ]

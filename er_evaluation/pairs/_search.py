@@ -20,7 +20,7 @@ import numpy as np
 
 from er_evaluation.estimators.diagnostics import Diagnostics, concentration
 from er_evaluation.estimators.results import Estimate
-from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._stratify import ScoreStrata
 
 if TYPE_CHECKING:
     from er_evaluation.pairs.run import LabelRun
@@ -157,7 +157,9 @@ def search_diagnostics(
     )
 
 
-def _searched_region(run: LabelRun, predicted: np.ndarray, strata: Strata | None, level: float):
+def _searched_region(
+    run: LabelRun, predicted: np.ndarray, strata: ScoreStrata | None, level: float
+):
     """(:func:`hidden_matches` of the predicted
     non-match cells (stratum x prediction) where no labelled pair is a match and some
     pair is unlabelled, whether any labelled predicted non-match is a match). Without
@@ -199,7 +201,7 @@ def search_diagnosed(
     run: LabelRun,
     predicted: np.ndarray,
     alphas: list[float],
-    strata: Strata | None,
+    strata: ScoreStrata | None,
 ) -> list[Estimate]:
     """``estimates`` (precision, recall, F_alpha... of the 0/1 ``predicted`` from ``run``,
     with ``alphas`` = [1, 0, alpha...]) with

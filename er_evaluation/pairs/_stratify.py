@@ -16,12 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Strata", "csf_edges", "parent_strata", "split_oversized", "stratify"]
+__all__ = ["ScoreStrata", "csf_edges", "parent_strata", "split_oversized", "stratify"]
 
 
 @dataclass(frozen=True)
-class Strata:
-    """A partition of the pool into K non-empty strata.
+class ScoreStrata:
+    """A partition of a pair pool into K non-empty strata by score (the strata of the
+    pair samplers; unrelated to :class:`er_evaluation.strata.Strata`, the strata of
+    records or clusters of the cluster-sample designs).
 
     ``codes[i]`` is the stratum of pair i; ``order`` lists pair indices grouped by stratum,
     stratum k occupying ``order[offsets[k]:offsets[k + 1]]``; ``sizes`` = |P_k|;
@@ -197,8 +199,8 @@ def split_oversized(
     return renumber[key]
 
 
-def parent_strata(strata: Strata) -> Strata:
-    """The strata that ``strata``'s chunks were cut from (``Strata.parent``), in their
+def parent_strata(strata: ScoreStrata) -> ScoreStrata:
+    """The strata that ``strata``'s chunks were cut from (``ScoreStrata.parent``), in their
     order: the strata :func:`stratify` builds without ``max_share``. Each parent's size,
     mean score, prediction share and prediction are those of its chunks pooled (sizes
     summed, the rest size-weighted). ``strata`` itself when nothing was cut."""
@@ -213,7 +215,7 @@ def parent_strata(strata: Strata) -> Strata:
         return np.bincount(parent, weights=strata.sizes * values, minlength=k) / sizes
 
     lam = pooled(strata.lam)
-    return Strata(
+    return ScoreStrata(
         codes=codes.astype(strata.codes.dtype),
         order=np.argsort(codes, kind="stable"),
         offsets=np.concatenate([[0], np.cumsum(sizes)]),
@@ -233,11 +235,11 @@ def stratify(
     by_prediction: bool = True,
     max_share: float | None = None,
     doubling: bool = False,
-) -> Strata:
+) -> ScoreStrata:
     """CSF strata of the pool, built separately within predicted matches and non-matches
     (``by_prediction=True``) or over all scores at once (``False``: Marchant & Rubinstein
     2017, §6, and their ``oasis`` 0.1.3 package; a stratum may then hold both
-    predictions, ``Strata.prediction_share`` = lambda_k).
+    predictions, ``ScoreStrata.prediction_share`` = lambda_k).
 
     Each group is cut into at most ``n_strata`` strata; empty strata are dropped.
     ``n_bins`` chooses the CSF histogram (:func:`csf_edges`). ``max_share`` (None: off)
@@ -289,7 +291,7 @@ def stratify(
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     score_sums = np.bincount(codes, weights=scores, minlength=len(kept))
     share = np.bincount(codes, weights=predicted, minlength=len(kept)) / sizes
-    return Strata(
+    return ScoreStrata(
         codes=codes,
         order=order,
         offsets=offsets,

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from er_evaluation._parameters import check_alpha, check_count, check_epsilon
-from er_evaluation.pairs._stratify import Strata, stratify
+from er_evaluation._parameters import check_beta, check_count, check_epsilon
+from er_evaluation.pairs._stratify import ScoreStrata, stratify
 from er_evaluation.pairs.dirichlet_tree import DirichletTree, balanced_tree
 from er_evaluation.pairs.measures import Measure, f_measures, pr_curve
 from er_evaluation.pairs.pool import PairPool
@@ -45,19 +45,18 @@ from er_evaluation.pairs.samplers import (
 
 __all__ = ["AISSampler", "TARGETS"]
 
-TARGETS = ("f", "pr_curve")
+TARGETS = ("f", "precision", "recall", "pr_curve")
 PROPOSALS = ("pair", "stratum")
 COUNTS = ("labels", "weighted")
 PRIORS = ("scores", "rates")
 TREES = ("prediction", "score")
 
 
-def _target_measure(pool: PairPool, target: str, alpha: float, n_thresholds: int) -> Measure:
+def _target_measure(pool: PairPool, target: str, beta: float, n_thresholds: int) -> Measure:
     if target == "f":
-        # alpha = 1 / (1 + beta^2): 1 is precision, 0 recall, anything between an F_beta
-        if alpha in (0.0, 1.0):
-            return _select(f_measures(pool.predicted), [0 if alpha == 1.0 else 1])
-        return _select(f_measures(pool.predicted, float(np.sqrt(1.0 / alpha - 1.0))), [2])
+        return _select(f_measures(pool.predicted, beta), [2])
+    if target in ("precision", "recall"):
+        return _select(f_measures(pool.predicted), [0 if target == "precision" else 1])
     if target == "pr_curve":
         return pr_curve(pool.scores, n_thresholds)
     raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -82,7 +81,7 @@ def _select(measure: Measure, components: list[int]) -> Measure:
 class AISSampler(_Base):
     """Adaptive importance sampler of Marchant & Rubinstein 2021 for a target measure.
 
-    ``target``: ``"f"`` (F_alpha; alpha = 1 precision, 1/2 F1), ``"pr_curve"`` (precision
+    ``target``: ``"f"`` (F_beta with ``beta``, default F1), ``"precision"``, ``"recall"``, ``"pr_curve"`` (precision
     and recall at ``n_thresholds`` evenly spaced score thresholds), or pass any
     :class:`~er_evaluation.pairs.measures.Measure` of this pool as ``measure``.
     ``epsilon``: weight of the uniform mixture (positivity; weights are at most 1/eps).
@@ -130,7 +129,7 @@ class AISSampler(_Base):
         seed: int | None = None,
         *,
         target: str = "f",
-        alpha: float = 0.5,
+        beta: float = 1.0,
         measure: Measure | None = None,
         epsilon: float = 1e-3,
         n_strata: int = 64,
@@ -144,7 +143,7 @@ class AISSampler(_Base):
         counts: str = "labels",
         prior: str = "rates",
         tree: str = "score",
-        strata: Strata | None = None,
+        strata: ScoreStrata | None = None,
     ) -> None:
         super().__init__(pool, seed)
         if plug_in not in ("ais", "model"):
@@ -162,7 +161,7 @@ class AISSampler(_Base):
         self.proposal = proposal
         self.counts = counts
         self.prior = prior
-        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
+        beta, epsilon = check_beta(beta), check_epsilon(epsilon)
         n_strata, n_thresholds = (
             check_count(n_strata, "n_strata"),
             check_count(n_thresholds, "n_thresholds"),
@@ -176,7 +175,7 @@ class AISSampler(_Base):
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         self.target = "custom" if measure is not None else target
-        self.alpha, self.epsilon, self.n_strata = float(alpha), float(epsilon), int(n_strata)
+        self.beta, self.epsilon, self.n_strata = beta, float(epsilon), int(n_strata)
         self.branching = None if branching is None else int(branching)
         self.prior_strength = float(prior_strength)
         self.depth_concentration = float(depth_concentration)
@@ -184,7 +183,7 @@ class AISSampler(_Base):
         self.measure = (
             measure
             if measure is not None
-            else _target_measure(pool, target, self.alpha, self.n_thresholds)
+            else _target_measure(pool, target, self.beta, self.n_thresholds)
         )
         if self.measure.n_pairs != pool.n_pairs:
             raise ValueError(
@@ -489,7 +488,7 @@ class AISSampler(_Base):
             )
         return {
             "target": self.target,
-            "alpha": self.alpha,
+            "beta": self.beta,
             "epsilon": self.epsilon,
             "n_strata": self.n_strata,
             "branching": self.branching,

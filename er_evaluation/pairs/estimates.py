@@ -1,8 +1,10 @@
-"""Precision, recall and F_alpha with standard errors and intervals from one labelled pair sample.
+"""Precision, recall and F_beta with standard errors and intervals from one labelled pair sample.
 
-With a_j = l_j lhat_j (true positive) and b_j = alpha lhat_j + (1 - alpha) l_j
-(alpha = 1: precision, alpha = 0: recall, alpha = 1/2: F1; F_beta has alpha = 1/(1 + beta^2)),
-F_alpha = TP / (alpha PP + (1 - alpha) AP).
+Every one of them is a ratio F = TP / (alpha PP + (1 - alpha) AP) of the true positives to
+a weighted sum of the predicted positives PP and the actual positives AP, with the
+internal weight alpha = 1 for precision, 0 for recall and 1 / (1 + beta^2) for F_beta
+(1/2 for F1; Marchant & Rubinstein 2017, eq. 1, write F_alpha). Per draw j, a_j = l_j
+lhat_j (true positive) and b_j = alpha lhat_j + (1 - alpha) l_j.
 
 Three estimators (:mod:`er_evaluation.pairs._remainder`):
 
@@ -24,7 +26,7 @@ Three estimators (:mod:`er_evaluation.pairs._remainder`):
   estimate), so strata whose matches were not yet drawn still count.
 - Weighted ratio, for importance runs built by hand (no sampler flags):
 
-      F_alpha = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
+      F = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
 
   with the delta-method variance of Marchant & Rubinstein 2021 §3.3.2 (g(R) = R_1 / (alpha R_2 +
   (1 - alpha) R_3); the term D_g(R) R vanishes at the ratio estimate):
@@ -50,9 +52,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import z_value
+from er_evaluation._parameters import check_beta, check_level, z_value
 from er_evaluation.errors import warn_undefined
-from er_evaluation.estimators.results import Estimate
+from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
 from er_evaluation.pairs._search import search_diagnosed, searched_draws
 from er_evaluation.pairs._variance import (
@@ -62,24 +64,23 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
 )
 from er_evaluation.pairs.run import LabelRun
-from er_evaluation.vocabulary import fscore_name
+from er_evaluation.vocabulary import pair_metric_names
 
 __all__ = [
     "PairEstimates",
     "estimate_from_labels",
-    "f_alpha_name",
-    "history",
-    "metric_names",
+    "estimate_history",
+    "ratio_estimates",
     "uses_remainder",
 ]
 
 
 @dataclass(frozen=True)
 class PairEstimates:
-    """Precision, recall and F_alpha for each requested alpha, all from the same run, as
+    """Precision, recall and F_beta for each requested beta, all from the same run, as
     :class:`~er_evaluation.estimators.Estimate` objects (the result type of the cluster
     estimators): ``n_units`` = distinct labelled pairs, ``n_draws`` = draws with repeats,
-    ``estimator`` = the sampler, ``ci_method`` = "wilson" (Wilson score interval on an
+    ``estimator`` = the sampler, ``ci_method`` = "score" (Wilson score interval on an
     effective sample size) or "census" (every pair the metric depends on is labelled)."""
 
     precision: Estimate
@@ -87,52 +88,26 @@ class PairEstimates:
     f: tuple[Estimate, ...]
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per metric: value, std_error, ci_low, ci_high, level, n_labels, n_draws."""
-        rows = [self.precision, self.recall, *self.f]
-        frame = pd.DataFrame(
-            [
-                {
-                    "value": e.value,
-                    "std_error": e.std_error,
-                    "ci_low": e.ci_low,
-                    "ci_high": e.ci_high,
-                    "level": e.level,
-                    "n_labels": e.n_units,
-                    "n_draws": e.n_draws,
-                }
-                for e in rows
-            ],
-            index=pd.Index([e.metric for e in rows], name="metric"),
-        )
-        return frame
+        """One row per metric (precision, recall, then each F_beta), the columns of every
+        estimate table (:func:`~er_evaluation.estimators.estimates_frame`: the
+        :class:`~er_evaluation.estimators.Estimate` fields with the diagnostics
+        flattened); ``n_units`` counts the distinct labelled pairs."""
+        return estimates_frame([self.precision, self.recall, *self.f])
 
 
-def f_alpha_name(alpha: float) -> str:
-    """Vocabulary name of F_alpha = 1 / (alpha/P + (1 - alpha)/R): the F_beta with
-    beta = sqrt((1 - alpha)/alpha), named by :func:`~er_evaluation.vocabulary.fscore_name`
-    ("pairwise_f1" for alpha = 1/2, "pairwise_f2" for alpha = 0.2)."""
-    _check_alpha(alpha)
-    return fscore_name("pairwise", math.sqrt((1 - alpha) / alpha))
+def _betas(beta: float | Sequence[float]) -> list[float]:
+    """``beta`` (one F_beta weight or several) as a list, each checked
+    (:func:`~er_evaluation._parameters.check_beta`: positive and finite; precision and
+    recall are always reported, they are not beta = 0 or infinity)."""
+    values = [beta] if np.isscalar(beta) or isinstance(beta, str) else list(beta)
+    if not values:
+        raise ValueError("beta must name at least one F_beta weight, e.g. beta=1 for F1")
+    return [check_beta(b) for b in values]
 
 
-def metric_names(alphas: Sequence[float]) -> list[str]:
-    """ "pairwise_precision", "pairwise_recall", then :func:`f_alpha_name` of each alpha."""
-    return ["pairwise_precision", "pairwise_recall"] + [f_alpha_name(a) for a in alphas]
-
-
-def _check_alpha(alpha: float) -> None:
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(
-            f"alpha must be strictly between 0 and 1 (alpha = 1 is precision and 0 is recall, "
-            f"which are always reported), got {alpha}"
-        )
-
-
-def _alphas(alpha: float | Sequence[float]) -> list[float]:
-    values = [float(alpha)] if np.isscalar(alpha) else [float(a) for a in alpha]
-    for a in values:
-        _check_alpha(a)
-    return values
+def _alphas(betas: Sequence[float]) -> list[float]:
+    """The internal weight alpha = 1 / (1 + beta^2) of each F_beta's denominator."""
+    return [1.0 / (1.0 + b * b) for b in betas]
 
 
 def _distinct(run: LabelRun) -> tuple[np.ndarray, np.ndarray]:
@@ -163,7 +138,7 @@ def _cells(run: LabelRun, predicted: np.ndarray):
 def _draw_cells(run: LabelRun, predicted: np.ndarray, cells=None) -> tuple[np.ndarray, np.ndarray]:
     """Stratum x prediction cell (2 * stratum + prediction) of every draw of ``run`` and
     the sizes of all cells: from ``cells`` (:func:`_cells`, built once by
-    :func:`history`) or, for one estimate, from the draws and the predicted matches per
+    :func:`estimate_history`) or, for one estimate, from the draws and the predicted matches per
     stratum summed along the strata's row order (about 12 ms on 5.4 million pairs, where
     coding every pool pair cost 28 ms)."""
     if cells is not None:
@@ -289,25 +264,26 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
     return _ais_interval(run, predicted, alphas, z, variance)
 
 
-def history(
+def estimate_history(
     run: LabelRun,
     predicted,
     *,
-    alpha: float | Sequence[float] = 0.5,
+    beta: float | Sequence[float] = 1.0,
     at: Sequence[int] | None = None,
     level: float = 0.95,
 ) -> pd.DataFrame:
     """Estimates as labels came in: one row per label count in ``at`` (default: every label
     count), taken after the last draw that needed at most that many labels (free repeats
-    included). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`metric_names`),
+    included). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`~er_evaluation.vocabulary.pair_metric_names`),
     the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where undefined."""
-    alphas = _alphas(alpha)
+    betas = _betas(beta)
+    alphas = _alphas(betas)
     predicted = _check_predicted(run, predicted)
     z = z_value(level)
     n_labels = np.cumsum(run.new_label).astype(np.int64)
     counts = np.unique(n_labels) if at is None else np.asarray(at, dtype=np.int64)
     cells = _cells(run, predicted) if uses_remainder(run) else None
-    names = metric_names(alphas)
+    names = pair_metric_names(betas)
     rows = []
     for count in counts:
         last = int(np.searchsorted(n_labels, count, side="right"))
@@ -330,12 +306,12 @@ def estimate_from_labels(
     run: LabelRun,
     predicted,
     *,
-    alpha: float | Sequence[float] = 0.5,
+    beta: float | Sequence[float] = 1.0,
     level: float = 0.95,
     variance: str = "martingale",
 ) -> PairEstimates:
-    """Pairwise precision, recall and F_alpha (for every alpha given; named as
-    :func:`metric_names`) of ``predicted`` (0/1 per pool pair) from the labelled draws of
+    """Pairwise precision, recall and F_beta (for every ``beta`` given; named by
+    :func:`~er_evaluation.vocabulary.pair_metric_names`) of ``predicted`` (0/1 per pool pair) from the labelled draws of
     ``run``, each with its standard error and a
     ``level`` confidence interval. Any 0/1 prediction over the same pool can be evaluated
     (label reuse: :mod:`er_evaluation.pairs.reuse`). Undefined ratios (nothing sampled in
@@ -356,7 +332,7 @@ def estimate_from_labels(
     :func:`~er_evaluation.pairs._variance.oracle_rates`) rather than from the labels drawn
     alone; :func:`~er_evaluation.pairs.estimate_measure` uses the same routine and model.
     Exact at census. Intervals are Wilson score intervals on an effective sample size
-    (``ci_method="wilson"``); a metric estimated at 1 (no false positive, or no missed
+    (``ci_method="score"``, as the cluster estimators name Wilson's interval); a metric estimated at 1 (no false positive, or no missed
     match, drawn) gets the lower bound of
     :func:`~er_evaluation.pairs._variance.searched_bound` from the effective number of
     draws that searched the pairs that could hold one. Never of zero width unless every
@@ -369,18 +345,41 @@ def estimate_from_labels(
     non-match is a match and the strata where none was drawn were searched so thinly that
     more matches than the interval allows could hide there, or when the metric is undefined.
     """
-    alphas = _alphas(alpha)
-    z = z_value(level)
+    betas = _betas(beta)
+    level = check_level(level)
+    out = ratio_estimates(
+        run, predicted, _alphas(betas), pair_metric_names(betas), level, variance, stacklevel=4
+    )
+    return PairEstimates(out[0], out[1], tuple(out[2:]))
+
+
+def ratio_estimates(
+    run: LabelRun,
+    predicted: np.ndarray,
+    alphas: list[float],
+    names: Sequence[str],
+    level: float,
+    variance: str = "martingale",
+    *,
+    stacklevel: int = 3,
+) -> list[Estimate]:
+    """The estimates of :func:`estimate_from_labels`, checked arguments, by the internal
+    weight of each ratio: precision, recall, then F = TP / (alpha PP + (1 - alpha) AP) for
+    every ``alphas``, named ``names`` (2 + len(alphas) of them). Also the F-measures of
+    :func:`~er_evaluation.pairs.estimate_measure`, whose components carry their own
+    names. The run, ``predicted`` and ``variance`` are checked here; an undefined
+    estimate warns once at ``stacklevel``."""
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
     predicted = _check_predicted(run, predicted)
     _check_variance(run, variance)
+    z = z_value(level)
     value, se, low, high = _estimate_arrays(run, predicted, alphas, z, variance)
     out = []
-    for m, name in enumerate(metric_names(alphas)):
+    for m, name in enumerate(names):
         v = float(value[m])
         if math.isnan(v):
-            warn_undefined(name, _NO_PAIR, stacklevel=3)
+            warn_undefined(name, _NO_PAIR, stacklevel=stacklevel)
         lo, hi = float(low[m]), float(high[m])
         out.append(
             Estimate(
@@ -392,12 +391,11 @@ def estimate_from_labels(
                 ci_low=lo,
                 ci_high=hi,
                 level=level,
-                ci_method="census" if lo == hi == v else "wilson",
+                ci_method="census" if lo == hi == v else "score",
                 n_units=run.n_labels,
                 n_draws=run.n_draws,
                 n_records=run.n_labels,
                 plugin=v,
             )
         )
-    out = search_diagnosed(out, run, predicted, [1.0, 0.0, *alphas], run.strata)
-    return PairEstimates(out[0], out[1], tuple(out[2:]))
+    return search_diagnosed(out, run, predicted, [1.0, 0.0, *alphas], run.strata)

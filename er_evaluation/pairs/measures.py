@@ -53,7 +53,7 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
     searched_bound,
 )
-from er_evaluation.pairs.estimates import _NO_PAIR, estimate_from_labels
+from er_evaluation.pairs.estimates import _NO_PAIR, ratio_estimates
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -575,7 +575,7 @@ def estimate_measure(
                 n_fallback=n_searched[m],
                 lower_at_one=None if boundary is None else partial(boundary, m, totals),
             )
-            method = "census" if low == high == v else "wilson"
+            method = "census" if low == high == v else "score"
         else:
             low, high, method = v - z * s, v + z * s, "normal"
         out.append(_estimate(name, v, s, low, high, level, method, n_labels, n_draws))
@@ -613,24 +613,18 @@ def _diagnosed(
 def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> list[Estimate]:
     """The components of an F-measure (``measure.f_alphas``) as
     :func:`~er_evaluation.pairs.estimate_from_labels` of the prediction ``measure.codes``
-    estimates them, renamed to the measure's names. Its warnings are re-issued at the
-    caller of :func:`estimate_measure`, the undefined-metric ones only for the components
-    the measure holds."""
-    alphas = [a for a in dict.fromkeys(measure.f_alphas) if 0.0 < a < 1.0]
+    estimates them (:func:`~er_evaluation.pairs.estimates.ratio_estimates`), under the
+    measure's names. Undefined-metric warnings only for the components the measure
+    holds, at the caller of :func:`estimate_measure`."""
+    named = dict(zip(measure.f_alphas, measure.names, strict=True))
+    alphas = [a for a in named if 0.0 < a < 1.0]
+    names = [named.get(1.0, "pairwise_precision"), named.get(0.0, "pairwise_recall")]
+    names += [named[a] for a in alphas]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        found = estimate_from_labels(
-            run, measure.codes, alpha=alphas or 0.5, level=level, variance=variance
-        )
-    by_alpha = {
-        1.0: found.precision,
-        0.0: found.recall,
-        **dict(zip(alphas, found.f[: len(alphas)], strict=True)),
-    }
-    out = [
-        replace(by_alpha[a], metric=name)
-        for a, name in zip(measure.f_alphas, measure.names, strict=True)
-    ]
+        found = ratio_estimates(run, measure.codes, alphas, names, level, variance)
+    by_alpha = dict(zip([1.0, 0.0, *alphas], found, strict=True))
+    out = [by_alpha[a] for a in measure.f_alphas]
     for w in caught:
         if not issubclass(w.category, UndefinedMetricWarning):
             warnings.warn(w.message, w.category, stacklevel=3)

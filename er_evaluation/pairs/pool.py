@@ -10,13 +10,13 @@ both records share a predicted cluster.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from er_evaluation._parameters import check_beta
 from er_evaluation.clustering import check_exact_floats, membership, to_pairs
 from er_evaluation.errors import ClusteringError, examples, plain_id, warn_undefined
 from er_evaluation.vocabulary import pair_metric_names
@@ -161,23 +161,25 @@ class PairPool:
             raise PoolError("pass predicted (0/1 per pair) or prediction (a clustering)")
         return PairPool(frame)
 
-    def truth(self, alpha: float = 0.5) -> dict[str, float]:
-        """Exact pairwise precision, recall and F_alpha of ``predicted`` against ``label``
+    def truth(self, beta: float = 1.0) -> dict[str, float]:
+        """Exact pairwise precision, recall and F_beta of ``predicted`` against ``label``
         on the pool, keyed by the names of :func:`~er_evaluation.vocabulary.pair_metric_names`.
 
-        F_alpha = TP / (alpha (TP+FP) + (1-alpha)(TP+FN)); alpha = 1/2 is F1.
+        F_beta = (1 + beta^2) TP / (beta^2 (TP + FN) + TP + FP); beta = 1 is F1.
         """
-        precision, recall, f_alpha = pair_metric_names(math.sqrt((1 - alpha) / alpha))
+        beta = check_beta(beta)
+        precision, recall, f_beta = pair_metric_names(beta)
         labels = self.labels
         if labels is None:
             raise PoolError("this pool has no label column: the truth is unknown")
         tp = float(np.sum(labels & self.predicted))
         pp = float(self.predicted.sum())
         ap = float(labels.sum())
+        alpha = 1.0 / (1.0 + beta * beta)
         return {
             precision: _ratio(tp, pp, precision),
             recall: _ratio(tp, ap, recall),
-            f_alpha: _ratio(tp, alpha * pp + (1 - alpha) * ap, f_alpha),
+            f_beta: _ratio(tp, alpha * pp + (1 - alpha) * ap, f_beta),
         }
 
     def fingerprint(self) -> str:

@@ -78,8 +78,8 @@ import numpy as np
 
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._search import search_diagnosed
-from er_evaluation.pairs._stratify import Strata
-from er_evaluation.pairs.estimates import PairEstimates, _alphas, estimate_from_labels
+from er_evaluation.pairs._stratify import ScoreStrata
+from er_evaluation.pairs.estimates import PairEstimates, _alphas, _betas, estimate_from_labels
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.registry import make_sampler
 from er_evaluation.pairs.run import LabelRun, sample_labels
@@ -291,11 +291,11 @@ def reuse_estimate(
     run: LabelRun,
     predicted_b,
     *,
-    alpha: float | Sequence[float] = 0.5,
+    beta: float | Sequence[float] = 1.0,
     level: float = 0.95,
-    strata: Strata | None = None,
+    strata: ScoreStrata | None = None,
 ) -> PairEstimates:
-    """Precision, recall and F_alpha of another prediction ``predicted_b`` (0/1 per pool
+    """Precision, recall and F_beta of another prediction ``predicted_b`` (0/1 per pool
     pair) from the labels of ``run``, costing no label, by
     :func:`~er_evaluation.pairs.estimate_from_labels` with the run's weights: a
     :class:`TracedRun` of fixed proposals is weighted against their mixture (balance
@@ -311,10 +311,10 @@ def reuse_estimate(
     error on restaurant; 95% coverage of P / R / F1 100 / 96.8 / 97.2% (abt-buy),
     100 / 100 / 100% (restaurant), 96 / 100 / 97% (FEBRL, where recall was flagged in 97%
     of runs) (benchmarks/README.md, "Label reuse across versions")."""
-    estimates = estimate_from_labels(run, predicted_b, alpha=alpha, level=level)
+    estimates = estimate_from_labels(run, predicted_b, beta=beta, level=level)
     if strata is None:  # estimate_from_labels checked against the run's own strata
         return estimates
-    return search_check(estimates, run, predicted_b, alpha=alpha, strata=strata)
+    return search_check(estimates, run, predicted_b, beta=beta, strata=strata)
 
 
 def search_check(
@@ -322,10 +322,10 @@ def search_check(
     run: LabelRun,
     predicted,
     *,
-    alpha: float | Sequence[float] = 0.5,
-    strata: Strata | None = None,
+    beta: float | Sequence[float] = 1.0,
+    strata: ScoreStrata | None = None,
 ) -> PairEstimates:
-    """``estimates`` (of ``predicted`` from ``run``, F for each ``alpha``) with the
+    """``estimates`` (of ``predicted`` from ``run``, F for each ``beta``) with the
     diagnostics of :func:`~er_evaluation.pairs._search.search_diagnosed` against the
     strata ``strata`` (default ``run.strata``): what
     :func:`~er_evaluation.pairs.estimate_from_labels` attaches with the run's own strata,
@@ -334,7 +334,7 @@ def search_check(
         [estimates.precision, estimates.recall, *estimates.f],
         run,
         np.asarray(predicted).astype(np.int8),
-        [1.0, 0.0, *_alphas(alpha)],
+        [1.0, 0.0, *_alphas(_betas(beta))],
         strata if strata is not None else run.strata,
     )
     return PairEstimates(e[0], e[1], tuple(e[2:]))

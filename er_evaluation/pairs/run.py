@@ -10,7 +10,7 @@ import numpy as np
 
 from er_evaluation._parameters import check_count
 from er_evaluation.errors import examples
-from er_evaluation.pairs._stratify import Strata
+from er_evaluation.pairs._stratify import ScoreStrata
 from er_evaluation.pairs.oracles import oracle_label
 from er_evaluation.pairs.pool import PairPool, PoolError
 
@@ -53,11 +53,11 @@ class LabelRun:
     stratum_sizes: np.ndarray | None = None
     final_weight: np.ndarray | None = None
     method: str = ""
-    strata: Strata | None = None
+    strata: ScoreStrata | None = None
     static_proposal: bool = False
     adaptive: bool = False
     stratum_prior: np.ndarray | None = None
-    model_strata: Strata | None = None
+    model_strata: ScoreStrata | None = None
 
     @property
     def n_draws(self) -> int:

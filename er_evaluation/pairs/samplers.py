@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from er_evaluation._parameters import check_alpha, check_count, check_epsilon, check_seed
-from er_evaluation.pairs._stratify import Strata, parent_strata, stratify
+from er_evaluation._parameters import check_beta, check_count, check_epsilon, check_seed
+from er_evaluation.pairs._stratify import ScoreStrata, parent_strata, stratify
 from er_evaluation.pairs.pool import PairPool
 
 __all__ = [
@@ -38,7 +38,13 @@ __all__ = [
     "ImportanceSampler",
     "OASISSampler",
     "score_probabilities",
+    "target_weight",
+    "TARGETS",
 ]
+
+TARGETS = ("f", "precision", "recall")
+"""The measures OASIS and static importance sampling can be tuned to: F_beta, precision or
+recall."""
 
 DEFAULT_ETA = 2.0
 """OASIS prior pseudo-labels per stratum (chosen by benchmark, see :class:`OASISSampler`)."""
@@ -79,6 +85,21 @@ def score_probabilities(scores: np.ndarray, threshold: float = 0.0) -> np.ndarra
     if len(scores) and scores.min() >= 0.0 and scores.max() <= 1.0:
         return scores
     return 1.0 / (1.0 + np.exp(-(scores - threshold)))
+
+
+def target_weight(target: str, beta: float = 1.0) -> float:
+    """The weight alpha of the sampler's target F = TP / (alpha PP + (1 - alpha) AP), the
+    F_alpha of Marchant & Rubinstein 2017 (eq. 1): 1 for ``"precision"``, 0 for
+    ``"recall"`` and 1 / (1 + beta^2) for ``"f"`` (F_beta; ``beta`` checked, used only
+    there)."""
+    if target == "precision":
+        return 1.0
+    if target == "recall":
+        return 0.0
+    if target == "f":
+        b = check_beta(beta)
+        return 1.0 / (1.0 + b * b)
+    raise ValueError(f"target must be one of {', '.join(map(repr, TARGETS))}, got {target!r}")
 
 
 class _SparsePermutation:
@@ -174,7 +195,7 @@ class StratifiedSampler(_Base):
         seed: int | None = None,
         *,
         n_strata: int = 30,
-        strata: Strata | None = None,
+        strata: ScoreStrata | None = None,
     ) -> None:
         super().__init__(pool, seed)
         self.n_strata = check_count(n_strata, "n_strata")
@@ -234,9 +255,11 @@ def _initial_f(alpha: float, pi: np.ndarray, lam: np.ndarray, mass: np.ndarray) 
 
 class ImportanceSampler(_Base):
     """Static importance sampling (with replacement) from the asymptotically optimal
-    proposal for F_alpha evaluated once with per-pair score probabilities (the static IS
-    baseline of Marchant & Rubinstein 2017, 2021), mixed with the uniform distribution:
-    q(z) = eps/N + (1-eps) q*(z). Weight w = (1/N) / q(z)."""
+    proposal for the ``target`` (F_beta with ``beta``, precision or recall; the F_alpha of
+    Marchant & Rubinstein 2017 with alpha = :func:`target_weight`) evaluated once with
+    per-pair score probabilities (the static IS baseline of Marchant & Rubinstein 2017,
+    2021), mixed with the uniform distribution: q(z) = eps/N + (1-eps) q*(z). Weight
+    w = (1/N) / q(z)."""
 
     name = "importance"
     static_proposal = True
@@ -246,13 +269,15 @@ class ImportanceSampler(_Base):
         pool: PairPool,
         seed: int | None = None,
         *,
-        alpha: float = 0.5,
+        target: str = "f",
+        beta: float = 1.0,
         epsilon: float = 1e-3,
         threshold: float = 0.0,
     ) -> None:
         super().__init__(pool, seed)
-        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
-        self.alpha, self.epsilon, self.threshold = alpha, epsilon, threshold
+        alpha, epsilon = target_weight(target, beta), check_epsilon(epsilon)
+        self.target, self.beta = target, float(beta)
+        self._alpha, self.epsilon, self.threshold = alpha, epsilon, threshold
         pi = score_probabilities(pool.scores, threshold)
         lam = pool.predicted.astype(np.float64)
         f0 = _initial_f(alpha, pi, lam, np.ones_like(pi))
@@ -273,11 +298,20 @@ class ImportanceSampler(_Base):
         return 1.0 / (self.n_pairs * self.q[np.asarray(indices)])
 
     def params(self) -> dict:
-        return {"alpha": self.alpha, "epsilon": self.epsilon, "threshold": self.threshold}
+        return {
+            "target": self.target,
+            "beta": self.beta,
+            "epsilon": self.epsilon,
+            "threshold": self.threshold,
+        }
 
 
 class OASISSampler(_Base):
     """OASIS (Marchant & Rubinstein 2017, Algorithms 1-3): adaptive importance sampling over CSF strata.
+
+    ``target`` and ``beta`` choose the measure the proposal is tuned to: F_beta (default
+    F1), ``"precision"`` or ``"recall"``; the paper's F_alpha with alpha =
+    :func:`target_weight` (1 / (1 + beta^2) for F_beta).
 
     Per stratum a Beta model of pi_k = P(match) with prior eta * [pi0_k, 1 - pi0_k],
     pi0_k = mean score probability in the stratum (Algorithm 2). The paper's experiments
@@ -297,7 +331,7 @@ class OASISSampler(_Base):
     first labels are non-matches keeps only the epsilon share of the proposal and a match
     drawn there later carries a weight near 1 / epsilon. Each draw uses
     v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
-    term of design §5 step 3 at the current F_alpha estimate; weight w = omega_k / v_k
+    term sqrt(E[(D_g ell)^2]) (Marchant & Rubinstein 2017, eq. 12) at the current F_alpha estimate; weight w = omega_k / v_k
     (Algorithm 3, line 6). ``observe`` adds the label to stratum k's counts and updates
     F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l) (Algorithm 3, line 11).
     ``n_bins`` is the CSF histogram of the strata (:func:`~er_evaluation.pairs.csf_edges`;
@@ -343,7 +377,8 @@ class OASISSampler(_Base):
         pool: PairPool,
         seed: int | None = None,
         *,
-        alpha: float = 0.5,
+        target: str = "f",
+        beta: float = 1.0,
         epsilon: float = 1e-3,
         n_strata: int = 30,
         eta: float | None = None,
@@ -354,10 +389,11 @@ class OASISSampler(_Base):
         max_share: float | None = DEFAULT_MAX_SHARE,
         doubling: bool = False,
         shared_prior: bool = True,
-        strata: Strata | None = None,
+        strata: ScoreStrata | None = None,
     ) -> None:
         super().__init__(pool, seed)
-        alpha, epsilon = check_alpha(alpha), check_epsilon(epsilon)
+        alpha, epsilon = target_weight(target, beta), check_epsilon(epsilon)
+        self.target, self.beta = target, float(beta)
         n_strata = check_count(n_strata, "n_strata")
         if not isinstance(by_prediction, (bool, np.bool_)):
             raise ValueError(f"by_prediction must be True or False, got {by_prediction!r}")
@@ -368,7 +404,7 @@ class OASISSampler(_Base):
             or eta <= 0
         ):
             raise ValueError(f"eta (prior strength) must be a finite number > 0, got {eta!r}")
-        self.alpha, self.epsilon, self.n_strata, self.threshold = (
+        self._alpha, self.epsilon, self.n_strata, self.threshold = (
             alpha,
             epsilon,
             n_strata,
@@ -408,7 +444,7 @@ class OASISSampler(_Base):
             # moves the stratum's prior proposal towards its higher scores without adding to it
             parent_size = np.bincount(st.parent, weights=st.sizes)[st.parent]
             strength = self.eta * st.sizes / parent_size
-        self._model_strata: Strata | None = None
+        self._model_strata: ScoreStrata | None = None
         self.prior1 = strength * pi0  # prior pseudo-counts of matches
         self.prior0 = strength * (1 - pi0)  # and of non-matches
         self.n1 = np.zeros(st.n_strata)  # labels seen per stratum: matches
@@ -426,7 +462,7 @@ class OASISSampler(_Base):
         self._v = self._proposal()
 
     @property
-    def model_strata(self) -> Strata:
+    def model_strata(self) -> ScoreStrata:
         """The strata of the estimator's variance model: those the chunks of cut strata
         were cut from (:func:`~er_evaluation.pairs._stratify.parent_strata`; the
         sampler's strata when nothing was cut). Built on first use: drawing never needs
@@ -473,11 +509,11 @@ class OASISSampler(_Base):
         """v = eps omega + (1 - eps) v*; omega (1 - alpha)(1 - lambda) and omega lambda are
         precomputed so that each update is a handful of operations on length-K arrays."""
         pi = self.posterior_mean()
-        af, bf = self.alpha * self.f_hat, 1.0 - self.f_hat
+        af, bf = self._alpha * self.f_hat, 1.0 - self.f_hat
         if self._mixed:
             # omega_k sqrt(E_k[(D_g ell)^2]) over a stratum holding both predictions, its
             # pairs sharing the match rate pi_k (the paper's lambda_k form, §5; the package's)
-            cf = (1.0 - self.alpha) * self.f_hat
+            cf = (1.0 - self._alpha) * self.f_hat
             inner = self.lam * (af * af + (bf * bf - af * af) * pi) + (1 - self.lam) * cf * cf * pi
             opt = self.omega * np.sqrt(inner)
         else:
@@ -516,7 +552,7 @@ class OASISSampler(_Base):
         lhat = float(self._predicted[index])
         w = last.weight
         self._sums += (w * label * lhat, w * lhat, w * label)
-        den = self.alpha * self._sums[1] + (1 - self.alpha) * self._sums[2]
+        den = self._alpha * self._sums[1] + (1 - self._alpha) * self._sums[2]
         if den > 0:
             self.f_hat = float(self._sums[0] / den)
         self._last = None
@@ -538,7 +574,7 @@ class OASISSampler(_Base):
             np.sum(weight * lhat),
             np.sum(weight * label),
         )
-        den = self.alpha * self._sums[1] + (1 - self.alpha) * self._sums[2]
+        den = self._alpha * self._sums[1] + (1 - self._alpha) * self._sums[2]
         if den > 0:
             self.f_hat = float(self._sums[0] / den)
         self._v = self._proposal()
@@ -549,7 +585,8 @@ class OASISSampler(_Base):
 
     def params(self) -> dict:
         return {
-            "alpha": self.alpha,
+            "target": self.target,
+            "beta": self.beta,
             "epsilon": self.epsilon,
             "n_strata": self.n_strata,
             "eta": self.eta,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import time
 import warnings
@@ -127,6 +128,25 @@ def read_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
         raise SessionError(f"{path}: the log has no header line")
     records = [_parse_line(path, number, line) for number, line in enumerate(lines, start=1)]
     return records[0], records[1:]
+
+
+def _target_of_alpha(alpha: float, target: str) -> dict:
+    """``target`` and ``beta`` of a log written when the samplers took OASIS's weight
+    alpha = 1 / (1 + beta^2) (1: precision, 0: recall): the beta whose weight is exactly
+    the logged alpha, so the replayed draws are bit-identical."""
+    if target != "f":  # a PR curve: the weight was not used
+        return {"target": target}
+    if alpha in (0, 1):
+        return {"target": "recall" if alpha == 0 else "precision"}
+    beta = math.sqrt((1.0 - alpha) / alpha)
+    candidates = [beta]
+    for direction in (math.inf, 0.0):
+        b = beta
+        for _ in range(64):
+            b = math.nextafter(b, direction)
+            candidates.append(b)
+    exact = [b for b in candidates if 1.0 / (1.0 + b * b) == alpha]
+    return {"target": "f", "beta": exact[0] if exact else beta}
 
 
 class LabellingSession:
@@ -294,6 +314,8 @@ class LabellingSession:
             logged.update(prior="scores", counts="labels", proposal="pair")
         if header["method"] == "ais" and "tree" not in logged:
             logged["tree"] = "score"  # logs written before the prediction-split tree
+        if "alpha" in logged:
+            logged.update(_target_of_alpha(logged.pop("alpha"), logged.get("target", "f")))
         self.sampler = make_sampler(header["method"], self.pool, header["seed"], **logged)
         self._offset, self._lines = len(lines[0]) + 1, 1
         self._replay(lines[1:], size)
@@ -510,12 +532,12 @@ class LabellingSession:
     def estimate(
         self,
         *,
-        alpha: float | Sequence[float] = 0.5,
+        beta: float | Sequence[float] = 1.0,
         level: float = 0.95,
     ) -> PairEstimates:
-        """Precision, recall and F_alpha of the pool's prediction from the labels so far
+        """Precision, recall and F_beta of the pool's prediction from the labels so far
         (see :func:`er_evaluation.pairs.estimate_from_labels`)."""
-        return estimate_from_labels(self.label_run(), self.pool.predicted, alpha=alpha, level=level)
+        return estimate_from_labels(self.label_run(), self.pool.predicted, beta=beta, level=level)
 
     def close(self) -> None:
         """Sync and close the log; the session can be reopened from it at any time."""
