@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "BLOCKING",
     "ESTIMABLE",
     "ESTIMATOR_METRICS",
     "FBETA",
@@ -26,6 +27,8 @@ __all__ = [
     "METRIC_NAMES",
     "PAIR_ESTIMABLE",
     "REGISTRY",
+    "STATISTICS",
+    "TRUTH_STATISTICS",
     "Metric",
     "check_estimable",
     "check_metric_names",
@@ -34,7 +37,17 @@ __all__ = [
     "pair_metric_names",
 ]
 
-Family = Literal["pairwise", "counts", "cluster", "bcubed", "information", "rand", "merge_split"]
+Family = Literal[
+    "pairwise",
+    "counts",
+    "cluster",
+    "bcubed",
+    "information",
+    "rand",
+    "merge_split",
+    "blocking",
+    "truth",
+]
 Kind = Literal["proportion", "count", "score"]
 
 FAMILIES: tuple[str, ...] = (
@@ -45,6 +58,8 @@ FAMILIES: tuple[str, ...] = (
     "information",
     "rand",
     "merge_split",
+    "blocking",
+    "truth",
 )
 #: "proportion": a value in [0, 1]; "count": a number of links or operations (an integer
 #: when defined); "score": a real value with no fixed range (the adjusted Rand index can
@@ -117,6 +132,29 @@ PREDICTED_SAMPLE_DUALS: dict[str, str] = {
 #: names estimable from labelled record pairs (:mod:`er_evaluation.pairs`); F-scores with
 #: another beta are named by :func:`fscore_name`.
 PAIR_ESTIMABLE: tuple[str, ...] = tuple(m.name for m in _METRICS if m.pair_estimable)
+
+_STATISTICS = (
+    Metric("blocking_recall", "Blocking recall", "blocking", "proportion"),
+    Metric("matching_recall", "Matching recall", "blocking", "proportion"),
+    Metric("average_cluster_size", "Average cluster size", "truth", "score"),
+    Metric("singleton_cluster_share", "Singleton cluster share", "truth", "proportion"),
+    Metric("matching_rate", "Matching rate", "truth", "proportion"),
+    Metric("homonymy_rate", "Homonymy rate", "truth", "proportion"),
+    Metric("name_variation_rate", "Name variation rate", "truth", "proportion"),
+)
+
+#: name -> :class:`Metric` of the quantities estimated from a reviewed sample that are not
+#: metrics of a prediction against a truth (so not columns of the exact metric tables of
+#: :data:`REGISTRY`): the blocking decomposition of recall
+#: (:mod:`er_evaluation.estimators.blocking`) and statistics of the true clustering
+#: (:mod:`er_evaluation.estimators.truth`; named as :func:`er_evaluation.summary_statistics`
+#: names them for a full clustering).
+STATISTICS: dict[str, Metric] = {m.name: m for m in _STATISTICS}
+#: the two factors of recall lost to blocking: ``blocking_recall`` (true links whose
+#: records share a block) and ``matching_recall`` (of those, the links found).
+BLOCKING: tuple[str, ...] = tuple(m.name for m in _STATISTICS if m.family == "blocking")
+#: statistics of the true clustering estimable from a reviewed sample of true clusters.
+TRUTH_STATISTICS: tuple[str, ...] = tuple(m.name for m in _STATISTICS if m.family == "truth")
 
 _FSCORE_FAMILIES = ("pairwise", "cluster", "bcubed")
 
