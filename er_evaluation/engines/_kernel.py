@@ -262,20 +262,22 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> Contingency:
 
 
 def engine_records(
-    prediction: Table, reviewed: pd.Series, units: pd.Index, validate: bool
+    prediction: Table, reviewed: pd.Series, units: pd.Index | None, validate: bool
 ) -> pd.Series:
     """The records of ``prediction`` that a sample of predicted clusters needs (the
-    reviewed records and every record of the sampled predicted clusters ``units``), as a
-    membership Series, after validating the whole prediction on its engine."""
-    sampled = pd.Series(units, index=units)
-    items = {"prediction": prediction, "reviewed": reviewed, "units": sampled}
+    reviewed records and every record of the sampled predicted clusters ``units``; the
+    reviewed records alone when ``units`` is None), as a membership Series, after
+    validating the whole prediction on its engine (``validate``)."""
+    items = {"prediction": prediction, "reviewed": reviewed}
+    if units is not None:
+        items["units"] = pd.Series(units, index=units)
     with _session(items) as (backend, views):
         pred = views["prediction"]
         if validate:
             (counts,) = _sql.side_counts(backend, pred)
             _check_side(backend, pred, counts, _shown(prediction, "prediction"))
             _check_duplicates(backend, pred, counts, _shown(prediction, "prediction"))
-        rows = _sql.records_of(backend, pred, views["reviewed"], views["units"])
+        rows = _sql.records_of(backend, pred, views["reviewed"], views.get("units"))
     return pd.Series(
         _labels(rows.column("cluster")), index=_labels(rows.column("id")), name="prediction"
     ).rename(None)

@@ -159,13 +159,17 @@ def touched_sizes(backend, prediction: View, reference: View) -> pa.Table:
     )
 
 
-def records_of(backend, view: View, ids: View, clusters: View) -> pa.Table:
+def records_of(backend, view: View, ids: View, clusters: View | None) -> pa.Table:
     """Records of ``view`` whose id is an id of ``ids`` or whose cluster is a cluster of
-    ``clusters`` (two semi-joins)."""
-    return backend.arrow(
-        f"""
+    ``clusters`` (two semi-joins; only the first without ``clusters``)."""
+    by_id = f"""
         SELECT v.id, v.cluster FROM {view.name} v JOIN (SELECT DISTINCT id FROM {ids.name}) i
             ON v.id = i.id
+        """
+    if clusters is None:
+        return backend.arrow(by_id)
+    return backend.arrow(
+        f"""{by_id}
         UNION
         SELECT v.id, v.cluster FROM {view.name} v
             JOIN (SELECT DISTINCT cluster FROM {clusters.name}) c ON v.cluster = c.cluster

@@ -131,6 +131,14 @@ def _kish(total: float, squares: float) -> float:
     return float(total) ** 2 / squares if squares > 0 else math.nan
 
 
+def normalized_probability(sample: Sample) -> np.ndarray:
+    """The sample's per-unit selection probabilities scaled to mean 1 over the draws
+    (only their ratios matter to the estimators)."""
+    p = np.asarray(sample.probability, dtype=float)
+    m = np.asarray(sample.multiplicity, dtype=float)
+    return p / (m @ p / m.sum())
+
+
 def unit_table(
     prediction: pd.Series,
     sample: Sample,
@@ -177,9 +185,7 @@ def unit_table(
             f"{len(bad)} reference cluster(s) are not sampled units of the sample: {examples(bad)}"
         )
     unit_of_ref = unit_of_ref.astype(np.int64)
-    p = np.asarray(sample.probability, dtype=float)
-    m = np.asarray(sample.multiplicity, dtype=float)
-    p = p / (m @ p / m.sum())
+    p = normalized_probability(sample)
     pred_size = ct.pred_size
     q = _quantities(ct, pred_size, unit_of_ref, n_units)
 
