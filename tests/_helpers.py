@@ -68,6 +68,16 @@ def random_population(seed: int, n: int = 300) -> tuple[pd.Series, pd.Series]:
     return truth, pred
 
 
+def census(truth: pd.Series):
+    """Every true cluster of ``truth`` reviewed once, drawn uniformly without replacement:
+    the whole population as the sample (every estimate is then the exact value)."""
+    from er_evaluation.sampling import benchmark_sample
+
+    return benchmark_sample(
+        truth, weights="uniform", replace=False, population_size=truth.nunique()
+    )
+
+
 # -- projects of your own files -------------------------------------------------------------
 
 

@@ -6,6 +6,11 @@ Entry points: :func:`estimate` (one metric, one prediction), :func:`estimate_tab
 :func:`compare_changed` (paired differences from a sample of the records that changed
 between two versions, design §8), :func:`stratum_contributions` (per-stratum parts of an
 estimate from a stratified sample, design §7).
+Breakdowns from the same reviewed sample: :func:`blocking_table` / :func:`estimate_blocking`
+(recall lost to blocking: ``blocking_recall`` and ``matching_recall``),
+:func:`estimate_by_group`, :func:`compare_by_group` and :func:`group_equality_test`
+(precision, recall and F1 per subgroup of records), :func:`estimate_summary` (summary
+statistics of the true clustering).
 Samples come from :mod:`er_evaluation.sampling`. Interval methods live in
 :mod:`er_evaluation.estimators.intervals`. All "weights"/"probability" arguments are
 selection probabilities (up to a constant), never inverse-probability weights.
@@ -19,12 +24,20 @@ from er_evaluation.estimators.api import (
     estimate_table,
     stratum_contributions,
 )
+from er_evaluation.estimators.blocking import blocking_metrics, blocking_table, estimate_blocking
 from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.diagnostics import Diagnostics
+from er_evaluation.estimators.groups import (
+    compare_by_group,
+    estimate_by_group,
+    group_equality_test,
+    group_metrics,
+)
 from er_evaluation.estimators.intervals import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
 from er_evaluation.estimators.ratio import fpc, ratio_estimate, smooth_estimate
 from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
+from er_evaluation.estimators.truth import estimate_summary
 from er_evaluation.estimators.units import UnitTable, unit_table
 
 __all__ = [
@@ -33,14 +46,22 @@ __all__ = [
     "Diagnostics",
     "Estimate",
     "UnitTable",
+    "blocking_metrics",
+    "blocking_table",
     "compare",
+    "compare_by_group",
     "compare_changed",
     "confidence_interval",
     "estimate",
+    "estimate_blocking",
+    "estimate_by_group",
     "estimate_from_units",
+    "estimate_summary",
     "estimate_table",
     "estimates_frame",
     "fpc",
+    "group_equality_test",
+    "group_metrics",
     "intervals",
     "ratio_estimate",
     "restrict_sample",

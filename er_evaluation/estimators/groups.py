@@ -1,0 +1,509 @@
+"""Precision, recall and F1 per subgroup of records, with intervals, paired differences
+and a test of equality across groups.
+
+Each record of the population belongs to one group (name origin, country, era, field,
+...). A group's metrics count the links with **both records in the group**: with T_g and
+P_g the true and predicted links inside group g,
+
+    precision_g = |T_g ∩ P_g| / |P_g|,   recall_g = |T_g ∩ P_g| / |T_g|
+
+(the pairwise metrics of the prediction and the truth restricted to the group's records).
+The links whose two records are in different groups form their own row, ``ACROSS``
+(``"(across groups)"``): T and P are the disjoint unions of the groups' links and the
+links across groups.
+
+Every reviewed true cluster c splits into its parts c ∩ g, and the per-cluster totals of
+the estimators (Binette et al. 2023, §2.3 and appendix A.2: f(c), C(|c|, 2), the predicted
+links inside and leaving c) are taken on each part: ``f_g(c) = Σ_ĉ C(|c ∩ ĉ ∩ g|, 2)``,
+``C(|c ∩ g|, 2)``, and the predicted links of group g leaving c,
+``Σ_ĉ |c ∩ ĉ ∩ g| (|ĉ ∩ g| - |c ∩ ĉ ∩ g|)``. So each group's precision, recall and F1 is
+the package's estimator of the same metric (cluster-block precision, record or cluster
+recall, their F-measure, or the estimator asked for), on the same draws with the same
+selection probabilities, with the same intervals and diagnostics; |P_g| and the sizes
+|ĉ ∩ g| come from the full prediction and the groups of all its records. The sampled unit
+and its probability stay those of the whole true cluster (its size |c| for records
+sampled uniformly), so a group of few reviewed records gets an honest, wide interval and
+its diagnostics say so.
+
+The groups' estimates come from one sample and are correlated. Their joint covariance is
+the delta method on the stacked per-unit columns of all groups (as for a paired
+difference); :func:`group_equality_test` uses it for a Wald test of equality across groups
+(H0: the metric is the same in every group with a defined estimate; statistic
+``d' (C Σ C')^+ d`` with ``d = C θ̂`` the differences from the last group, chi-square on
+the rank of ``C Σ C'`` degrees of freedom). Its size under H0 and its power are measured
+in benchmarks/README.md ("Blocking, subgroups and the truth's statistics").
+
+Groups come from an in-memory prediction (a pandas Series): the refined clusterings
+(ĉ, g) and (c, g) go through the package's one contingency kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+from scipy.special import chdtrc
+
+from er_evaluation._contingency import contingency
+from er_evaluation._contingency_table import comb2, xlogx
+from er_evaluation.engines import as_table
+from er_evaluation.errors import CoverageError, examples
+from er_evaluation.estimators._codes import combine_codes
+from er_evaluation.estimators._metric_fit import fit, metric_function, result_label
+from er_evaluation.estimators.api import _units, estimate_from_units
+from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.paired import paired_difference
+from er_evaluation.estimators.pairwise import PAIRWISE_METRICS
+from er_evaluation.estimators.ratio import Linear, bias_corrected
+from er_evaluation.estimators.results import estimates_frame
+from er_evaluation.estimators.stratified import StratifiedFit
+from er_evaluation.estimators.units import UnitTable, _kish, _quantities
+from er_evaluation.sampling import Sample
+from er_evaluation.vocabulary import check_metric_names
+
+__all__ = [
+    "ACROSS",
+    "GROUP_METRICS",
+    "compare_by_group",
+    "estimate_by_group",
+    "group_equality_test",
+    "group_metrics",
+    "group_unit_tables",
+]
+
+ACROSS = "(across groups)"
+"""The ``group`` of the row for the links whose two records are in different groups."""
+
+GROUP_METRICS = PAIRWISE_METRICS
+"""Metrics estimable per group: the pairwise ones (a link is in a group when both its
+records are)."""
+
+_DEFAULT = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+# per-unit totals taken on each group's part of the true clusters; the rest of a group's
+# table (size, n_clusters) stays that of the whole sampled unit, which the design drew
+_PARTS = ("tp", "pairs", "plinks", "pout")
+
+
+def _group_codes(groups: pd.Series, ids: pd.Index) -> tuple[np.ndarray, pd.Index]:
+    """Group code of every record of ``ids`` and the group labels (sorted when they can
+    be). Every record needs a non-missing group."""
+    if not isinstance(groups, pd.Series):
+        raise TypeError(
+            f"groups must be a pandas Series record id -> group, got {type(groups).__name__}"
+        )
+    if groups.index.has_duplicates:
+        dup = groups.index[groups.index.duplicated()].unique()
+        raise ValueError(f"groups: {len(dup)} record id(s) appear more than once: {examples(dup)}")
+    pos = groups.index.get_indexer(ids)
+    if (pos < 0).any():
+        absent = ids[pos < 0]
+        raise CoverageError(
+            f"{len(absent)} record(s) of the prediction have no group: {examples(absent)}; "
+            "every record of the population needs one (a group's predicted links are "
+            "counted on the whole prediction)"
+        )
+    values = groups.to_numpy()[pos]
+    try:
+        codes, labels = pd.factorize(values, sort=True)
+    except TypeError:  # labels of mixed types: order of first appearance
+        codes, labels = pd.factorize(values)
+    if (codes < 0).any():
+        raise ValueError(
+            f"{int((codes < 0).sum())} record(s) have a missing group: {examples(ids[codes < 0])}"
+        )
+    return codes.astype(np.int64), pd.Index(labels)
+
+
+def _refined_population(prediction: pd.Series, g: np.ndarray, G: int):
+    """The prediction refined by group (clusters ĉ ∩ g) and, per group, its links, number of
+    clusters, entropy sum and Kish size of the links; the same for the links across groups."""
+    pred_code, _ = pd.factorize(prediction.array)
+    refined = pred_code.astype(np.int64) * G + g
+    cell, keys = pd.factorize(refined)
+    size = np.bincount(cell)
+    keys = np.asarray(keys, dtype=np.int64)
+    group, parent = keys % G, keys // G
+    links = comb2(size).astype(float)
+    totals = {
+        "links": np.bincount(group, weights=links, minlength=G),
+        "links_squared": np.bincount(group, weights=links**2, minlength=G),
+        "clusters": np.bincount(group, minlength=G),
+        "entropy": np.bincount(group, weights=xlogx(size), minlength=G),
+    }
+    pred_size = np.bincount(pred_code)
+    cross = comb2(pred_size) - np.bincount(parent, weights=links, minlength=len(pred_size))
+    across = {"links": float(cross.sum()), "links_squared": float((cross**2).sum())}
+    return pd.Series(refined, index=prediction.index), totals, across
+
+
+def group_unit_tables(
+    prediction: pd.Series,
+    sample: Sample,
+    groups: pd.Series,
+    *,
+    on_missing: str = "error",
+    validate: bool = True,
+) -> dict:
+    """One :class:`~er_evaluation.estimators.UnitTable` per group (keyed by group label, in
+    sorted order) and one for the links across groups (key :data:`ACROSS`), each holding
+    the pairwise per-unit totals of its links (module docstring) on the sample's units.
+
+    ``prediction``: the full prediction (a pandas Series); ``groups``: the group of every
+    record of the prediction (a Series record id -> label; a record without a group is an
+    error naming it). ``on_missing``: as for :func:`~er_evaluation.estimators.estimate`.
+    """
+    if as_table(prediction, "prediction") is not None:
+        raise TypeError(
+            "subgroup estimates need the prediction in memory (a pandas Series); this one "
+            "is held by an engine"
+        )
+    if sample.sample_of == "predicted":
+        raise ValueError(
+            "subgroup estimates need reviewed TRUE clusters (a sample of records, clusters "
+            "or blocks), not a sample of predicted clusters"
+        )
+    ut = _units(prediction, sample, on_missing, validate)
+    s = ut.sample
+    g_pop, labels = _group_codes(groups, prediction.index)
+    G = len(labels)
+    refined_pred, totals, across = _refined_population(prediction, g_pop, G)
+    reviewed = s.reference
+    pos = prediction.index.get_indexer(reviewed.index)
+    keep = pos >= 0  # records absent from the prediction: dropped by the unit table too
+    ids = reviewed.index[keep]
+    g_rev = g_pop[pos[keep]]
+    ref_code, _ = pd.factorize(reviewed.to_numpy()[keep])
+    refined_ref = pd.Series(ref_code.astype(np.int64) * G + g_rev, index=ids)
+    ct = contingency(refined_pred, refined_ref, scope="prediction", validate=False)
+    n_units = len(s.units)
+    unit = s.units.get_indexer(s.unit_of_record.reindex(ids).to_numpy())
+    unit_of_ref = np.zeros(ct.n_ref_clusters, dtype=np.int64)
+    unit_of_ref[ct.ref_labels.get_indexer(refined_ref.to_numpy())] = unit * G + g_rev
+    q = _quantities(ct, ct.pred_size, unit_of_ref, n_units * G)
+    parts = {k: q[k].reshape(n_units, G) for k in _PARTS}
+    reviewed_per_group = np.bincount(g_rev, minlength=G)
+    out = {}
+    for j, label in enumerate(labels):
+        out[label] = _table(
+            ut,
+            {k: parts[k][:, j] for k in _PARTS},
+            links=totals["links"][j],
+            links_squared=totals["links_squared"][j],
+            clusters=int(totals["clusters"][j]),
+            entropy=float(totals["entropy"][j]),
+            n_records=int(reviewed_per_group[j]),
+        )
+    out[ACROSS] = _table(
+        ut,
+        {k: ut.q[k] - parts[k].sum(axis=1) for k in _PARTS},
+        links=across["links"],
+        links_squared=across["links_squared"],
+        clusters=ut.n_pred_clusters,
+        entropy=ut.pred_size_entropy_sum,
+        n_records=ut.n_records_used,
+    )
+    return out
+
+
+def _table(ut: UnitTable, parts: dict, *, links, links_squared, clusters, entropy, n_records):
+    q = {"size": ut.q["size"], "n_clusters": ut.q["n_clusters"], **parts}
+    return replace(
+        ut,
+        q=q,
+        predicted_links=int(round(links)),
+        n_pred_clusters=clusters,
+        pred_size_entropy_sum=entropy,
+        n_records_used=n_records,
+        naive=None,
+        links_effective=_kish(links, links_squared),
+    )
+
+
+def _check_estimator(estimator: str | None) -> None:
+    if estimator is not None and "naive" in estimator.split("+"):
+        raise ValueError(
+            "the naive estimator is not available per group; use a design-based one "
+            "(the default, or 'record', 'cluster', 'cluster_block', 'block')"
+        )
+
+
+def _named(predictions) -> dict[str, pd.Series]:
+    if isinstance(predictions, pd.Series):
+        return {
+            str(predictions.name) if predictions.name is not None else "prediction": predictions
+        }
+    return {str(k): v for k, v in predictions.items()}
+
+
+def estimate_by_group(
+    predictions: Mapping[str, pd.Series] | pd.Series,
+    sample: Sample,
+    groups: pd.Series,
+    metrics: Iterable[str] = _DEFAULT,
+    *,
+    estimator: str | None = None,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "error",
+    beta: float = 1.0,
+    n_boot: int = N_BOOT,
+    seed=0,
+    validate: bool = True,
+) -> pd.DataFrame:
+    """Precision, recall and F1 of every prediction in every group of records (a group's
+    links are those with both records in it; module docstring), and of the links across
+    groups, from one reviewed ``sample`` of true clusters.
+
+    Returns the tidy table of :func:`~er_evaluation.estimators.estimate_table` with a
+    ``group`` column after ``prediction``: one row per (prediction, group, metric), the
+    groups in sorted order, then :data:`ACROSS`. ``groups``: the group of every record of
+    the population (Series record id -> label). ``metrics``: names of
+    :data:`GROUP_METRICS`; the other arguments as for
+    :func:`~er_evaluation.estimators.estimate` (the naive estimator is not available).
+    """
+    metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
+    _check_estimator(estimator)
+    rows, labels = [], []
+    for name, prediction in _named(predictions).items():
+        tables = group_unit_tables(
+            prediction, sample, groups, on_missing=on_missing, validate=validate
+        )
+        for label, ut in tables.items():
+            for metric in metrics:
+                e = estimate_from_units(
+                    ut,
+                    metric,
+                    estimator=estimator,
+                    level=level,
+                    ci_method=ci_method,
+                    beta=beta,
+                    name=f"{name}, group {label}",
+                    n_boot=n_boot,
+                    seed=seed,
+                )
+                rows.append(replace(e, prediction=name))
+                labels.append(label)
+    return _with_groups(rows, labels)
+
+
+def _with_groups(rows, labels) -> pd.DataFrame:
+    frame = estimates_frame(rows)
+    frame.insert(1, "group", pd.Series(labels, dtype=object))
+    return frame
+
+
+def compare_by_group(
+    predictions: Mapping[str, pd.Series],
+    sample: Sample,
+    groups: pd.Series,
+    metrics: Iterable[str] = _DEFAULT,
+    *,
+    baseline: str | None = None,
+    estimator: str | None = None,
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "error",
+    beta: float = 1.0,
+    n_boot: int = N_BOOT,
+    seed=0,
+    validate: bool = True,
+) -> pd.DataFrame:
+    """Paired differences ``metric(other) - metric(baseline)`` within every group (and
+    across groups) on the same sample, as :func:`~er_evaluation.estimators.compare` gives
+    them for the whole population (joint delta method on the stacked per-unit columns of
+    the two predictions). ``baseline`` defaults to the first prediction. One row per
+    (difference, group, metric), with a ``group`` column; metric names end in
+    " difference"."""
+    named = _named(predictions)
+    if len(named) < 2:
+        raise ValueError("compare_by_group needs at least two predictions")
+    baseline = next(iter(named)) if baseline is None else str(baseline)
+    if baseline not in named:
+        raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
+    metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
+    _check_estimator(estimator)
+    tables = {
+        k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)
+        for k, p in named.items()
+    }
+    rows, labels = [], []
+    for name in named:
+        if name == baseline:
+            continue
+        for label in tables[baseline]:
+            for metric in metrics:
+                e = paired_difference(
+                    tables[name][label],
+                    tables[baseline][label],
+                    metric,
+                    estimator=estimator,
+                    level=level,
+                    ci_method=ci_method,
+                    beta=beta,
+                    n_boot=n_boot,
+                    seed=seed,
+                    names=(name, f"{baseline}, group {label}"),
+                )
+                rows.append(
+                    replace(
+                        e,
+                        prediction=f"{name} - {baseline}",
+                        metric=f"{result_label(metric, beta)} difference",
+                    )
+                )
+                labels.append(label)
+    return _with_groups(rows, labels)
+
+
+def _wald(parts: list, ut: UnitTable) -> tuple[float, int, int]:
+    """Wald test that the smooth functions ``parts`` ((phi, columns) per group, columns
+    already prefixed apart) have equal values: ``(statistic, df, groups tested)``."""
+    phis = [phi for phi, _ in parts]
+    columns = {k: v for _, cols in parts for k, v in cols.items()}
+    f = fit(ut, Linear([1.0] * len(phis), phis), columns, naive=False)
+    if isinstance(f, StratifiedFit) and f.ratio == "separate":
+        raise ValueError(
+            "the equality test uses the combined ratio estimator's joint covariance; this "
+            "sample's strata use the separate ratio estimator (designs.with_ratio)"
+        )
+    values = np.array(
+        [float(bias_corrected(p, f.mean, f.cov, f.theta, f.n, f.index)) for p in phis]
+    )
+    grads = np.array([np.asarray(p.evaluate(f.mean, f.index)[1], dtype=float) for p in phis])
+    defined = np.isfinite(values) & np.isfinite(grads).all(axis=1)
+    values, grads = values[defined], grads[defined]
+    k = len(values)
+    if k < 2:
+        return np.nan, 0, k
+    V = f.theta / f.n * f.cov if f.n > 1 else np.full(f.cov.shape, np.nan)
+    contrast = np.eye(k)[:-1] - np.eye(k)[-1]
+    d = contrast @ values
+    S = contrast @ grads @ V @ grads.T @ contrast.T
+    if not np.isfinite(S).all():
+        return np.nan, 0, k
+    df = int(np.linalg.matrix_rank(S, tol=1e-12 * max(float(np.abs(S).max()), 1e-300)))
+    if df == 0:  # a census, or groups no draw tells apart: exact equality or not
+        return (0.0 if np.allclose(d, 0.0) else np.inf), 0, k
+    return float(d @ np.linalg.pinv(S, hermitian=True) @ d), df, k
+
+
+def group_equality_test(
+    predictions: Mapping[str, pd.Series] | pd.Series,
+    sample: Sample,
+    groups: pd.Series,
+    metrics: Iterable[str] = _DEFAULT,
+    *,
+    baseline: str | None = None,
+    estimator: str | None = None,
+    on_missing: str = "error",
+    beta: float = 1.0,
+    validate: bool = True,
+) -> pd.DataFrame:
+    """Wald test of equality of a metric across groups (module docstring), from the joint
+    covariance of the groups' estimates on one sample; the links across groups are not a
+    group and are left out.
+
+    Without ``baseline``: for every prediction and metric, H0 "the metric is the same in
+    every group". With ``baseline`` (a prediction name): for every other prediction, H0
+    "the paired difference other - baseline is the same in every group" (the change
+    affects every group alike). Groups whose estimate is undefined (no link in the
+    sample) are left out. Returns one row per test: ``prediction``, ``metric``,
+    ``groups`` (groups tested), ``statistic``, ``df``, ``p_value`` (chi-square upper tail;
+    0 and statistic inf on a census where the groups differ, 1 where they do not) and
+    ``n_draws``.
+    """
+    named = _named(predictions)
+    metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
+    _check_estimator(estimator)
+    if baseline is not None and baseline not in named:
+        raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
+    tables = {
+        k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)
+        for k, p in named.items()
+    }
+    rows = []
+    for name in named:
+        if name == baseline:
+            continue
+        for metric in metrics:
+            parts = []
+            for i, label in enumerate(label for label in tables[name] if label != ACROSS):
+                phi, cols = _group_function(tables[name][label], metric, estimator, beta)
+                if baseline is not None:
+                    phi_b, cols_b = _group_function(
+                        tables[baseline][label], metric, estimator, beta
+                    )
+                    phi = Linear([1.0, -1.0], [phi.rename("a:"), phi_b.rename("b:")])
+                    cols = {
+                        **{"a:" + k: v for k, v in cols.items()},
+                        **{"b:" + k: v for k, v in cols_b.items()},
+                    }
+                parts.append((phi.rename(f"g{i}:"), {f"g{i}:{k}": v for k, v in cols.items()}))
+            statistic, df, k = _wald(parts, tables[name][ACROSS])
+            if df > 0:
+                p = float(chdtrc(df, statistic))
+            else:
+                p = np.nan if np.isnan(statistic) else float(statistic == 0.0)
+            label = result_label(metric, beta)
+            rows.append(
+                {
+                    "prediction": name if baseline is None else f"{name} - {baseline}",
+                    "metric": label if baseline is None else f"{label} difference",
+                    "groups": k,
+                    "statistic": statistic,
+                    "df": df,
+                    "p_value": p,
+                    "n_draws": sample.n_draws,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["prediction", "metric", "groups", "statistic", "df", "p_value", "n_draws"]
+    )
+
+
+def _group_function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
+    _, phi, cols = metric_function(ut, metric, estimator, beta)
+    return phi, cols
+
+
+def group_metrics(prediction: pd.Series, truth: pd.Series, groups: pd.Series) -> pd.DataFrame:
+    """Exact pairwise precision, recall and F1 of ``prediction`` against the full
+    ``truth`` (same records) in every group and across groups (module docstring), with
+    the link counts: one row per group (index ``group``, sorted, then :data:`ACROSS`),
+    columns ``pairwise_precision``, ``pairwise_recall``, ``pairwise_f1``,
+    ``true_positive_links``, ``predicted_links``, ``true_links``. NaN where a
+    denominator is zero."""
+    table = contingency(prediction, truth, scope="shared")
+    truth = truth.reindex(prediction.index)
+    g, labels = _group_codes(groups, prediction.index)
+    G = len(labels)
+    pred_code, _ = pd.factorize(prediction.array)
+    ref_code, _ = pd.factorize(truth.array)
+    cells = {
+        "true_positive_links": combine_codes(combine_codes(pred_code, ref_code), g),
+        "predicted_links": combine_codes(pred_code, g),
+        "true_links": combine_codes(ref_code, g),
+    }
+    counts = {}
+    for k, cell in cells.items():
+        group_of = np.zeros(cell.max() + 1, dtype=np.int64)
+        group_of[cell] = g
+        counts[k] = np.bincount(group_of, weights=comb2(np.bincount(cell)), minlength=G)
+    counts = pd.DataFrame(counts, index=pd.Index(labels, dtype=object, name="group"))
+    totals = {
+        "true_positive_links": table.true_positive_links,
+        "predicted_links": table.predicted_links,
+        "true_links": table.true_links,
+    }
+    counts.loc[ACROSS] = {k: totals[k] - counts[k].sum() for k in totals}
+    tp, p, t = (counts[k].to_numpy(dtype=float) for k in totals)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision, recall = tp / p, tp / t
+        f1 = 2 * tp / (p + t)
+    out = pd.DataFrame(
+        {"pairwise_precision": precision, "pairwise_recall": recall, "pairwise_f1": f1},
+        index=counts.index,
+    )
+    return pd.concat([out, counts.astype(np.int64)], axis=1)

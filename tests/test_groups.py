@@ -1,0 +1,253 @@
+"""Metrics per subgroup of records: the exact values against brute force over pairs, every
+design's census against the exact values, the paired differences and the equality test
+against independent computations, a fixed-seed sample of RLdata10000 against each
+group's exact recall, the CLI, and bad input."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+from _helpers import census
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import chdtrc
+
+from er_evaluation.datasets import load_rldata10000
+from er_evaluation.designs import sample_stratified, size_strata
+from er_evaluation.errors import CoverageError
+from er_evaluation.estimators import estimate
+from er_evaluation.estimators._metric_fit import fit, metric_function
+from er_evaluation.estimators.groups import (
+    ACROSS,
+    compare_by_group,
+    estimate_by_group,
+    group_equality_test,
+    group_metrics,
+    group_unit_tables,
+)
+from er_evaluation.estimators.ratio import Linear
+from er_evaluation.sampling import benchmark_sample, sample_blocks, sample_clusters, sample_records
+from er_evaluation.simulation import misattribute
+
+
+def brute_force(prediction: pd.Series, truth: pd.Series, groups: pd.Series) -> pd.DataFrame:
+    """Per group (and across groups): true, predicted and correct links, by looping over
+    every pair of records."""
+    counts: dict = {}
+    ids = list(truth.index)
+    for a, b in itertools.combinations(ids, 2):
+        key = groups[a] if groups[a] == groups[b] else ACROSS
+        row = counts.setdefault(key, [0, 0, 0])
+        same_t, same_p = truth[a] == truth[b], prediction[a] == prediction[b]
+        row[0] += same_t and same_p
+        row[1] += same_p
+        row[2] += same_t
+    return pd.DataFrame(counts, index=["true_positive_links", "predicted_links", "true_links"]).T
+
+
+# truth {1,2,3}, {4,5}, {6,7}, {8}; prediction {1,4}, {2,3}, {5}, {6,7,8} (Binette et al.
+# 2023, Figure 2); groups A = {1,2,4,5}, B = {3,6,7,8}
+TRUTH = pd.Series([1, 1, 1, 2, 2, 3, 3, 4], index=range(1, 9))
+PRED = pd.Series([1, 2, 2, 1, 3, 4, 4, 4], index=range(1, 9))
+GROUPS = pd.Series(list("AABAABBB"), index=range(1, 9))
+
+
+def test_hand_computed_case():
+    # group A: true (1,2), (4,5); predicted (1,4): precision 0/1, recall 0/2
+    # group B: true (6,7); predicted (6,7), (6,8), (7,8): precision 1/3, recall 1/1
+    # across: true (1,3), (2,3); predicted (2,3): precision 1/1, recall 1/2
+    table = group_metrics(PRED, TRUTH, GROUPS)
+    assert list(table.index) == ["A", "B", ACROSS]
+    np.testing.assert_allclose(table["pairwise_precision"], [0, 1 / 3, 1])
+    np.testing.assert_allclose(table["pairwise_recall"], [0, 1, 1 / 2])
+    np.testing.assert_allclose(table["pairwise_f1"], [0, 1 / 2, 2 / 3])
+    assert table["true_positive_links"].sum() == 2  # the whole prediction's 2 correct links
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 25).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 6), min_size=n, max_size=n),
+            st.lists(st.integers(0, 6), min_size=n, max_size=n),
+            st.lists(st.sampled_from("xyz"), min_size=n, max_size=n),
+        )
+    )
+)
+def test_exact_counts_equal_brute_force(data):
+    t, p, g = (pd.Series(v, index=[f"r{i}" for i in range(len(v))]) for v in data)
+    got = group_metrics(p, t, g)
+    want = brute_force(p, t, g)
+    for label in want.index:
+        for column in want.columns:
+            assert got.at[label, column] == want.at[label, column], (label, column)
+
+
+@pytest.fixture(scope="module")
+def rldata():
+    records, truth = load_rldata10000()
+    prediction = misattribute(truth, 0.1, seed=1)
+    era = np.select(
+        [records["by"] < 1950, records["by"] < 1975], ["before 1950", "1950-74"], "1975+"
+    )
+    return truth, prediction, pd.Series(era, index=records.index)
+
+
+def _assert_census(table: pd.DataFrame, exact: pd.DataFrame):
+    assert list(dict.fromkeys(table["group"])) == list(exact.index)
+    for row in table.itertuples():
+        assert row.value == pytest.approx(exact.at[row.group, row.metric], abs=1e-12)
+        assert row.std_error == pytest.approx(0.0, abs=1e-12)
+
+
+def test_census_is_exact_every_design(rldata):
+    truth, prediction, groups = rldata
+    exact = group_metrics(prediction, truth, groups)
+    frame = pd.Series(truth.to_numpy() % 40, index=truth.index)
+    strata = size_strata(prediction)
+    designs = {
+        "clusters": census(truth),
+        "blocks": sample_blocks(truth, frame, 40, replace=False, seed=0),
+        "strata": sample_stratified(truth, strata, len(truth), take_all=list(strata.unique())),
+    }
+    for name, sample in designs.items():
+        table = estimate_by_group({"p": prediction}, sample, groups)
+        _assert_census(table, exact)
+        # every estimator of precision and recall is exact on a census
+        if name == "clusters":
+            for estimator in ("cluster", "cluster_block"):
+                e = estimate_by_group(
+                    {"p": prediction}, sample, groups, ["pairwise_precision"], estimator=estimator
+                )
+                _assert_census(e, exact)
+
+
+def test_census_differences_are_exact(rldata):
+    truth, prediction, groups = rldata
+    other = misattribute(truth, 0.05, seed=7)
+    table = compare_by_group({"a": prediction, "b": other}, census(truth), groups)
+    ex_a, ex_b = group_metrics(prediction, truth, groups), group_metrics(other, truth, groups)
+    assert set(table["prediction"]) == {"b - a"}
+    for row in table.itertuples():
+        metric = row.metric.removesuffix(" difference")
+        want = ex_b.at[row.group, metric] - ex_a.at[row.group, metric]
+        assert row.value == pytest.approx(want, abs=1e-12)
+
+
+def test_record_estimators_on_a_census_of_records(rldata):
+    # the record estimator's summands divide by the WHOLE cluster's size (the unit the
+    # design drew, |c| draws of it when every record is drawn once): exact on that census
+    truth, prediction, groups = rldata
+    sample = sample_records(truth, len(truth), replace=False, seed=0)
+    exact = group_metrics(prediction, truth, groups)
+    for metric in ("pairwise_precision", "pairwise_recall"):
+        table = estimate_by_group({"p": prediction}, sample, groups, [metric], estimator="record")
+        _assert_census(table, exact)
+
+
+def test_whole_population_is_the_sum_of_the_groups(rldata):
+    # per-unit totals of the groups and across groups add up to the whole prediction's
+    truth, prediction, groups = rldata
+    sample = sample_records(truth, 300, seed=3)
+    tables = group_unit_tables(prediction, sample, groups)
+    from er_evaluation.estimators import unit_table
+
+    whole = unit_table(prediction, sample)
+    for k in ("tp", "pairs", "plinks", "pout"):
+        np.testing.assert_allclose(sum(t.q[k] for t in tables.values()), whole.q[k])
+    assert sum(t.predicted_links for t in tables.values()) == whole.predicted_links
+    # one group holding every record: its estimates are the package's estimates
+    one = estimate_by_group({"p": prediction}, sample, pd.Series("all", index=truth.index))
+    for row in one[one["group"] == "all"].itertuples():
+        want = estimate(prediction, sample, row.metric)
+        assert row.value == pytest.approx(want.value)
+        assert row.std_error == pytest.approx(want.std_error)
+        assert (row.ci_low, row.ci_high) == pytest.approx((want.ci_low, want.ci_high))
+
+
+def test_rldata_intervals_contain_each_groups_recall(rldata):
+    truth, prediction, groups = rldata
+    exact = group_metrics(prediction, truth, groups)
+    sample = sample_records(truth, 1000, seed=21)
+    table = estimate_by_group({"p": prediction}, sample, groups, ["pairwise_recall"])
+    for row in table[table["group"] != ACROSS].itertuples():
+        assert row.ci_low <= exact.at[row.group, "pairwise_recall"] <= row.ci_high, row.group
+        assert row.reliable
+
+
+def test_equality_test_of_two_groups_is_the_squared_z_of_their_difference(rldata):
+    # with two groups, the Wald statistic is ((θ1 - θ2) / SE(θ1 - θ2))², the SE from the
+    # delta method on the difference of the two groups' smooth functions
+    truth, prediction, _ = rldata
+    groups = pd.Series(np.where(truth.index % 2 == 0, "even", "odd"), index=truth.index)
+    sample = sample_records(truth, 400, seed=5)
+    tables = group_unit_tables(prediction, sample, groups)
+    for metric in ("pairwise_precision", "pairwise_recall"):
+        _, pa, ca = metric_function(tables["even"], metric, None, 1.0)
+        _, pb, cb = metric_function(tables["odd"], metric, None, 1.0)
+        phi = Linear([1.0, -1.0], [pa.rename("a:"), pb.rename("b:")])
+        cols = {**{"a:" + k: v for k, v in ca.items()}, **{"b:" + k: v for k, v in cb.items()}}
+        f = fit(tables["even"], phi, cols, False)
+        z2 = (f.value / f.std_error) ** 2
+        test = group_equality_test({"p": prediction}, sample, groups, [metric]).iloc[0]
+        assert test["df"] == 1 and test["groups"] == 2
+        assert test["statistic"] == pytest.approx(z2, rel=1e-9)
+        assert test["p_value"] == pytest.approx(chdtrc(1, z2))
+
+
+def test_equality_test_on_a_census(rldata):
+    truth, prediction, groups = rldata
+    test = group_equality_test({"p": prediction}, census(truth), groups)
+    assert (test["p_value"] == 0.0).all() and np.isinf(test["statistic"]).all()
+    same = group_equality_test({"p": truth}, census(truth), groups, ["pairwise_precision"])
+    assert same["p_value"].iloc[0] == 1.0 and same["statistic"].iloc[0] == 0.0
+
+
+def test_cli_by_equals_library(rldata, tmp_path, cli):
+    truth, prediction, groups = rldata
+    sample = sample_records(truth, 300, seed=8)
+    paths = {k: tmp_path / f"{k}.csv" for k in ("pred", "other", "ref", "groups")}
+    other = misattribute(truth, 0.05, seed=9)
+    prediction.rename("cluster").to_frame().to_csv(paths["pred"])
+    other.rename("cluster").to_frame().to_csv(paths["other"])
+    sample.reference.rename("cluster").to_frame().to_csv(paths["ref"])
+    groups.rename("era").to_frame().to_csv(paths["groups"])
+    argv = ["estimate", paths["pred"], "--reference", paths["ref"], "--format", "csv"]
+    code, out, err = cli([*argv, "--by", paths["groups"]])
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    ref = benchmark_sample(sample.reference, weights="cluster_size")
+    want = estimate_by_group({"pred": prediction}, ref, groups)
+    assert list(got["group"]) == list(want["group"])
+    np.testing.assert_allclose(got["value"], want["value"])
+    np.testing.assert_allclose(got["ci_low"], want["ci_low"])
+    assert "equality across groups" in err and "pred pairwise_recall: chi2 = " in err
+    code, out, err = cli(
+        [*argv[:2], paths["other"], *argv[2:], "--by", paths["groups"], "--paired"]
+    )
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out))
+    assert set(got["prediction"]) == {"other - pred"}
+    assert "other - pred pairwise_f1 difference: chi2" in err
+    code, _, err = cli([*argv, "--by", f"{paths['groups']}:record_id:decade"])
+    assert code == 1 and "no column 'decade'" in err
+
+
+def test_bad_input_is_named(rldata):
+    truth, prediction, groups = rldata
+    sample = sample_records(truth, 50, seed=4)
+    with pytest.raises(CoverageError, match=r"1 record\(s\) of the prediction have no group: 7"):
+        estimate_by_group({"p": prediction}, sample, groups.drop(7))
+    with pytest.raises(ValueError, match=r"1 record\(s\) have a missing group: 3"):
+        estimate_by_group({"p": prediction}, sample, groups.where(groups.index != 3))
+    with pytest.raises(ValueError, match="not available here"):
+        estimate_by_group({"p": prediction}, sample, groups, ["bcubed_precision"])
+    with pytest.raises(ValueError, match="naive estimator is not available per group"):
+        estimate_by_group({"p": prediction}, sample, groups, estimator="naive")
+    predicted = sample_clusters(prediction, 20, seed=1).reviewed_predicted(truth)
+    with pytest.raises(ValueError, match="TRUE clusters"):
+        estimate_by_group({"p": prediction}, predicted, groups)
