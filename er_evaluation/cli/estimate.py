@@ -3,6 +3,7 @@
     er-eval estimate PREDICTION... --reference REF [--weights cluster_size|uniform]
                      [--metrics METRIC ...] [--level 0.95] [--ci-method M]
                      [--paired [--baseline NAME]] [--on-missing error|restrict|restrict_sample]
+                     [--blocks FILE[:ID:BLOCK] | --by FILE[:ID:GROUP]]
     er-eval estimate --demo        # the 15 bundled PatentsView versions vs the Binette 2022 benchmark
 
 METRIC names are those of ``er-eval metrics`` that a reviewed sample can estimate; the
@@ -17,7 +18,10 @@ record id, cluster id). ``--weights`` says how the reviewed clusters were select
 Estimates come from :func:`er_evaluation.estimators.estimate_table` (design-based,
 bias-corrected, with standard errors and confidence intervals); ``--paired`` reports
 differences against the baseline prediction with their own paired standard errors
-(:func:`er_evaluation.estimators.compare`).
+(:func:`er_evaluation.estimators.compare`). ``--blocks`` adds each prediction's
+blocking_recall and matching_recall (:mod:`er_evaluation.estimators.blocking`); ``--by``
+reports the metrics of every group of records instead, with a test of equality across
+groups (:mod:`er_evaluation.estimators.groups`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from er_evaluation.cli import _breakdown
 from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
@@ -134,6 +139,7 @@ def register(subparsers) -> None:
         "restricts unless told otherwise: each PatentsView version has its own population",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    _breakdown.add_options(parser)
     add_clustering_options(parser)
     add_output_options(parser)
     parser.set_defaults(func=run)
@@ -231,7 +237,10 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
-        if args.paired:
+        if args.by:
+            table, lines = _breakdown.group_rows(args, predictions, sample, options)
+            source = f"{source}\n{lines}"
+        elif args.paired:
             if len(predictions) < 2:
                 raise ValueError("--paired needs at least two predictions")
             parts = [
@@ -241,6 +250,10 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
             table = pd.concat(parts, ignore_index=True)
         else:
             table = estimate_table(predictions, sample, metrics=args.metrics, **options)
+        if args.blocks:
+            rows, line = _breakdown.blocking_rows(args, predictions, sample, options)
+            table = pd.concat([table, rows], ignore_index=True)
+            source = f"{source}\n{line}"
     # the per-prediction counts are in the table's dropped_records column
     for w in caught:
         if not issubclass(w.category, CoverageWarning):
@@ -259,20 +272,22 @@ def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
             f"population were dropped ({int(dropped.min()):,} to {int(dropped.max()):,} per "
             f"prediction; column dropped_records)"
         )
-    unreliable = table.loc[~table["reliable"].astype(bool), ["prediction", "metric", "reason"]]
+    unreliable = table.loc[~table["reliable"].astype(bool)]
     for r in unreliable.itertuples():
-        lines.append(f"not reliable: {r.prediction} {r.metric}: {r.reason}")
+        group = f" [{r.group}]" if "group" in table else ""
+        lines.append(f"not reliable: {r.prediction}{group} {r.metric}: {r.reason}")
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     table, source = estimates(args)
+    keys = ["prediction", "group", "metric"] if "group" in table else ["prediction", "metric"]
     if args.format == "json":
-        emit(table.set_index(["prediction", "metric"]), args, orient="records")
+        emit(table.set_index(keys), args, orient="records")
     elif args.format == "csv":
-        emit(table.set_index(["prediction", "metric"]), args)
+        emit(table.set_index(keys), args)
     else:
-        shown = table.set_index(["prediction", "metric"])[_TABLE_COLUMNS]
+        shown = table.set_index(keys)[_TABLE_COLUMNS]
         emit(shown, args)
     print(_note(table, source, args), file=sys.stderr)
     return 0
