@@ -164,7 +164,7 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
         "pairwise_precision",
         baseline="2021-12-30",
         on_missing="restrict",
-    )
+    ).iloc[0]
     assert metric(at, "Pairwise precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
 
 

@@ -104,10 +104,9 @@ def test_paired_difference_counts_records_missing_from_either_prediction():
     reviewed = sample.reference.index
     a = PRED.drop(reviewed[:1])  # the baseline lacks one reviewed record
     b = PRED.drop(reviewed[1:3])  # the other prediction two others
+    versions = {"a": a, "b": b}
     d, counts = _restrict(
-        lambda: compare({"a": a, "b": b}, sample, "pairwise_precision", on_missing="restrict").iloc[
-            0
-        ]
+        lambda: compare(versions, sample, "pairwise_precision", on_missing="restrict").iloc[0]
     )
     assert sorted(counts) == [1, 2]
     assert d.prediction == "b - a" and d.dropped_records == 3

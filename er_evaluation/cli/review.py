@@ -26,6 +26,7 @@ from er_evaluation.errors import CoverageWarning
 from er_evaluation.review import DESIGNS, Project, ReviewError, agreement
 from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import Sample
+from er_evaluation.vocabulary import estimable_metrics
 
 
 def register(subparsers) -> None:
@@ -70,9 +71,6 @@ def register(subparsers) -> None:
 
 
 DEFAULT_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
-# A sample of predicted clusters reveals precision only (by duality, Binette et al. 2023,
-# Remark 2), and only of the version it was drawn from.
-PREDICTED_SAMPLE_METRICS = ("pairwise_precision",)
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -163,7 +161,8 @@ def project_estimates(
         return _change_table(project, sample, versions, metrics)
     if sample.sample_of == "predicted":
         allowed = [settings["version"]]
-        metrics = list(metrics or PREDICTED_SAMPLE_METRICS)
+        # precision only (vocabulary.estimable_metrics), of the version it was drawn from
+        metrics = list(metrics or estimable_metrics("predicted", DEFAULT_METRICS))
     else:
         allowed = data.versions
         metrics = list(metrics or DEFAULT_METRICS)

@@ -20,9 +20,10 @@ from er_evaluation.estimators import compare, estimate_table, stratum_contributi
 from er_evaluation.plots import plot_estimates
 from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import benchmark_sample
-from er_evaluation.vocabulary import REGISTRY
+from er_evaluation.vocabulary import REGISTRY, estimable_metrics
 
-METRICS = {
+# the metrics this page shows, with their titles
+SHOWN_METRICS = {
     name: REGISTRY[name].title for name in ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 }
 
@@ -80,9 +81,11 @@ else:
 if source == "reviews" and settings["design"] == "change":
     # a sample of changed records estimates differences only (design §8)
     base, other = settings["version"], settings["other_version"]
-    differences, refused = change_differences(data, settings, sample, METRICS)
+    differences, refused = change_differences(data, settings, sample, SHOWN_METRICS)
     st.subheader(f"Paired difference {other} − {base} from the changed records")
-    for col, (metric, label) in zip(st.columns(len(METRICS)), METRICS.items(), strict=True):
+    for col, (metric, label) in zip(
+        st.columns(len(SHOWN_METRICS)), SHOWN_METRICS.items(), strict=True
+    ):
         if metric in refused:
             col.info(f"{label}: {refused[metric]}")
             continue
@@ -96,9 +99,8 @@ if source == "reviews" and settings["design"] == "change":
     st.stop()
 
 if sample.sample_of == "predicted":
-    # Reviewing whole predicted clusters reveals precision only (by duality); recall needs
-    # totals of the true clustering that such a sample does not see.
-    METRICS = {"pairwise_precision": REGISTRY["pairwise_precision"].title}
+    # whole predicted clusters estimate precision only (vocabulary.estimable_metrics)
+    SHOWN_METRICS = {m: SHOWN_METRICS[m] for m in estimable_metrics("predicted", SHOWN_METRICS)}
     st.caption(
         f"A sample of predicted clusters estimates the precision of the version it was drawn "
         f"from ({settings['version']}) only."
@@ -118,11 +120,11 @@ def estimates(key: tuple, versions: tuple, metrics: tuple, _sample) -> pd.DataFr
 
 
 with plain_errors("Could not estimate"):
-    table = estimates(cache_key, tuple(versions), tuple(METRICS), sample)
+    table = estimates(cache_key, tuple(versions), tuple(SHOWN_METRICS), sample)
 
 focus = st.selectbox("Version in focus", versions, index=len(versions) - 1, key="est_focus")
-cols = st.columns(len(METRICS))
-for col, (metric, label) in zip(cols, METRICS.items(), strict=True):
+cols = st.columns(len(SHOWN_METRICS))
+for col, (metric, label) in zip(cols, SHOWN_METRICS.items(), strict=True):
     row = table[(table["prediction"] == focus) & (table["metric"] == metric)].iloc[0]
     col.metric(
         label,
@@ -166,7 +168,7 @@ if sample.strata is not None:
         "stratum alone, and its share of the estimate's variance (0 for take-all strata)."
     )
     strata_metric = st.selectbox(
-        "Metric", list(METRICS), format_func=METRICS.get, key="strata_metric"
+        "Metric", list(SHOWN_METRICS), format_func=SHOWN_METRICS.get, key="strata_metric"
     )
     with plain_errors("Could not split the estimate by stratum"):
         parts = stratum_contributions(
@@ -183,14 +185,16 @@ if len(dropped):
     )
 
 if source == "reviews":
-    reviewer_spread(data, store, settings, queue, [focus], METRICS)
+    reviewer_spread(data, store, settings, queue, [focus], SHOWN_METRICS)
 
 st.subheader("Paired difference between two versions")
 st.caption("The difference on the same reviewed sample, with its own standard error.")
 c1, c2, c3 = st.columns(3)
 base = c1.selectbox("Baseline", versions, index=0, key="diff_a")
 other = c2.selectbox("Compared with", versions, index=len(versions) - 1, key="diff_b")
-metric = c3.selectbox("Metric", list(METRICS), format_func=METRICS.get, key="diff_metric")
+metric = c3.selectbox(
+    "Metric", list(SHOWN_METRICS), format_func=SHOWN_METRICS.get, key="diff_metric"
+)
 if base == other:
     st.info("Choose two different versions (paired differences need two on one sample).")
     st.stop()
@@ -203,7 +207,7 @@ with plain_errors("Could not compare"):
         on_missing="restrict",
     ).iloc[0]
 st.metric(
-    f"{METRICS[metric]}: {other} − {base}",
+    f"{SHOWN_METRICS[metric]}: {other} − {base}",
     f"{diff.value:+.3f}",
     help=f"{diff.level:.0%} CI [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}]",
 )
