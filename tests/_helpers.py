@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import socket
 import subprocess
@@ -193,7 +194,7 @@ def tick(at: AppTest, record: str, rows: list[int]) -> None:
 
 # -- real browser ----------------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = os.environ.get("ER_EVAL_CHROMIUM", "/usr/bin/chromium")  # .ci/run sets it
 TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
 
 

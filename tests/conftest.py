@@ -5,23 +5,105 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from _helpers import CHROMIUM, launch_chromium
+from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+# CI (.ci/run sets ER_EVAL_CI=1) runs every test class: a test that would skip for a missing
+# browser, Java or optional package fails there instead.
+IN_CI = os.environ.get("ER_EVAL_CI") == "1"
+
+# Hypothesis writes nothing into the working directory (the repository root): no example
+# database (a failing example is printed with its seed instead) and its cache of the
+# code's constants in the system's temporary folder.
+hypothesis_settings.register_profile("er_evaluation", database=None)
+hypothesis_settings.load_profile("er_evaluation")
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "er_evaluation-hypothesis")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+_ROOT_BEFORE = pytest.StashKey[set]()
+
+
+def _root_entries() -> set[str]:
+    return {p.name for p in ROOT.iterdir()} - {".pytest_cache", "__pycache__"}
+
+
+def pytest_sessionstart(session) -> None:
+    session.config.stash[_ROOT_BEFORE] = _root_entries()
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The tests write nothing into the repository root: a new entry there fails the run."""
+    new = sorted(_root_entries() - session.config.stash[_ROOT_BEFORE])
+    if new:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(
+                f"FAILED: the tests wrote into the repository root: {new}", red=True
+            )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _missing(reason: str) -> None:
+    """Skip for a missing requirement; fail in CI."""
+    if IN_CI:
+        pytest.fail(f"{reason} (ER_EVAL_CI=1: every test must run)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _missing_requirement(report) -> bool:
+    """A skip of ``pytest.importorskip`` (an optional package not installed)."""
+    return (
+        report.skipped
+        and isinstance(report.longrepr, tuple)
+        and str(report.longrepr[2]).startswith("Skipped: could not import")
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """In CI a test module skipped by ``pytest.importorskip`` fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and _missing_requirement(report):
+        report.outcome = "failed"
+        report.longrepr = f"{report.longrepr[2]} (ER_EVAL_CI=1: every test must run)"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI a test skipped by ``pytest.importorskip`` fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and _missing_requirement(report):
+        report.outcome = "failed"
+        report.longrepr = f"{report.longrepr[2]} (ER_EVAL_CI=1: every test must run)"
 
 
 def pytest_collection_modifyitems(items) -> None:
-    """Tests marked ``browser`` run in Debian's chromium: skip them where it is missing."""
-    if os.path.exists(CHROMIUM):
-        return
-    skip = pytest.mark.skip(
-        reason=f"no chromium at {CHROMIUM} (install the Debian package 'chromium')"
-    )
+    """Tests that start Spark (they use the ``spark`` fixture, or the ``engine`` fixture's
+    Spark case) are marked ``spark``: the default run leaves them to CI."""
+    spark = pytest.mark.spark
     for item in items:
-        if item.get_closest_marker("browser"):
-            item.add_marker(skip)
+        callspec = getattr(item, "callspec", None)
+        if "spark" in item.fixturenames or (
+            callspec is not None and callspec.params.get("engine") == "spark"
+        ):
+            item.add_marker(spark)
+
+
+def pytest_runtest_setup(item) -> None:
+    """Tests marked ``browser`` run in Debian's chromium: skipped where it is missing
+    (failed in CI)."""
+    if item.get_closest_marker("browser") and not os.path.exists(CHROMIUM):
+        _missing(f"no chromium at {CHROMIUM} (install the Debian package 'chromium')")
 
 
 @pytest.fixture
@@ -71,7 +153,7 @@ def spark():
     cores, four shuffle partitions, no UI."""
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
-        pytest.skip("Spark needs Java (.ci/run installs openjdk-17-jre-headless)")
+        _missing("Spark needs Java (.ci/run installs openjdk-17-jre-headless)")
     from pyspark.sql import SparkSession
 
     session = (

@@ -139,6 +139,7 @@ def test_project_page_shows_validation_errors_in_plain_words(project, tmp_path):
 # -- estimates -----------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_estimates_from_the_bundled_benchmark_match_the_library(project, predictions):
     at = open_page("estimates", est_versions=TWO)
     at.radio(key="est_source").set_value("benchmark").run()
@@ -168,6 +169,7 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
     assert metric(at, "Pairwise precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_estimates_follow_the_reviews(project, predictions):
     at = open_page()  # the demo draws its default sample on first open
     queue = pd.read_parquet(project / "queue.parquet")
@@ -216,6 +218,7 @@ def test_estimates_follow_the_reviews(project, predictions):
 # -- compare versions ----------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_compare_page_counts_splits_and_merges_like_the_library(project, predictions):
     at = open_page("compare", cmp_versions=TWO)
     assert not at.exception

@@ -116,6 +116,7 @@ def test_reviewer_and_folder_come_back_from_the_url(project, tmp_path):
     assert (other / "queue.parquet").exists()  # the demo sample went to the URL's folder
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_double_review_agreement_and_adjudication(project):
     at = run_app("ann")
     at.switch_page("views/sample.py").run()

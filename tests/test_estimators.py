@@ -114,6 +114,7 @@ def test_record_estimators_hand_computed():
     assert rc.std_error == pytest.approx(r.std_error)
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_block_estimators_hand_computed():
     # blocks B1 = {1..5} (c1, c2), B2 = {6,7,8} (c3, c4), both sampled, theta = 1
     # B1: |T_b| = 4, |T_b∩P_b| = 1, |P_b| = 2 ({1,4},{2,3}), |P_b^-| = 0
@@ -457,6 +458,7 @@ def test_record_estimator_needs_size_proportional_sample():
         _est(_bench([1, 3], weights="uniform"), "pairwise_recall", "record")
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_cluster_estimators_rejected_on_block_samples():
     blocks = pd.Series(["B1"] * 5 + ["B2"] * 3, index=range(1, 9))
     s = benchmark_sample(TRUTH, weights="uniform", blocks=blocks)
@@ -499,6 +501,7 @@ def _instances(draw):
     return truth, pred, perm, k
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 @settings(max_examples=40, deadline=None)
 @given(_instances())
 def test_invariant_to_relabelling_and_permuting(instance):

@@ -87,6 +87,7 @@ def test_naive_plus_naive_f1_is_the_naive_f1():
     assert a.value == b.value and math.isnan(b.std_error) and b.estimator == "naive"
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_naive_f1_on_a_census_is_exact_without_standard_error():
     truth = _truth(50)
     pred = misattribute(truth, 0.2, seed=5)
@@ -157,6 +158,7 @@ def test_five_reviewed_clusters_are_flagged_with_what_to_do():
     assert not e.reliable and (e.ci_low, e.ci_high) != (0.0, 1.0)
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_record_census_gives_the_exact_value_with_zero_width():
     truth = _truth(100)
     pred = misattribute(truth, 0.2, seed=9)

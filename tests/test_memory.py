@@ -83,6 +83,7 @@ def _prediction_scope_peak(n: int, ids: str) -> int:
     return traced(lambda: contingency(prediction, sample, scope="prediction")).peak
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ids, bytes_per_record", [("int", 4), ("str", 10), ("range", 4)])
 def test_estimator_memory_follows_the_sample(monkeypatch, ids, bytes_per_record):
     # small chunks so that a pass's chunk-sized transients do not hide the growth;

@@ -252,6 +252,7 @@ def test_oasis_prior_decays_as_remark_4():
 # --- label reuse (issue 10, item 5) ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reuse_and_continued_sampling_are_unbiased_over_many_runs():
     """Many runs on a small pool: B's precision (TP_B / PP_B, PP_B known, so linear in the
     estimated TP_B) from A's OASIS labels alone, and from A's labels plus B's continued

@@ -525,6 +525,7 @@ def test_log_written_with_the_f_weight_alpha_replays_as_its_target_and_beta(
 # --- several writers and unreadable logs through the CLI (issue 10, item 7) -----------------
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.UndefinedMetricWarning")
 def test_cli_interactive_answer_to_a_pair_another_reviewer_answered_first(
     tmp_path, monkeypatch, capsys
 ):

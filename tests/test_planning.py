@@ -83,6 +83,7 @@ def _brute_force_u(truth: pd.Series, pred: pd.Series) -> pd.Series:
     return (B - precision * A) / A.mean()
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_stratum_sd_from_a_census_pilot_is_the_population_sd():
     truth, pred = _population()
     strata = size_strata(pred, (2, 6))
@@ -296,6 +297,7 @@ def test_binomial_pair_variance_against_the_distribution():
         assert binomial_pair_variance(np.array([s]), 0.85)[0] == pytest.approx(direct, abs=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_recall_rate_model_matches_a_simulated_census():
     """Recall's binomial model against the census standard deviation of a simulated
     misattribution of a clustering with clusters of 1-30 records."""
@@ -362,6 +364,8 @@ def test_heavy_tail_warning_on_the_record_design_for_precision():
         assert not plan_sample_size(heavy, None, 0.05, error_rate=0.05).warnings
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
+@pytest.mark.filterwarnings("ignore:heavy-tailed prediction")  # PlanWarning
 def test_cli_plan_designs_pilot_of_predicted_clusters_and_baseline(tmp_path, capsys):
     truth, pred = _population(7, n=1500)
     other = misattribute(truth, 0.2, seed=2)

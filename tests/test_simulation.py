@@ -122,6 +122,7 @@ def study():
     )
 
 
+@pytest.mark.slow
 def test_study_shapes(study):
     _, res = study
     R, cells = 150, 2 * 2
@@ -137,6 +138,7 @@ def test_study_shapes(study):
     assert list(table.index) == ["cluster_block", "naive", "record"]
 
 
+@pytest.mark.slow
 def test_study_truth_is_the_exact_metric(study):
     truth, res = study
     for row in res.truth.itertuples():
@@ -148,6 +150,7 @@ def test_study_truth_is_the_exact_metric(study):
         assert abs(row.changed - row.rate * len(truth)) < 0.05 * row.rate * len(truth)
 
 
+@pytest.mark.slow
 def test_study_cluster_block_unbiased_naive_biased(study):
     _, res = study
     s = res.summary.set_index(["rate", "sample_size", "metric", "estimator"])
@@ -161,6 +164,7 @@ def test_study_cluster_block_unbiased_naive_biased(study):
     assert s["mean_se"].xs("naive", level="estimator").isna().all()
 
 
+@pytest.mark.slow
 def test_study_coverage_and_summary_consistent(study):
     _, res = study
     iv = res.intervals

@@ -100,6 +100,7 @@ def _expectation(truth, strata, alloc, fn, replace=False):
     return np.array(values)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("replace", [False, True])
 def test_exhaustive_record_precision_is_unbiased_with_unbiased_variance(replace):
     truth, pred, _, strata = _population()

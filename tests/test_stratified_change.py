@@ -95,6 +95,7 @@ def test_exhaustive_expectation_with_a_census_benchmark(metric):
     assert out[:, 1].mean() == pytest.approx(out[:, 0].var(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_exhaustive_precision_difference_with_a_sampled_benchmark():
     truth, a, b = _population()
     changed = changed_records(a, b)

@@ -47,6 +47,7 @@ def test_hand_computed_union():
     assert list(u.strata.names) == ["wave 1", "wave 2: A", "wave 2: B"]
 
 
+@pytest.mark.slow
 def test_exhaustive_union_is_unbiased():
     exact = metrics.pairwise_precision(PRED, TRUTH)
     values = []

@@ -222,6 +222,7 @@ def test_old_names_are_rejected_everywhere(old):
         estimate_table({"p": PRED}, census, [old])
 
 
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 def test_cli_metrics_and_estimate_accept_the_same_names(tmp_path, capsys):
     pred, ref = tmp_path / "pred.csv", tmp_path / "ref.csv"
     PRED.rename("cluster").rename_axis("record").to_frame().to_csv(pred)
