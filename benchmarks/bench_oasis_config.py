@@ -1,4 +1,4 @@
-"""Which difference from the authors' `oasis` 0.1.3 package moves OASIS's F1 MSE (issue 10, item 3).
+"""Which difference from the authors' `oasis` 0.1.3 package moves OASIS's F1 MSE.
 
 Runs the library's :class:`~er_evaluation.pairs.OASISSampler` under package-like
 configurations and scores each run with the package's own estimate, the weighted ratio

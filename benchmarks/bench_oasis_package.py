@@ -1,4 +1,4 @@
-"""F1 MSE of the authors' `oasis` 0.1.3 package on the benchmark pools (issue 10, item 3).
+"""F1 MSE of the authors' `oasis` 0.1.3 package on the benchmark pools.
 
 The package (Marchant & Rubinstein 2017's own implementation) is never a dependency of
 this project: it needs numpy < 2 and scipy < 1.12. It runs in a separate throwaway

@@ -13,7 +13,7 @@ Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``bins=default`` or ``bins=<count>``: the CSF histogram of the strata;
 ``by_prediction=0``: CSF strata over the whole pool, which may hold both predictions,
 as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N pairs cut
-into score chunks (OASIS's default since the sixth session: S = 0.0333 with
+into score chunks (OASIS's default: S = 0.0333 with
 ``shared_prior=1``; ``max_share=none,shared_prior=0``: the uncut strata of earlier
 rows), ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top; ``shared_prior=1``: the
 chunks share the cut stratum's eta prior pseudo-labels by size instead of eta each), and estimator
@@ -23,7 +23,7 @@ instead of the library's estimator), ``:poststrat`` (post-stratified within stra
 model's leaf prior rescaled to S pseudo-labels per stratum), ``:flat`` (the variance
 model's tree with one level: a flat Beta model per stratum), ``:nocal`` (its prior means
 not rescaled to the labels), ``:measure`` (``estimate_measure`` with the F-measures of the
-prediction instead of ``estimate_from_labels``: since the sixth session ``estimate_measure``
+prediction instead of ``estimate_from_labels``: ``estimate_measure``
 hands F-measures to ``estimate_from_labels``, so these rows equal the default's, a check
 of that one path; the earlier rows of the README came from its generic route).
 
@@ -416,7 +416,7 @@ def speed(n: int = 10_000_000, draws: int = 20_000, seed: int = 0) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-# F1 MSE at 1,000 / 2,000 labels of the research implementation (issue 10, 100 repeats)
+# F1 MSE at 1,000 / 2,000 labels of the research implementation (100 repeats)
 RESEARCH = {
     ("abt-buy", "oasis"): (3.4e-3, 1.8e-3),
     ("abt-buy", "importance"): (6.1e-3, 3.9e-3),

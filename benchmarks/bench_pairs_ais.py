@@ -1,4 +1,4 @@
-"""Label efficiency, PR curves and speed of the AIS sampler of Marchant & Rubinstein 2021 (issue 11).
+"""Label efficiency, PR curves and speed of the AIS sampler of Marchant & Rubinstein 2021.
 
 ``--mode f1``: on each pool with full truth, every method runs ``--reps`` times to the
 largest budget; the estimate at budget b is the one after the last draw that needed at
@@ -18,7 +18,7 @@ thresholds) estimated from runs of ``ais-pr`` (AIS targeting the curve), ``ais``
 (1/L) sum_l [(P_l_hat - P_l)^2 + (R_l_hat - R_l)^2] with undefined points counted as
 squared error 1, and pointwise coverage of the 95% intervals.
 
-``--mode blind`` (audit finding F7, issue 10): AIS with its defaults, runs to 1,000 labels;
+``--mode blind``: AIS with its defaults, runs to 1,000 labels;
 at 300, 500 and 1,000 labels the coverage (with its Monte-Carlo SE), mean width, median SE
 and MSE of the library's intervals (``estimate_from_labels``, which ``estimate_measure``
 returns for the F-measures), the same runs with the variance alternative that was
@@ -261,7 +261,7 @@ def _blind_terms(run: LabelRun):
 
 
 def _capped_rates(run: LabelRun):
-    """The alternative screened for audit finding F7 and rejected (benchmark only): each
+    """The alternative screened for AIS intervals at small budgets and rejected (benchmark only): each
     blind stratum's term of the variance capped at the model's mean square of the
     stratum's unlabelled matches, U r (1 - r) + (U r)^2 (conditionally on no match among
     its draws the estimate's error from the stratum is minus those matches), against its
@@ -297,7 +297,7 @@ def _rates(function):
 
 
 def blind_mode(name, pool, reps, seed0, budgets=BLIND_BUDGETS) -> pd.DataFrame:
-    """Audit finding F7 (issue 10): AIS intervals at small budgets. Per budget, on the same
+    """AIS intervals at small budgets. Per budget, on the same
     runs: the library's estimate (``estimate_from_labels``, which ``estimate_measure`` of
     the F-measures returns), the capped alternative, and the library's recall variance
     with the largest stratum's model term left out (its share of the variance)."""

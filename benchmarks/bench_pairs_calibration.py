@@ -1,4 +1,4 @@
-"""Interval calibration of OASIS and static importance sampling (issue 10, item 1).
+"""Interval calibration of OASIS and static importance sampling.
 
 A screening harness: the sampler does not depend on the variance, so each pool's runs are
 drawn once per seed (``sample_labels``) and kept (in memory and cached under ``--cache``);
@@ -24,7 +24,7 @@ with no labelled match; for OASIS on its uncut strata, ``model_strata``), ``chun
 same model on the sampler's strata, chunks of cut strata included), ``labels`` (labels only), ``allfresh`` (the previous default:
 the model on every first draw) and the screening variants of :data:`VARIANTS` (all but
 ``blind`` = ``tree`` are changes of ``allfresh``; ``groups`` = ``tree`` without the
-substitution of completed strata, the fifth session's estimate). Static IS runs have no oracle model:
+substitution of completed strata, an earlier estimate). Static IS runs have no oracle model:
 they are evaluated with ``labels`` only. Commands: benchmarks/README.md ("OASIS
 intervals"); screening, e.g.
 
@@ -111,7 +111,7 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=R
         step = (
             "" if len(seeds) < 2 or seeds[1] - seeds[0] == 1000 else f"_step{seeds[1] - seeds[0]}"
         )
-        # OASIS runs on the default strata (cut since the sixth session) are cached apart
+        # OASIS runs on the default strata are cached apart
         # from runs of the uncut strata of earlier sessions
         cut = f"_cut{DEFAULT_MAX_SHARE}" if method == "oasis" and DEFAULT_MAX_SHARE else ""
         path = (
@@ -279,7 +279,7 @@ _CHUNK_PRIOR: dict[int, np.ndarray] = {}
 def chunk_model(run):
     """The library's model on the sampler's own strata (the chunks of a cut stratum, each
     a leaf with its own prior) instead of the uncut strata they were cut from: the
-    variance of OASIS runs before the sixth session moved the model to the parents."""
+    variance of OASIS runs before the model moved to the parent strata."""
     prior = _CHUNK_PRIOR.get(id(run.strata))
     if prior is None:  # nothing cut: the library's model
         return _variance.oracle_rates(run)
@@ -295,7 +295,7 @@ VARIANTS = {
     "labels": lambda run: None,
     "tree": lambda run: _variance.oracle_rates(run),
     # the library's model, but only whole prediction groups taken exactly (no substitution
-    # of completed strata: the fifth session's estimate)
+    # of completed strata: an earlier estimate)
     "groups": lambda run: _variance.oracle_rates(run),
     "allfresh": lambda run: tree_model(run),
     "nocal": lambda run: tree_model(run, calibrate=False),

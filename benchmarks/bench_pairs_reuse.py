@@ -1,4 +1,4 @@
-"""Label reuse across system versions (issue 4, deliverable 5; issue 10, item 5).
+"""Label reuse across system versions.
 
 Version A is the pool's prediction, version B a threshold on the score
 (``--threshold``). Per repetition: the sampler (``--sampler``: OASIS, adaptive, or static
@@ -92,7 +92,7 @@ def _setting(args):
         "fn": float(np.sum(pool.labels * (1 - predicted_b))),
         "oracle": LabelOracle(pool.labels),
         "misses": np.flatnonzero((pool.labels == 1) & (predicted_b == 0)),
-        # OASIS's default strata of each version (cut into chunks since the sixth session)
+        # OASIS's default strata of each version (cut into chunks)
         "strata": {
             "a": make_sampler("oasis", pool, 0).strata,
             "b": make_sampler("oasis", pool_b, 0).strata,

@@ -21,7 +21,7 @@ __all__ = [
     "check_level",
     "z_value",
     "check_beta",
-    "check_alpha",
+    "check_choice",
     "check_epsilon",
     "check_n_boot",
     "check_multiplicity",
@@ -99,11 +99,11 @@ def check_beta(beta) -> float:
     return float(beta)
 
 
-def check_alpha(alpha) -> float:
-    """F_alpha's alpha = 1 / (1 + beta**2) in [0, 1] (1 = precision, 0 = recall)."""
-    value = _real(alpha, "alpha")
-    if not 0 <= value <= 1:
-        raise ValueError(f"alpha must be in [0, 1] (1 = precision, 0 = recall), got {alpha!r}")
+def check_choice(value, name: str, choices) -> str:
+    """``value`` if it is one of ``choices`` (e.g. an interval method), else a ValueError
+    naming ``name``, the value and the choices."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(repr, choices))}")
     return value
 
 

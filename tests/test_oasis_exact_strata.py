@@ -1,4 +1,4 @@
-"""OASIS estimates use the labels of completely labelled strata (issue 10, items 3 and 4):
+"""OASIS estimates use the labels of completely labelled strata:
 from the draw on which a stratum x prediction cell has every pair labelled, its matches
 are known, and each later draw's term for it is replaced by that known value."""
 

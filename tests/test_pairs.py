@@ -253,7 +253,7 @@ def _pool_probability(sampler, n):
 
 
 def _independent_oasis_q(pool, sampler):
-    """The OASIS proposal recomputed independently from design §5, per pair."""
+    """The OASIS proposal recomputed independently from Marchant & Rubinstein 2017 (eq. 12), per pair."""
     strata = sampler.strata
     pi = sampler.posterior_mean()
     omega = strata.sizes / pool.n_pairs
@@ -636,7 +636,7 @@ def test_callable_oracle_and_unsure_answers_in_runs():
 
 @pytest.mark.parametrize("pool_name", ["abt-buy", "dblp-acm", "restaurant"])
 def test_stratified_baseline_is_defined_from_two_labels_on_the_bundled_pools(pool_name):
-    # issue 10, item 2 (found by the audit): seeding the largest strata first left the
+    # seeding the largest strata first left the
     # small predicted-match strata unlabelled below K labels, so every metric was NaN
     from er_evaluation.datasets import load_pool
 

@@ -1,8 +1,8 @@
-"""Issue 10 checked from the outside: every sampler through every public estimate path
-(estimate_from_labels, estimate_measure with F-scores and a PR curve, history,
-reuse_estimate for another prediction). Item 4: at census every path is exact with a
-zero-width interval. Item 1: before census no path gives a zero-width interval for a
-metric whose pairs are not all labelled, also when no false positive was drawn."""
+"""Every sampler through every public estimate path (estimate_from_labels,
+estimate_measure with F-scores and a PR curve, estimate_history, reuse_estimate for
+another prediction): at census every path is exact with a zero-width interval; before
+census no path gives a zero-width interval for a metric whose pairs are not all
+labelled, also when no false positive was drawn."""
 
 from __future__ import annotations
 

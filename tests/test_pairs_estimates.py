@@ -1,5 +1,5 @@
 """Pair-label estimates with the labelled part known: census, boundary, hand-computed and
-exhaustive checks (issue 10, items 1, 2, 3, 4)."""
+exhaustive checks."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_census_is_exact_with_zero_width_for_every_method(method):
         assert est.value == pytest.approx(exact, abs=1e-12)
         assert est.std_error == 0.0
         assert est.ci_low == est.ci_high == est.value
-        # one result type with the cluster estimators (issue 10, item 6)
+        # one result type with the cluster estimators
         assert isinstance(est, Estimate) and est.ci_method == "census"
         assert est.n_units == pool.n_pairs and est.estimator == method
 
@@ -211,7 +211,7 @@ def test_importance_estimate_is_the_papers_ratio_while_no_cell_is_fully_labelled
 
 
 def test_stratified_sampler_seeds_every_stratum_first():
-    """Issue 10, item 2: with unsampled strata counted as empty the baseline was undefined
+    """With unsampled strata counted as empty the baseline was undefined
     in 100% of runs; now the first K draws visit every stratum, largest first within each
     prediction group, the groups in turn (so both are labelled from the second draw on)."""
     pool = synthetic_pool(n=300, rate=0.15, seed=2)
@@ -249,7 +249,7 @@ def test_oasis_prior_decays_as_remark_4():
     assert fixed.posterior_mean()[0] == pytest.approx((2 + 4 * pi0[0]) / (5 + 4))
 
 
-# --- label reuse (issue 10, item 5) ------------------------------------------------------
+# --- label reuse ------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -284,7 +284,7 @@ def test_reuse_and_continued_sampling_are_unbiased_over_many_runs():
         assert abs(np.nanmean(values[:, 2]) - truth["pairwise_f1"]) < 0.05
 
 
-# --- variance of OASIS runs from the stratum model (issue 10, item 1) -------------------
+# --- variance of OASIS runs from the stratum model -------------------
 
 
 def _oasis_run(index, label, weight, strata, prior, n):
@@ -420,8 +420,7 @@ def test_oasis_squared_weights_estimate_the_conditional_variances_without_bias()
 
 
 def test_every_pair_estimate_carries_diagnostics():
-    """Found by the audit (issue 10, item 6): estimate_from_labels built its estimates
-    without diagnostics, so every one (a census included) printed NOT RELIABLE."""
+    """estimate_from_labels built its estimates without diagnostics, so every one (a census included) printed NOT RELIABLE."""
     pool = synthetic_pool(n=300, rate=0.15, seed=2)
     oracle = LabelOracle(pool.labels)
     census = sample_labels(pool, make_sampler("passive", pool, 0), oracle, pool.n_pairs)
@@ -458,7 +457,7 @@ def _every(est):
 
 
 def test_finish_keeps_a_rounded_ratio_inside_its_interval():
-    # found by the audit: AIS precision 1.0000000000000002 above its interval's end 1.0
+    # AIS precision 1.0000000000000002 above its interval's end 1.0
     from er_evaluation.pairs._variance import finish
 
     for value in (1.0 + 2e-16, -1e-17):

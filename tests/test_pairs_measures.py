@@ -59,7 +59,7 @@ def assert_same(a, b):
 
 def test_hand_computed_adaptive_run_with_every_predicted_match_labelled():
     """Ten pairs; predicted matches 0-2 (labels 1, 1, 0), all drawn, so precision is 2/3
-    exactly (audit F8: estimate_measure gave the weighted ratio (0.5 + 1) / 3 = 0.5 with an
+    exactly (estimate_measure gave the weighted ratio (0.5 + 1) / 3 = 0.5 with an
     interval). Recall: TP = 2 known; FN = PP x (weighted matches among open predicted
     non-match draws) / (weighted predicted-match draws) = 3 x 2 / 3 = 2; recall 2 / 4,
     F1 = 2 / (3/2 + 4/2) = 4/7."""
@@ -87,8 +87,8 @@ def test_hand_computed_adaptive_run_with_every_predicted_match_labelled():
         assert_same(a, b)
 
 
-def test_audit_edge_case_precision_zero_same_interval_on_both_paths():
-    """Audit F2: 200 pairs, 50 predicted matches none of them a match, 10 matches, 40
+def test_edge_case_precision_zero_same_interval_on_both_paths():
+    """200 pairs, 50 predicted matches none of them a match, 10 matches, 40
     labels; the two paths gave different intervals (OASIS precision [0, 0.0139] vs
     [0, 0.0657]; static IS [0, 0.087] vs [0, 0.133])."""
     n = 200
@@ -144,7 +144,7 @@ def few_predicted_matches(n: int = 120, seed: int = 4):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_census_and_prediction_group_census_for_every_sampler(method):
-    """Item 4: at the first draw after which every predicted match is labelled, precision
+    """At the first draw after which every predicted match is labelled, precision
     is exact (4/6) with SE 0 and a point interval on both paths while recall (pairs still
     unlabelled) keeps a proper interval; at full census every metric is exact."""
     pool = few_predicted_matches()
@@ -185,7 +185,7 @@ def test_census_and_prediction_group_census_for_every_sampler(method):
 
 
 def test_ais_restaurant_like_group_census_is_exact():
-    """Audit F8 on a bundled pool: AIS on restaurant, 300 labels, labels all 40 predicted
+    """On a bundled pool: AIS on restaurant, 300 labels, labels all 40 predicted
     matches; precision is 0.925 exactly on both paths (estimate_measure gave 0.918 /
     0.926 / 0.928 with SE 0.009)."""
     from er_evaluation.datasets import load_pool
@@ -199,7 +199,7 @@ def test_ais_restaurant_like_group_census_is_exact():
 
 
 def test_ais_precision_never_above_one_or_its_interval():
-    """Audit F11: with no false positive drawn, AIS precision came out 1.0000000000000002,
+    """With no false positive drawn, AIS precision came out 1.0000000000000002,
     above its interval's upper end 1.0."""
     import importlib
 
@@ -245,7 +245,7 @@ def test_selected_components_and_the_ais_target_measure():
 
 
 def test_pr_curve_point_whose_pairs_are_all_labelled_is_exact():
-    """Item 4 for the other ratio measures: a PR curve's precision at a threshold above
+    """For the other ratio measures too: a PR curve's precision at a threshold above
     which every pair is labelled is the labels' ratio, 4/6 here, with a point interval
     (the weighted ratio gave (2 + 1 + 1 + 1) / (2 + 1 + 1 + 1 + 0.5 + 1) = 5/6.5);
     recall at that threshold, and precision at a lower one, still have pairs unlabelled."""
@@ -277,7 +277,7 @@ def test_pr_curve_point_whose_pairs_are_all_labelled_is_exact():
 
 
 def test_generic_ratio_route_uses_the_same_effective_size_rule():
-    """Audit F2's cause: the generic route (PR curves, custom ratio measures) fell back on
+    """The generic route (PR curves, custom ratio measures) fell back on
     Kish's size without the labelled-share correction where estimate_from_labels uses
     searched_draws with it, so at precision 0 the same run gave [0, 0.133] against
     [0, 0.087] (static IS). The F-measures computed by the generic route (f_alphas
@@ -346,7 +346,7 @@ def test_final_variance_follows_estimate_from_labels():
 
 
 def test_generic_route_estimates_carry_diagnostics():
-    """Item 6 (audit F1 for the other measures): PR-curve and custom-measure estimates
+    """PR-curve and custom-measure estimates
     carry diagnostics like every other estimate (they had none, so each printed NOT
     RELIABLE, a census included): a census is reliable; 8 draws are too few effective
     draws for an interval."""

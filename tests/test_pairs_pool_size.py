@@ -1,4 +1,4 @@
-"""The size limit of in-memory pair labelling (audit finding F9): block sizes counted
+"""The size limit of in-memory pair labelling: block sizes counted
 without building pairs, the limit's boundary, the message, and the labelling pool."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Label reuse across predictions with the balance heuristic (Chaganty et al. 2017; issue 10,
-item 5): exhaustive unbiasedness, a hand-computed reuse from A to B, census exactness,
+"""Label reuse across predictions with the balance heuristic (Chaganty et al. 2017):
+exhaustive unbiasedness, a hand-computed reuse from A to B, census exactness,
 many-run checks and the recorded proposals."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The unsearched-non-match diagnostic of pair-label estimates (issue 10, item 5): the
+"""The unsearched-non-match diagnostic of pair-label estimates: the
 Clopper-Pearson bound on matches hidden in strata where no match was drawn, hand-computed
 and against scipy; it fires when the missed matches sit in strata the labels never
 searched, and not at census. The search design of ``continue_sampling``: unbiased by

@@ -351,7 +351,7 @@ def test_cli_prediction_from_clustering_and_column_oracle(tmp_path, capsys):
         assert session.n_labels == 40 and session.header["method"] == "importance"
 
 
-# --- several writers on one log (issue 10, item 7) --------------------------------------
+# --- several writers on one log --------------------------------------
 
 
 def _assert_log_consistent(path, pool):
@@ -522,7 +522,7 @@ def test_log_written_with_the_f_weight_alpha_replays_as_its_target_and_beta(
         assert resumed.sampler.target == target
 
 
-# --- several writers and unreadable logs through the CLI (issue 10, item 7) -----------------
+# --- several writers and unreadable logs through the CLI -----------------
 
 
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.UndefinedMetricWarning")

@@ -1,5 +1,5 @@
-"""Bad inputs to the pair samplers, runs, sessions and estimates get clear errors
-(issue 10, item 8): one case per input."""
+"""Bad inputs to the pair samplers, runs, sessions and estimates get clear errors: one
+case per input."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from er_evaluation.pairs import (
     LabelOracle,
     PairPool,
     PoolError,
+    continue_sampling,
     estimate_from_labels,
     estimate_history,
     estimate_measure,
@@ -205,7 +206,7 @@ def test_cli_bad_level_is_a_clear_error(tmp_path, capsys):
     assert "level must be" in capsys.readouterr().err
 
 
-# --- audit (issue 10, item 8 from the outside) ----------------------------------------------
+# --- audit ----------------------------------------------------------------
 
 
 def test_a_float_zero_one_prediction_is_the_same_prediction(labelled):
@@ -375,3 +376,79 @@ def test_a_variance_a_sampler_run_does_not_use_is_an_error(labelled, variance):
     pool, run = labelled
     with pytest.raises(ValueError, match="variance"):
         estimate_from_labels(run, pool.predicted, variance=variance)
+
+
+# --- every public entry point refuses the same bad values, naming the parameter --------------
+
+BAD_VALUES = [
+    ("level", 1.5, "level must be"),
+    ("level", "0.9", "level must be"),
+    ("beta", -1.0, "beta must be a positive finite number"),
+    ("ci_method", "wald", "unknown ci_method 'wald'"),
+]
+
+
+def _estimate_entry_points(pool, run):
+    return {
+        "estimate_from_labels": lambda **kw: estimate_from_labels(run, pool.predicted, **kw),
+        "estimate_history": lambda **kw: estimate_history(run, pool.predicted, **kw),
+        "reuse_estimate": lambda **kw: reuse_estimate(run, pool.predicted, **kw),
+    }
+
+
+@pytest.mark.parametrize("entry", ["estimate_from_labels", "estimate_history", "reuse_estimate"])
+@pytest.mark.parametrize(("name", "value", "message"), BAD_VALUES, ids=repr)
+def test_estimate_entry_points_refuse_bad_values(labelled, entry, name, value, message):
+    pool, run = labelled
+    call = _estimate_entry_points(pool, run)[entry]
+    with pytest.raises(ValueError, match=message):
+        call(**{name: value})
+
+
+@pytest.mark.parametrize(("name", "value", "message"), BAD_VALUES, ids=repr)
+def test_estimate_measure_refuses_bad_values(labelled, name, value, message):
+    pool, run = labelled
+    if name == "beta":  # the measure carries its betas
+        with pytest.raises(ValueError, match=message):
+            f_measures(pool.predicted, betas=value)
+        return
+    with pytest.raises(ValueError, match=message):
+        estimate_measure(run, f_measures(pool.predicted), **{name: value})
+
+
+@pytest.mark.parametrize("method", ["passive", "stratified", "importance", "oasis", "ais"])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"seed": -1}, "seed must be None or a whole number >= 0"),
+        ({"seed": "0"}, "seed must be None or a whole number >= 0"),
+        ({"seed": 1.5}, "seed must be None or a whole number >= 0"),
+        ({"beta": -1.0}, "beta must be a positive finite number"),
+        ({"beta": 0}, "beta must be a positive finite number"),
+    ],
+    ids=repr,
+)
+def test_samplers_refuse_bad_seeds_and_f_weights(method, params, message):
+    pool = small_pool()
+    params = dict(params)
+    seed = params.pop("seed", 0)
+    if method in ("passive", "stratified") and params:
+        with pytest.raises(ValueError, match=f"has no parameter {next(iter(params))}"):
+            make_sampler(method, pool, seed, **params)
+        return
+    with pytest.raises(ValueError, match=message):
+        make_sampler(method, pool, seed, **params)
+
+
+def test_make_sampler_refuses_an_unknown_method_naming_the_methods():
+    with pytest.raises(ValueError, match="unknown sampling method 'OASIS'; choose one of"):
+        make_sampler("OASIS", small_pool(), 0)
+
+
+@pytest.mark.parametrize("budget", [-1, 2.5, "10", None], ids=repr)
+def test_sample_labels_and_continue_sampling_refuse_bad_budgets(labelled, budget):
+    pool, run = labelled
+    with pytest.raises(ValueError, match="budget must be a whole number >= 0"):
+        sample_labels(pool, make_sampler("oasis", pool, 0), LabelOracle(pool.labels), budget)
+    with pytest.raises(ValueError, match="new_labels must be a whole number >= 0"):
+        continue_sampling(pool, run, LabelOracle(pool.labels), budget, seed=0)

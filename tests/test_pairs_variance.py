@@ -1,5 +1,4 @@
-"""The one variance routine of the pair-label importance estimates (issue 10, item 6;
-issue 11, item 4): hand-computed cases and its labels-only special case."""
+"""The one variance routine of the pair-label importance estimates: hand-computed cases and its labels-only special case."""
 
 from __future__ import annotations
 
@@ -168,7 +167,7 @@ def test_searched_bound_hand_computed():
 
 
 def test_estimate_paths_share_one_variance_and_one_interval_rule():
-    """Issue 10 item 6: estimate_measure of the F-measures of an OASIS or AIS run is
+    """estimate_measure of the F-measures of an OASIS or AIS run is
     estimate_from_labels' computation, so value, SE, both interval ends and the method are
     the same, at an estimate of 1 too (the lower end of searched_bound; before, each
     path passed its own totals and effective sizes and only the upper end agreed there;

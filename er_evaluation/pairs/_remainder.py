@@ -15,7 +15,7 @@ for why its runs are not estimated this way). Then
 TP = sum over predicted-match cells of M_c, actual positives AP = sum_c M_c, and
 F_alpha = TP / (alpha PP + (1 - alpha) AP). Once every pair of a cell is labelled its
 remainder is empty and M_c = m_c exactly; at census the estimate is the truth with zero
-width (issue 10, item 4). Importance runs (static IS, OASIS) are estimated by
+width. Importance runs (static IS, OASIS) are estimated by
 :func:`hybrid_estimate`, exact at census in the same way.
 
 Cells with no labelled pair are merged into the nearest labelled cell of the same
@@ -40,7 +40,7 @@ f is the labelled share of the cells F depends on. For importance runs
 searched the unlabelled pairs that could hold a false positive or a missed match
 (:func:`er_evaluation.pairs._variance.searched_bound`): for recall the predicted
 non-matches, not the labelled positives. The interval has zero width only when every
-pair of those cells is labelled (issue 10, item 1).
+pair of those cells is labelled.
 """
 
 from __future__ import annotations

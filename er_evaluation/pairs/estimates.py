@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_beta, check_level, z_value
+from er_evaluation._parameters import check_beta, check_choice, check_level, z_value
 from er_evaluation.errors import warn_undefined
 from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
@@ -67,12 +67,19 @@ from er_evaluation.pairs.run import LabelRun
 from er_evaluation.vocabulary import pair_metric_names
 
 __all__ = [
+    "CI_METHODS",
     "PairEstimates",
     "estimate_from_labels",
     "estimate_history",
     "ratio_estimates",
     "uses_remainder",
 ]
+
+
+CI_METHODS = ("score",)
+"""Interval methods of the pair-label estimates: ``"score"``, Wilson's score interval on
+the effective sample size (a point, ``"census"``, once every pair the estimate depends on
+is labelled)."""
 
 
 @dataclass(frozen=True)
@@ -271,15 +278,18 @@ def estimate_history(
     beta: float | Sequence[float] = 1.0,
     at: Sequence[int] | None = None,
     level: float = 0.95,
+    ci_method: str = "score",
 ) -> pd.DataFrame:
     """Estimates as labels came in: one row per label count in ``at`` (default: every label
     count), taken after the last draw that needed at most that many labels (free repeats
     included). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`~er_evaluation.vocabulary.pair_metric_names`),
-    the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where undefined."""
+    the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where
+    undefined. ``beta``, ``level`` and ``ci_method`` as :func:`estimate_from_labels`."""
     betas = _betas(beta)
     alphas = _alphas(betas)
-    predicted = _check_predicted(run, predicted)
     z = z_value(level)
+    check_choice(ci_method, "ci_method", CI_METHODS)
+    predicted = _check_predicted(run, predicted)
     n_labels = np.cumsum(run.new_label).astype(np.int64)
     counts = np.unique(n_labels) if at is None else np.asarray(at, dtype=np.int64)
     cells = _cells(run, predicted) if uses_remainder(run) else None
@@ -308,12 +318,14 @@ def estimate_from_labels(
     *,
     beta: float | Sequence[float] = 1.0,
     level: float = 0.95,
+    ci_method: str = "score",
     variance: str = "martingale",
 ) -> PairEstimates:
     """Pairwise precision, recall and F_beta (for every ``beta`` given; named by
     :func:`~er_evaluation.vocabulary.pair_metric_names`) of ``predicted`` (0/1 per pool pair) from the labelled draws of
     ``run``, each with its standard error and a
-    ``level`` confidence interval. Any 0/1 prediction over the same pool can be evaluated
+    ``level`` confidence interval (``ci_method``: :data:`CI_METHODS`). ``beta``: one
+    F_beta weight or several (positive; default F1). Any 0/1 prediction over the same pool can be evaluated
     (label reuse: :mod:`er_evaluation.pairs.reuse`). Undefined ratios (nothing sampled in
     a denominator) give NaN with an :class:`UndefinedMetricWarning`.
 
@@ -347,6 +359,7 @@ def estimate_from_labels(
     """
     betas = _betas(beta)
     level = check_level(level)
+    check_choice(ci_method, "ci_method", CI_METHODS)
     out = ratio_estimates(
         run, predicted, _alphas(betas), pair_metric_names(betas), level, variance, stacklevel=4
     )

@@ -41,7 +41,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_level, z_value
+from er_evaluation._parameters import check_choice, check_level, z_value
 from er_evaluation.errors import UndefinedMetricWarning, warn_undefined
 from er_evaluation.estimators.diagnostics import assess, concentration
 from er_evaluation.estimators.results import Estimate
@@ -53,7 +53,7 @@ from er_evaluation.pairs._variance import (
     oracle_rates,
     searched_bound,
 )
-from er_evaluation.pairs.estimates import _NO_PAIR, ratio_estimates
+from er_evaluation.pairs.estimates import _NO_PAIR, CI_METHODS, ratio_estimates
 from er_evaluation.vocabulary import fscore_name
 
 __all__ = [
@@ -449,6 +449,7 @@ def estimate_measure(
     measure: Measure,
     *,
     level: float = 0.95,
+    ci_method: str = "score",
     variance: str = "martingale",
     labels_known: np.ndarray | None = None,
 ) -> list[Estimate]:
@@ -479,7 +480,8 @@ def estimate_measure(
     (:func:`~er_evaluation.pairs._variance.oracle_rates`), every other draw with its
     label; without a model every draw with its own label.
 
-    Intervals: for ``bounded`` measures the interval rule of
+    Intervals (``ci_method``: :data:`~er_evaluation.pairs.estimates.CI_METHODS`): for
+    ``bounded`` measures the interval rule of
     :func:`~er_evaluation.pairs.estimate_from_labels`
     (:func:`~er_evaluation.pairs._variance.finish`): a Wilson score interval at the
     effective sample size n_eff = G(1 - G) / Var(G). At G = 1 for a ratio measure
@@ -499,10 +501,11 @@ def estimate_measure(
     label) the totals are computed from the labels exactly: SE 0 and a point interval.
     So is a component of a ratio measure whose numerator and denominator involve only
     classes every pair of which is labelled (a PR curve's precision at a threshold above
-    which all pairs are labelled; issue 10, item 4): its value is the labelled pairs'
+    which all pairs are labelled): its value is the labelled pairs'
     ratio, with SE 0 and ``ci_method="census"``.
     """
     level = check_level(level)
+    check_choice(ci_method, "ci_method", CI_METHODS)
     if variance not in ("martingale", "final"):
         raise ValueError(f"variance must be 'martingale' or 'final', got {variance!r}")
     if run.pool_size != measure.n_pairs:

@@ -1,4 +1,4 @@
-"""Pools of candidate record pairs: the population the pair samplers draw from (design §5).
+"""Pools of candidate record pairs: the population the pair samplers draw from.
 
 A :class:`PairPool` is a validated table with one row per unordered candidate pair:
 ``id_left``, ``id_right``, ``score`` (a similarity, any real scale), ``predicted``

@@ -76,6 +76,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from er_evaluation._parameters import check_count
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._search import search_diagnosed
 from er_evaluation.pairs._stratify import ScoreStrata
@@ -293,6 +294,7 @@ def reuse_estimate(
     *,
     beta: float | Sequence[float] = 1.0,
     level: float = 0.95,
+    ci_method: str = "score",
     strata: ScoreStrata | None = None,
 ) -> PairEstimates:
     """Precision, recall and F_beta of another prediction ``predicted_b`` (0/1 per pool
@@ -311,7 +313,7 @@ def reuse_estimate(
     error on restaurant; 95% coverage of P / R / F1 100 / 96.8 / 97.2% (abt-buy),
     100 / 100 / 100% (restaurant), 96 / 100 / 97% (FEBRL, where recall was flagged in 97%
     of runs) (benchmarks/README.md, "Label reuse across versions")."""
-    estimates = estimate_from_labels(run, predicted_b, beta=beta, level=level)
+    estimates = estimate_from_labels(run, predicted_b, beta=beta, level=level, ci_method=ci_method)
     if strata is None:  # estimate_from_labels checked against the run's own strata
         return estimates
     return search_check(estimates, run, predicted_b, beta=beta, strata=strata)
@@ -537,6 +539,7 @@ def continue_sampling(
     the result with :func:`reuse_estimate`, which adds the unsearched-non-match
     diagnostic.
     """
+    new_labels = check_count(new_labels, "new_labels", minimum=0)
     if previous.pool_size != pool_b.n_pairs:
         raise ValueError(
             f"the previous run is on a pool of {previous.pool_size} pairs, pool_b has {pool_b.n_pairs}"
