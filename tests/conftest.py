@@ -240,3 +240,58 @@ def chromium():
         launched = launch_chromium(pw)
         yield launched
         launched.close()
+
+
+def make_review_project(folder: Path, *, size: int = 6, seed: int = 1) -> Path:
+    """A review project folder on the bundled PatentsView demo, as the app leaves it: a
+    queue of ``size`` records drawn uniformly from the newest version, split between ann
+    and bob with every unit reviewed by both (blind), every sampled record decided by
+    both: ann accepts each predicted cluster as shown; bob removes the last shown record
+    of every third cluster of two or more records, so the two disagree on some."""
+    from er_evaluation.review import ReviewStore
+    from er_evaluation.review.project import (
+        DEMO_CONFIG,
+        STORE_NAME,
+        default_sample,
+        draw_project_queue,
+        load_demo,
+        save_queue,
+        write_config,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_config(dict(DEMO_CONFIG), folder)
+    data = load_demo()
+    settings = default_sample(data) | {
+        "size": size,
+        "seed": seed,
+        "reviewers": ["ann", "bob"],
+        "double_share": 1.0,
+    }
+    queue = draw_project_queue(data, settings)
+    save_queue(queue, settings, folder)
+    prediction = data.predictions[settings["version"]]
+    store = ReviewStore(folder / STORE_NAME)
+    for i, record in enumerate(queue["record_id"]):
+        cluster = prediction[record]
+        shown = sorted(prediction.index[prediction == cluster])
+        others = [r for r in shown if r != record]
+        for reviewer in ("ann", "bob"):
+            removed = others[-1:] if reviewer == "bob" and i % 3 == 0 else []
+            store.record_review(
+                reviewer=reviewer,
+                sampled_record=record,
+                predicted_cluster=cluster,
+                shown_records=shown,
+                removed=removed,
+                version=settings["version"],
+                independent=True,
+            )
+    return folder
+
+
+@pytest.fixture(scope="session")
+def review_project(tmp_path_factory) -> Path:
+    """A reviewed demo project folder (:func:`make_review_project`), made once per run;
+    tests only read it."""
+    return make_review_project(tmp_path_factory.mktemp("review") / "project")

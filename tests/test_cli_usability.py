@@ -133,12 +133,13 @@ def test_interactive_labelling_shows_both_records(tmp_path, cli):
     assert re.search(r"last\s+=\s+Lee\s+Lee", err)  # '=' marks the agreeing field
 
 
-def test_readme_shows_the_side_by_side_layout_the_command_prints():
+def test_docs_show_the_side_by_side_layout_the_command_prints():
     from pathlib import Path
 
     from er_evaluation.cli.pairs import _side_by_side
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    guide = Path(__file__).resolve().parents[1] / "docs" / "guides" / "pair-labelling.md"
+    readme = guide.read_text(encoding="utf-8")
     records = pd.DataFrame(
         {"first": ["Ann", "Anne"], "last": ["Lee", "Lee"], "city": ["Paris", "Paris"]},
         index=pd.Index(["r17", "r42"], name="rid"),
