@@ -366,3 +366,20 @@ def two_strata(sizes, predicted):
         predicted=np.asarray(predicted, dtype=np.int8),
         mean_score=np.arange(len(sizes), dtype=float),
     )
+
+
+def rewrite_as_old_log(path, edit_header=None) -> None:
+    """Rewrite the label log at ``path`` as a log of version 1 (written before lines carried
+    checksums), with ``edit_header(header)`` applied to its header (e.g. dropping a
+    parameter that older versions did not record)."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        record.pop("check", None)
+    records[0]["version"] = 1
+    if edit_header is not None:
+        edit_header(records[0])
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -3,11 +3,11 @@ the bin width of their `oasis` 0.1.3 package)."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
+from _helpers import rewrite_as_old_log
 
 from er_evaluation.datasets import load_pool
 from er_evaluation.pairs import LabellingSession, LabelOracle, OASISSampler, stratify
@@ -81,11 +81,8 @@ def test_oasis_log_from_before_fd_strata_still_replays(tmp_path):
     with LabellingSession(pool, path, "oasis", seed=5, n_bins=None, decay=False) as session:
         session.run(LabelOracle(pool.labels), 40)
         expected = session.label_run().index.tolist()
-    lines = path.read_text().splitlines()
-    header = json.loads(lines[0])
-    del header["params"]["n_bins"]  # headers written before FD strata lack it
-    lines[0] = json.dumps(header)
-    path.write_text("\n".join(lines) + "\n")
+    # headers written before FD strata lack it
+    rewrite_as_old_log(path, lambda header: header["params"].pop("n_bins"))
     with LabellingSession(pool, path, readonly=True) as resumed:
         assert resumed.sampler.n_bins is None
         assert resumed.label_run().index.tolist() == expected

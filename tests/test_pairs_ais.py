@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import rewrite_as_old_log
 
 from er_evaluation.pairs import LabelOracle, OASISSampler, PairPool, sample_labels, stratify
 from er_evaluation.pairs.ais import AISSampler
@@ -545,11 +546,12 @@ def test_a_log_written_before_the_model_options_resumes_with_its_model(tmp_path)
         with LabellingSession(pool, path, "ais", seed=3, **old) as session:
             session.run(oracle, 25)
             expected = session.label_run()
-        lines = path.read_text().splitlines()
-        header = json.loads(lines[0])
-        for key in dropped:
-            del header["params"][key]  # as the earlier versions wrote it
-        path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+
+        def drop(header, dropped=dropped):
+            for key in dropped:
+                del header["params"][key]  # as the earlier versions wrote it
+
+        rewrite_as_old_log(path, drop)
         with LabellingSession(pool, path) as resumed:
             assert resumed.sampler.prior == "scores" and resumed.sampler.prior_strength == 1.0
             assert resumed.sampler.tree == "score"

@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import replace
 
 import numpy as np
 import pytest
+from _helpers import rewrite_as_old_log
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -299,12 +299,12 @@ def test_a_log_from_before_cut_strata_replays_with_its_uncut_strata(tmp_path):
     path = tmp_path / "old.jsonl"
     with LabellingSession(pool, path, "oasis", seed=5, **old) as session:
         session.run(oracle, 40)
-    lines = path.read_text().splitlines()
-    header = json.loads(lines[0])
-    for key in old:
-        del header["params"][key]
-    lines[0] = json.dumps(header)
-    path.write_text("\n".join(lines) + "\n")
+
+    def drop(header):
+        for key in old:
+            del header["params"][key]
+
+    rewrite_as_old_log(path, drop)
     with LabellingSession(pool, path) as resumed:
         assert (resumed.sampler.max_share, resumed.sampler.shared_prior) == (None, False)
         resumed.run(oracle, 20)

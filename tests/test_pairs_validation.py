@@ -14,12 +14,14 @@ from er_evaluation.pairs import (
     LabelOracle,
     PairPool,
     PoolError,
+    SessionError,
     continue_sampling,
     estimate_from_labels,
     estimate_history,
     estimate_measure,
     f_measures,
     make_sampler,
+    read_log,
     reuse_estimate,
     sample_labels,
 )
@@ -452,3 +454,89 @@ def test_sample_labels_and_continue_sampling_refuse_bad_budgets(labelled, budget
         sample_labels(pool, make_sampler("oasis", pool, 0), LabelOracle(pool.labels), budget)
     with pytest.raises(ValueError, match="new_labels must be a whole number >= 0"):
         continue_sampling(pool, run, LabelOracle(pool.labels), budget, seed=0)
+
+
+# --- label logs: hand edits, empty files and incomplete headers are named ---------------------
+
+
+def _log(tmp_path, labels=6):
+    pool = small_pool()
+    path = tmp_path / "l.jsonl"
+    with LabellingSession(pool, path, "oasis", seed=0) as session:
+        session.run(LabelOracle(pool.labels), labels)
+    return pool, path
+
+
+def test_a_hand_edited_label_is_named_with_its_line(tmp_path):
+    import json
+
+    pool, path = _log(tmp_path)
+    lines = path.read_text().splitlines()
+    event = json.loads(lines[3])
+    event["label"] = 1 - event["label"]  # a valid line, another answer than the one given
+    lines[3] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n")
+    message = r"line 4: the line does not match its checksum: it was edited"
+    with pytest.raises(SessionError, match=message):
+        read_log(path)
+    with pytest.raises(SessionError, match=message):
+        LabellingSession(pool, path, readonly=True)
+    del event["check"]
+    lines[3] = json.dumps(event)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SessionError, match="line 4: the line has no checksum"):
+        LabellingSession(pool, path)
+
+
+def test_a_hand_edited_header_is_named(tmp_path):
+    pool, path = _log(tmp_path)
+    lines = path.read_text().splitlines()
+    lines[0] = lines[0].replace('"seed": 0', '"seed": 1')
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SessionError, match="line 1: the line does not match its checksum"):
+        LabellingSession(pool, path, readonly=True)
+
+
+@pytest.mark.parametrize("key", ["pool_fingerprint", "n_pairs", "method", "params"])
+def test_a_header_without_a_field_names_the_field(tmp_path, key):
+    import json
+
+    pool, path = _log(tmp_path)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    del header[key]
+    lines[0] = json.dumps(header)
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SessionError, match=f"line 1: the header has no '{key}' field"):
+        LabellingSession(pool, path)
+    with pytest.raises(SessionError, match=f"line 1: the header has no '{key}' field"):
+        read_log(path)
+
+
+def test_an_empty_log_opened_read_only_is_named_empty(tmp_path, capsys):
+    pool = small_pool()
+    path = tmp_path / "empty.jsonl"
+    path.touch()
+    with pytest.raises(SessionError, match=r"the label log is empty \(0 bytes\)"):
+        LabellingSession(pool, path, readonly=True)
+    with pytest.raises(SessionError, match="the log is empty"):
+        read_log(path)
+    pool_file = _pool_file(tmp_path)
+    assert main(["pairs", "estimate", str(pool_file), "--labels", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the label log is empty (0 bytes)" in err and "no such" not in err
+    with LabellingSession(pool, path, "passive", seed=0) as session:  # writable: created
+        assert session.header["method"] == "passive"
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [([7, "7", 8], [9, 10, 11]), ([7, 8, 9], ["7", 10, 11])],
+    ids=["within a column", "within the other column"],
+)
+def test_pair_ids_7_and_string_7_are_refused_as_mixed_types(left, right):
+    frame = pd.DataFrame(
+        {"id_left": left, "id_right": right, "score": [0.1, 0.2, 0.3], "predicted": [0, 1, 0]}
+    )
+    with pytest.raises(PoolError, match="mix types .*int.*str|mix integer and string ids"):
+        PairPool.from_frame(frame)

@@ -287,12 +287,12 @@ def _interactive(
 ) -> None:
     out = sys.stderr
     while session.n_labels < budget:
-        pending = session.next_pair()
+        pending = session.next_pair(budget=budget)
+        if session.n_labels >= budget:  # others on the log reached the budget meanwhile
+            break
         if pending is None:
             print("no more pairs to label", file=out)
             return
-        if session.n_labels >= budget:  # others on the log reached the budget meanwhile
-            break
         print(
             f"[{session.n_labels + 1}/{budget}] {pending.id_left!s} <-> {pending.id_right!s} "
             f"(score {pending.score:.4g}, predicted {'match' if pending.predicted else 'non-match'})",

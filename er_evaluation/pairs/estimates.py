@@ -281,8 +281,8 @@ def estimate_history(
     ci_method: str = "score",
 ) -> pd.DataFrame:
     """Estimates as labels came in: one row per label count in ``at`` (default: every label
-    count), taken after the last draw that needed at most that many labels (free repeats
-    included). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`~er_evaluation.vocabulary.pair_metric_names`),
+    count), taken right after the draw that paid for that many labels (where a run with
+    that budget stops, :func:`~er_evaluation.pairs.sample_labels`). Columns ``n_draws``, ``n_labels`` and, per metric (:func:`~er_evaluation.vocabulary.pair_metric_names`),
     the value, ``<metric>_se``, ``<metric>_low`` and ``<metric>_high``. NaN where
     undefined. ``beta``, ``level`` and ``ci_method`` as :func:`estimate_from_labels`."""
     betas = _betas(beta)
@@ -296,9 +296,9 @@ def estimate_history(
     names = pair_metric_names(betas)
     rows = []
     for count in counts:
-        last = int(np.searchsorted(n_labels, count, side="right"))
-        if last == 0:
+        if count < 1:
             continue
+        last = min(int(np.searchsorted(n_labels, count, side="left")) + 1, run.n_draws)
         value, se, low, high = _estimate_arrays(run.prefix(last), predicted, alphas, z, cells=cells)
         row = {"n_draws": last, "n_labels": int(n_labels[last - 1])}
         for m, name in enumerate(names):

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._parameters import check_beta
-from er_evaluation.clustering import check_exact_floats, membership, to_pairs
+from er_evaluation.clustering import _check_one_kind, check_exact_floats, membership, to_pairs
 from er_evaluation.errors import ClusteringError, examples, plain_id, warn_undefined
 from er_evaluation.vocabulary import pair_metric_names
 
@@ -223,6 +223,12 @@ def _check_ids(left, right, left_col: str, right_col: str, records) -> None:
             f"{left_col} and {right_col} mix integer and string ids ({sorted(kinds)}); "
             "convert them to one type so that 7 and '7' are not silently different records"
         )
+    # within a column too, as a clustering's ids: 7 and "7" would be two records
+    for values, col in ((left, left_col), (right, right_col)):
+        try:
+            _check_one_kind(pd.Index(values), f"the ids of column {col!r}")
+        except ClusteringError as error:
+            raise PoolError(str(error)) from None
     codes, uniques = pd.factorize(np.concatenate([left, right]))
     n = len(left)
     lc, rc = codes[:n].astype(np.int64), codes[n:].astype(np.int64)

@@ -96,13 +96,15 @@ def sample_labels(
     labelled.
 
     A pair drawn again is answered from the label cache: it costs no new label and the
-    oracle is never asked twice. The run stops just before the first draw that would need
-    label number ``budget + 1`` (so free repeats after the last label are kept), when the
-    sampler is exhausted, when every pair is labelled, or after ``max_draws`` draws
-    (default 1000 x budget). An unsure answer (None) voids the draw: it is not counted,
-    not cached and the model does not see it (the pair may be drawn and asked again).
-    ``known`` (int8 per pair, -1 = unknown) pre-fills the cache with labels paid for
-    earlier (label reuse): drawing such a pair costs nothing.
+    oracle is never asked twice. The run stops right after the draw that paid for label
+    number ``budget`` (the stopping rule of :meth:`LabellingSession.run
+    <er_evaluation.pairs.LabellingSession.run>`, the CLI and the app, so one seed and
+    budget give the same draws everywhere), when the sampler is exhausted, when every
+    pair is labelled, or after ``max_draws`` draws (default 1000 x budget). An unsure
+    answer (None) voids the draw: it is not counted, not cached and the model does not
+    see it (the pair may be drawn and asked again). ``known`` (int8 per pair, -1 =
+    unknown) pre-fills the cache with labels paid for earlier (label reuse): drawing
+    such a pair costs nothing.
     """
     budget = check_count(budget, "budget", minimum=0)
     limit = 1000 * max(budget, 1) if max_draws is None else check_count(max_draws, "max_draws")
@@ -113,10 +115,11 @@ def sample_labels(
         )
     cache = np.full(pool.n_pairs, -1, dtype=np.int8) if known is None else _known(known, pool)
     index, label, weight, stratum, new = [], [], [], [], []
+    # every pair labelled: only free repeats would follow
+    target = min(budget, int(np.count_nonzero(cache < 0)))
     n_labels = 0
-    unknown = int(np.count_nonzero(cache < 0))
     draws = 0
-    while draws < limit:
+    while n_labels < target and draws < limit:
         draw = sampler.draw()
         if draw is None:
             break
@@ -124,8 +127,6 @@ def sample_labels(
         cached = int(cache[draw.index])
         is_new = cached < 0
         if is_new:
-            if n_labels >= budget or n_labels == unknown:
-                break
             answer = oracle_label(oracle(draw.index), draw.index)
             if answer is None:
                 continue
@@ -138,8 +139,6 @@ def sample_labels(
         weight.append(draw.weight)
         stratum.append(draw.stratum)
         new.append(is_new)
-        if n_labels == unknown:  # every pair labelled: only free repeats would follow
-            break
     idx = np.asarray(index, dtype=np.int64)
     return run_of_sampler(
         sampler, pool.n_pairs, idx, label, weight, stratum, new, final_weights=final_weights

@@ -4,6 +4,9 @@ Storage: an append-only JSON-lines event log. The first line is a header (method
 sampler parameters, pool size and fingerprint); every later line is one draw with its
 pair ids, pool row, stratum, sampling probability, importance weight, answer, label,
 whether it was answered by a person/oracle or from the label cache, and a timestamp.
+Every line carries a checksum of its content (``check``), so a line edited by hand is
+named when the log is read (logs of version 1, written before the checksums, are read
+without them).
 Each line is written with one ``write`` + ``flush`` + ``os.fsync`` before ``answer``
 returns, so an acknowledged label survives a crash. JSON lines rather than SQLite: the log
 is one human-readable, diff-able, greppable file with no schema migrations, appends are
@@ -35,6 +38,7 @@ unsure answers is reported (:attr:`LabellingSession.n_unsure`) so this stays vis
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -58,7 +62,9 @@ from er_evaluation.pairs.samplers import Draw
 
 __all__ = ["LabellingSession", "PendingPair", "SessionError", "read_log"]
 
-LOG_VERSION = 1
+LOG_VERSION = 2
+"""Version of the label logs written: 2 adds a checksum to every line (version 1 logs,
+without them, are still read)."""
 
 
 class SessionError(ValueError):
@@ -79,10 +85,26 @@ class PendingPair:
 
 
 _EVENT_FIELDS = {"step": int, "pool_index": int, "label": (int, type(None)), "source": str}
+_HEADER_FIELDS = ("version", "method", "seed", "params", "n_pairs", "pool_fingerprint")
 
 
-def _parse_line(path: Path, number: int, line: bytes) -> dict:
-    """One log line as a dict; a clear error naming the file, the line and what is wrong."""
+def _checksum(record: dict) -> str:
+    """The checksum of a log line: the first 16 hex digits of the SHA-256 of its JSON
+    without the ``check`` field (as written: json.dumps keeps the keys' order, and floats
+    round-trip)."""
+    body = {k: v for k, v in record.items() if k != "check"}
+    return hashlib.sha256(json.dumps(body).encode()).hexdigest()[:16]
+
+
+def _line(record: dict) -> bytes:
+    """A log line: ``record`` with its checksum, newline-terminated."""
+    return (json.dumps({**record, "check": _checksum(record)}) + "\n").encode()
+
+
+def _parse_line(path: Path, number: int, line: bytes, *, checked: bool = True) -> dict:
+    """One log line as a dict; a clear error naming the file, the line and what is wrong.
+    ``checked``: the log's lines carry checksums (logs of version 2 on), so a line edited
+    by hand is named."""
     try:
         record = json.loads(line)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -92,6 +114,11 @@ def _parse_line(path: Path, number: int, line: bytes) -> dict:
     if number == 1:
         if record.get("type") != "header":
             raise SessionError(f"{path}, line 1: not a label-log header")
+        for key in _HEADER_FIELDS:
+            if key not in record:
+                raise SessionError(f"{path}, line 1: the header has no {key!r} field")
+        checked = isinstance(record["version"], int) and record["version"] >= 2
+        _verify(path, number, record, checked)
         return record
     for key, kind in _EVENT_FIELDS.items():
         if key not in record:
@@ -101,7 +128,19 @@ def _parse_line(path: Path, number: int, line: bytes) -> dict:
             raise SessionError(f"{path}, line {number}: {key} is {value!r}")
     if record["label"] not in (0, 1, None):
         raise SessionError(f"{path}, line {number}: label is {record['label']!r}, not 0, 1 or null")
+    _verify(path, number, record, checked)
     return record
+
+
+def _verify(path: Path, number: int, record: dict, checked: bool) -> None:
+    """A line whose checksum is missing or wrong (in a log whose lines carry them) is an
+    error naming it: it was edited by hand or damaged after it was written."""
+    if checked and record.get("check") != _checksum(record):
+        problem = "has no checksum" if "check" not in record else "does not match its checksum"
+        raise SessionError(
+            f"{path}, line {number}: the line {problem}: it was edited or damaged after it "
+            "was written"
+        )
 
 
 def _split_lines(raw: bytes) -> tuple[list[bytes], bool]:
@@ -125,9 +164,14 @@ def read_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
             stacklevel=2,
         )
     if not lines:
-        raise SessionError(f"{path}: the log has no header line")
-    records = [_parse_line(path, number, line) for number, line in enumerate(lines, start=1)]
-    return records[0], records[1:]
+        raise SessionError(f"{path}: the log is empty (0 complete lines): it has no header line")
+    header = _parse_line(path, 1, lines[0])
+    checked = header["version"] >= 2
+    records = [
+        _parse_line(path, number, line, checked=checked)
+        for number, line in enumerate(lines[1:], start=2)
+    ]
+    return header, records
 
 
 def _target_of_alpha(alpha: float, target: str) -> dict:
@@ -193,8 +237,13 @@ class LabellingSession:
         self._handle = None
         seed = check_seed(seed)  # before the log is opened: a bad seed leaves no file
         if readonly:
-            if not self.path.exists() or self.path.stat().st_size == 0:
+            if not self.path.exists():
                 raise FileNotFoundError(f"no such label log: {self.path}")
+            if self.path.stat().st_size == 0:
+                raise SessionError(
+                    f"{self.path}: the label log is empty (0 bytes): it has no header line; "
+                    "start a session on it (not read-only) to create one"
+                )
             self._resume(method, seed, params)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,7 +308,7 @@ class LabellingSession:
             "pool_fingerprint": self.pool.fingerprint(),
             "created": time.time(),
         }
-        line = (json.dumps(self.header) + "\n").encode()
+        line = _line(self.header)
         self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
@@ -273,8 +322,8 @@ class LabellingSession:
         if not lines:
             raise SessionError(f"{self.path}: the log has no header line")
         header = _parse_line(self.path, 1, lines[0])
-        if header.get("version") != LOG_VERSION:
-            raise SessionError(f"{self.path}: unsupported log version {header.get('version')}")
+        if header["version"] not in (1, LOG_VERSION):
+            raise SessionError(f"{self.path}: unsupported log version {header['version']!r}")
         if (
             header["n_pairs"] != self.pool.n_pairs
             or header["pool_fingerprint"] != self.pool.fingerprint()
@@ -339,7 +388,7 @@ class LabellingSession:
         for line in lines:
             self._lines += 1
             number = self._lines
-            event = _parse_line(self.path, number, line)
+            event = _parse_line(self.path, number, line, checked=self.header["version"] >= 2)
             if previous is not None and (event["step"], event["pool_index"]) == previous:
                 warnings.warn(
                     f"{self.path}, line {number}: a second answer to step {event['step']} "
@@ -400,7 +449,7 @@ class LabellingSession:
             "n_labels": self.n_labels + (1 if source != "cache" and label is not None else 0),
             "time": time.time(),
         }
-        line = (json.dumps(event) + "\n").encode()
+        line = _line(event)
         self._handle.write(line)
         # other sessions must see the line before the lock is released: flush, and fsync
         # every sync_every lines for durability
@@ -418,13 +467,19 @@ class LabellingSession:
             os.fsync(self._handle.fileno())
             self._unsynced = 0
 
-    def next_pair(self) -> PendingPair | None:
+    def next_pair(self, *, budget: int | None = None) -> PendingPair | None:
         """The next pair needing a label (repeats are answered from the cache and logged on
-        the way), or None when the sampler is exhausted or every pair is labelled. Answers
-        other sessions wrote to the same log are taken in first."""
+        the way), or None when the sampler is exhausted, every pair is labelled or, with
+        ``budget``, that many pairs are labelled. Answers other sessions wrote to the same
+        log are taken in first, so a session sharing its log stops at the budget like a
+        lone one: nothing is drawn after the draw that paid for the budget's last label."""
         self._writable()
+        if budget is not None:
+            budget = check_count(budget, "budget", minimum=0)
         with self._locked():
             self._catch_up()
+            if budget is not None and self.n_labels >= budget and self._pending is None:
+                return None
             return self._advance()
 
     def _advance(self) -> PendingPair | None:
@@ -496,9 +551,8 @@ class LabellingSession:
         budget = check_count(budget, "budget", minimum=0)
         recorded = 0
         while self.n_labels < budget:
-            pending = self.next_pair()
-            # next_pair took in what other sessions wrote: the budget may be reached now
-            if pending is None or self.n_labels >= budget:
+            pending = self.next_pair(budget=budget)
+            if pending is None:
                 break
             label = oracle_label(oracle(pending.index), pending.index)
             recorded += int(self.answer(label, source="oracle") and label is not None)
