@@ -1,4 +1,4 @@
-"""Coverage benchmark of the confidence-interval methods (issue 8): coverage, mean width,
+"""Coverage benchmark of the confidence-interval methods across regimes: coverage, mean width,
 bias and RMSE of pairwise precision (cluster-block), recall (record), F1 and paired
 differences, across truths, misattribution rates and sample sizes.
 
@@ -24,6 +24,8 @@ part is skipped (resumable), ``--report`` rebuilds the Markdown tables from the 
 
     nice -n 10 python benchmarks/bench_coverage.py --replicates 400
     python benchmarks/bench_coverage.py --report
+    python benchmarks/bench_coverage.py --smoke   # RLdata, one rate and size, 20 replicates
+                                                  # of 2 predictions; files in a temp folder
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import argparse
 import math
 import platform
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -368,7 +371,19 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--force", action="store_true", help="recompute existing parts")
     parser.add_argument("--report", action="store_true", help="only print the tables")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="RLdata, rate 0.1, n = 50, 20 replicates of 2 predictions, the report; files "
+        "in a temporary folder (seconds)",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        global DATA, OUT
+        with tempfile.TemporaryDirectory() as tmp:
+            DATA = OUT = Path(tmp)
+            argv = ["--truths", "rldata10000", "--rates", "0.1", "--sizes", "50"]
+            return main([*argv, "--replicates", "20", "--predictions", "2"])
     DATA.mkdir(exist_ok=True)
     OUT.mkdir(exist_ok=True)
     print(

@@ -35,6 +35,11 @@ root) runs everything at raised CPU priority, see :func:`_timing.raise_priority`
     python benchmarks/bench_engines.py --boost --ids string --generate 10000000
     python benchmarks/bench_engines.py --boost --ids string --tasks pandas_metrics \
         --sizes 10000000 --as-limit-gb 14
+    python benchmarks/bench_engines.py --smoke   # 20,000 records, the DuckDB and pandas
+                                                 # tasks once; files in a temporary folder
+    python benchmarks/bench_engines.py --smoke --tasks spark_metrics spark_estimate
+
+The data folder is ``$ER_ENGINES_DATA`` (default /work/tmp_engines).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 
 import _timing
@@ -306,7 +312,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--generate", nargs="+", type=int, metavar="N", help="write data")
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000_000, 100_000_000])
-    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=TASKS[:2])
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, help=f"default: {TASKS[:2]}")
     parser.add_argument("--clusters", type=int, default=1000, help="records drawn (PPS)")
     parser.add_argument("--memory-limit", default="6GB", help="DuckDB memory_limit")
     parser.add_argument("--threads", type=int, default=2, help="DuckDB threads")
@@ -316,14 +322,39 @@ def main() -> None:
     parser.add_argument(
         "--as-limit-gb", type=float, default=14.0, help="address-space cap of pandas tasks"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="generate 20,000 records and run each task once on them (default: every task "
+        "but Spark's, whose JVM alone takes half a minute), all files in a temporary folder; "
+        "exit 1 if a task fails",
+    )
     _timing.add_run_options(parser, nice=-15)
     args = _timing.parse_run_options(parser)
+    if args.smoke:
+        global DATA
+        with tempfile.TemporaryDirectory() as tmp:
+            DATA = os.environ["ER_ENGINES_DATA"] = tmp  # the children read it too
+            generate(20_000, data=tmp)
+            args.sizes, args.clusters, args.out = [20_000], 50, tmp
+            args.tasks = args.tasks or [t for t in TASKS if not t.startswith("spark")]
+            args.memory_limit, args.spark_memory, args.limit = "1GB", "1g", 600
+            rows = run(args)
+        failed = [row for row in rows if "seconds" not in row or "error" in row]
+        sys.exit(f"failed: {failed}" if failed else 0)
+    args.tasks = args.tasks or TASKS[:2]
     if args.generate:
         for n in args.generate:
             start = time.perf_counter()
             generate(n, args.ids)
             print(f"generated {n:,} records in {time.perf_counter() - start:.1f} s", flush=True)
         return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    """Every (size, task) of ``args`` in its own child; the table on stdout, the rows in
+    ``args.out``/bench_engines.json."""
     print(_timing.machine(), flush=True)
     options = {
         "clusters": args.clusters,
@@ -381,6 +412,7 @@ def main() -> None:
         json.dump(
             {"machine": _timing.machine(), "options": options, "rows": rows}, handle, indent=1
         )
+    return rows
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ measurement); its extra memory should follow the sample, not the population.
     python benchmarks/bench_kernel.py --sizes 100000 --ids int  # quick look
     prlimit --as=$((10*1024**3)) nice -n 10 python benchmarks/bench_kernel.py \
         --sizes 30000000 --tasks estimate pairwise_pr floor_pr --limit 1200
+    python benchmarks/bench_kernel.py --smoke   # four tasks on 5,000 records (string ids),
+                                                # JSON in a temporary folder; fails on an error
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 
 import _timing
@@ -252,8 +255,29 @@ def main() -> None:
         help="timed runs per configuration (default: 3, and 1 above 1e7 and for "
         "scikit-learn at 1e7); best and median are reported",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the kernel (shuffled), pairwise P+R beside the floor, the estimate (5,000 "
+        "records, string ids) and from_pairs (5,000 pairs), each in its child once; the "
+        "JSON in a temporary folder; exit 1 if a configuration fails",
+    )
     _timing.add_run_options(parser, nice=-10)
     args = _timing.parse_run_options(parser)
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            args.sizes, args.ids, args.pairs = [5000], ["str"], 5000
+            args.tasks = ["kernel_shuffled", "pr_vs_floor", "estimate"]
+            args.repeat, args.out = 1, tmp
+            rows = run(args)
+        failed = [row for row in rows if "seconds" not in row]
+        sys.exit(f"failed: {failed}" if failed else 0)
+    run(args)
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    """Every configuration of ``args`` in its own child; the table on stdout, the rows in
+    ``args.out``/bench_kernel.json."""
 
     print(_timing.machine(), flush=True)
     import numpy, pandas, sklearn  # noqa: E401, I001
@@ -305,6 +329,7 @@ def main() -> None:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench_kernel.json"), "w") as handle:
         json.dump({"machine": _timing.machine(), "rows": rows}, handle, indent=1)
+    return rows
 
 
 if __name__ == "__main__":

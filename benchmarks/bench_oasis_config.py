@@ -34,10 +34,13 @@ stratum x prediction cell, on the library's own runs (:func:`decompose`):
         --seed 0 --out benchmarks/data/bench_oasis_decompose.csv   # likewise 3 more pools
     nice -n 10 python benchmarks/bench_oasis_config.py --decompose --pool dblp-acm --reps 30 \
         --seed 0 --max-share 0.0333 --shared-prior --out benchmarks/data/bench_oasis_decompose.csv
+    python benchmarks/bench_oasis_config.py --smoke   # abt-buy, every strata kind and
+                         # formula, 2 runs to 300 labels, the summary, --decompose; temp files
 """
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -290,7 +293,7 @@ def pool_name_of(name: str) -> str:
     return name.split(" ")[0]
 
 
-if __name__ == "__main__":
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pool", default="abt-buy")
     ap.add_argument("--reps", type=int, default=50)
@@ -307,7 +310,25 @@ if __name__ == "__main__":
         "--shared-prior", action="store_true", help="OASIS shared_prior for --decompose"
     )
     ap.add_argument("--out", help="CSV of --decompose's rows (appended)")
-    a = ap.parse_args()
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="abt-buy, every strata kind with and without decay and both formulas, 2 runs "
+        "to 300 labels, their summary and --decompose at 300 labels; files in a temporary "
+        "folder (seconds)",
+    )
+    a = ap.parse_args(argv)
+    if a.smoke:
+        global BUDGETS
+        BUDGETS = (100, 300)
+        configs = ["ours,2,0,ours", "ours-fd,2,1,ours", "pkg-group,2,0,ours", "pkg,2,1,pkg"]
+        with tempfile.TemporaryDirectory() as tmp:
+            runs, out = f"{tmp}/runs.csv", f"{tmp}/decompose.csv"
+            main(["--reps", "2", "--configs", *configs, "--runs-out", runs])
+            main(["--summarize", runs])
+            main(["--decompose", "--reps", "2", "--budget", "300", "--out", out])
+            main(["--decompose", "--reps", "2", "--budget", "300", "--max-share", "0.0333"])
+        return
     if a.decompose:
         ((_, pool),) = pools([a.pool])
         table = decompose(
@@ -322,7 +343,7 @@ if __name__ == "__main__":
         sq = table[["f1_error", "open", "complete", "normaliser"]] ** 2
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3g}"))
         print("MSE", " ".join(f"{k} {v:.2e}" for k, v in sq.mean().items()))
-        sys.exit(0)
+        return
     if a.summarize:
         runs = pd.concat([pd.read_csv(p) for p in a.summarize]).drop_duplicates(
             ["config", "seed", "budget"], keep="last"
@@ -334,7 +355,7 @@ if __name__ == "__main__":
                 f" (median {g.sq_own.median():.1e}), balance {g.sq_balance.mean():.2e}"
                 f"±{g.sq_balance.std() / np.sqrt(n):.1e} (median {g.sq_balance.median():.1e})"
             )
-        sys.exit(0)
+        return
     ((_, pool),) = pools([a.pool])
     for cfg in a.configs:
         kind, eta, decay, formula = cfg.split(",")
@@ -364,3 +385,7 @@ if __name__ == "__main__":
                 + f" cpu={time.process_time() - t:.0f}s",
                 flush=True,
             )
+
+
+if __name__ == "__main__":
+    main()

@@ -41,6 +41,12 @@ share of large errors, share of the MSE from the worst 5% of runs).
         --runs-out benchmarks/data/bench_oasis_package_ours_runs_abt-buy.csv
     python benchmarks/bench_oasis_package.py --compare "benchmarks/data/bench_oasis_package_runs_*.csv" \\
         "benchmarks/data/bench_oasis_package_ours_runs_*.csv" --out benchmarks/data/bench_oasis_package_compare.csv
+    python benchmarks/bench_oasis_package.py --smoke
+
+``--smoke`` runs every path of the script on abt-buy in a temporary folder: 2 library runs
+(``--ours``), the export and the worker in this interpreter (which has no ``oasis``: the
+worker reports SKIP, so the package itself is not run), ``--summarize`` and ``--compare``
+of the library runs.
 """
 
 from __future__ import annotations
@@ -307,7 +313,7 @@ def compare_markdown(table) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -339,7 +345,19 @@ def main() -> None:
         help="per-run F1 errors of both at 2,000 labels (glob patterns of per-run CSVs)",
     )
     parser.add_argument("--worker", metavar="NPZ", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    parser.add_argument(
+        "--smoke", action="store_true", help="every path on abt-buy at toy size (see above)"
+    )
+    args = parser.parse_args(argv)
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            runs, out = f"{tmp}/ours_runs.csv", f"{tmp}/out.csv"
+            main(["--ours", "--pools", "abt-buy", "--reps", "2", "--runs-out", runs])
+            package = ["--oasis-python", sys.executable, "--out", f"{tmp}/package.csv"]
+            main(["--pools", "abt-buy", "--reps", "1", *package])
+            main(["--summarize", runs, "--out", out])
+            main(["--compare", runs, runs, "--out", out])
+        return
     if args.worker:
         worker(args.worker, args.reps, args.seed, args.strata, args.first)
         return

@@ -1,12 +1,12 @@
-"""Label efficiency, interval coverage and speed of the pair samplers (issues 4 and 10).
+"""Label efficiency, interval coverage and speed of the pair samplers.
 
 Label efficiency: on each pool with full truth, every method runs ``--reps`` times to
 2,000 labels; the estimate at budget b (500, 1,000, 2,000) is the one after the last draw
 that needed at most b labels. Per pool, method and budget: mean squared error of
-precision, recall and F1 (an undefined estimate counts as squared error 1, as in issue
-10), its Monte-Carlo standard error, bias, the share of runs whose 95% interval covers
-the truth (the library's Wilson interval, and value +- 1.96 SE for comparison), mean
-interval width, the share of undefined estimates, draws per label and time per draw.
+precision, recall and F1 (an undefined estimate counts as squared error 1), its
+Monte-Carlo standard error, bias, the share of runs whose 95% interval covers the truth
+(the library's Wilson interval, and value +- 1.96 SE for comparison), mean interval
+width, the share of undefined estimates, draws per label and time per draw.
 
 Method specs: ``oasis``, ``ais`` (Marchant & Rubinstein 2021, 2 x 64 strata),
 ``oasis:eta=2,decay=1`` (sampler parameters; ``eta=-1`` means 2K; ``bins=fd``,
@@ -39,6 +39,8 @@ would mostly measure the other jobs; wall-clock is reported alongside.
         --out benchmarks/data/bench_pairs_results.csv     # from the per-run rows of a stopped run
     python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_results*.csv
     python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_coverage_*.csv
+    python benchmarks/bench_pairs.py --smoke   # abt-buy, every method, 2 runs to 100 labels,
+                                               # the reports, speed at 20,000 pairs; temp files
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import replace
@@ -70,7 +73,6 @@ from er_evaluation.pairs import (  # noqa: E402
     _variance,
     estimate_history,
     estimate_measure,
-    estimates,
     f_measures,
     make_sampler,
     sample_labels,
@@ -335,7 +337,7 @@ def measure_history(run, measure, budgets) -> pd.DataFrame:
         if last == 0:
             continue
         row = {"n_labels": int(n_labels[last - 1])}
-        for e in estimate_measure(estimates.prefix(run, last), measure):
+        for e in estimate_measure(run.prefix(last), measure):
             row |= {
                 e.metric: e.value,
                 f"{e.metric}_se": e.std_error,
@@ -584,7 +586,16 @@ def main() -> None:
     parser.add_argument(
         "--coverage-report", nargs="+", metavar="CSV", help="markdown coverage table from CSVs"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every method and estimator override on abt-buy, 2 runs to 100 labels, the "
+        "summaries and reports, speed at 20,000 pairs; files in a temporary folder (seconds)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        smoke()
+        return
     if args.prior_check:
         print(prior_check(args.pools).to_string(index=False))
         return
@@ -641,6 +652,22 @@ def main() -> None:
         "us_per_draw",
     ]
     print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def smoke() -> None:
+    """Each entry point of the script end to end at toy size (module docstring)."""
+    global BUDGETS
+    BUDGETS = (100, 1000, 2000)  # the report compares at 1,000 and 2,000 labels
+    methods = [*METHODS, "ais", "oasis:labels", "oasis:measure", "oasis:max_share=none"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out, runs_out = Path(tmp) / "results.csv", Path(tmp) / "runs.csv"
+        (name, pool), *_ = pools(["abt-buy"])
+        one_pool(name, pool, 1, methods, 30, 0, runs_out=runs_out).to_csv(out, index=False)
+        summarize(pd.read_csv(runs_out)).to_csv(out, index=False)
+        print(report([out]))
+        print(coverage_report([out]))
+    print(prior_check(["abt-buy"]).to_string(index=False))
+    print(speed(n=20_000, draws=200).to_string(index=False))
 
 
 if __name__ == "__main__":

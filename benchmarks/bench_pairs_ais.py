@@ -35,12 +35,15 @@ excluded, for AIS targeting F1 and the PR curve, and OASIS on the same strata.
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode blind --reps 100 --pools restaurant abt-buy --out benchmarks/data/bench_pairs_ais_blind.csv
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode speed
     python benchmarks/bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_*.csv
+    python benchmarks/bench_pairs_ais.py --smoke   # every mode on abt-buy at toy size, the
+                                                   # report; files in a temporary folder
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 import warnings
 from contextlib import contextmanager
@@ -487,7 +490,17 @@ def main() -> None:
         action="store_true",
         help="--mode f1: point estimates only, no intervals (coverage left empty); quicker",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every mode on abt-buy at toy size (2 runs; the PR curve at 10 thresholds to "
+        "200 labels; blind to 100 labels; speed at 20,000 pairs) and the report; files in "
+        "a temporary folder (seconds)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        smoke()
+        return
     if args.report:
         print(report(args.report))
         return
@@ -522,6 +535,22 @@ def main() -> None:
         pd.concat(frames).to_csv(out, index=False)
         print(f"{name}: {time.perf_counter() - start:.0f} s", flush=True)
     print(pd.concat(frames).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+
+
+def smoke() -> None:
+    """Each mode end to end at toy size, then the report of their CSVs."""
+    (name, pool), *_ = pools(["abt-buy"])
+    with tempfile.TemporaryDirectory() as tmp:
+        frames = {
+            "f1": f1_mode(name, pool, ["ais", "ais1", "oasis", "importance", "passive"], 2, 0),
+            "pr": pr_mode(name, pool, ["ais-pr", "ais", "oasis", "importance"], 2, 0, 10, 200),
+            "blind": blind_mode(name, pool, 2, 0, budgets=(50, 100)),
+        }
+        paths = [Path(tmp) / f"{mode}.csv" for mode in frames]
+        for path, frame in zip(paths, frames.values(), strict=True):
+            frame.to_csv(path, index=False)
+        print(report(paths))
+    print(speed(n=20_000, draws=200).to_string(index=False))
 
 
 if __name__ == "__main__":

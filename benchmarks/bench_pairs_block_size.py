@@ -17,6 +17,8 @@ taking the shared machine down; per-stage CPU seconds come from the child itself
 are appended to the CSV as each size finishes.
 
     PYTHONPATH=$PWD python benchmarks/bench_pairs_block_size.py --sizes 1000 2000 4000 9055
+    PYTHONPATH=$PWD python benchmarks/bench_pairs_block_size.py --smoke   # a 200-record
+                                                # block; the CSV in a temporary folder
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import os
 import re
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -131,23 +134,41 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 9055])
     parser.add_argument("--seed", type=int, default=0, help="seed of the record subsets")
     parser.add_argument("--cap-gb", type=float, default=12.0, help="address-space cap per child")
+    parser.add_argument("--out", type=Path, default=OUT, help="CSV the rows are appended to")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one 200-record block, the CSV in a temporary folder; exit 1 unless it succeeds",
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # the child's mode
     args = parser.parse_args()
     if args.one is not None:
         print(json.dumps(one(args.one, args.seed)))
         return
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = run([200], args.seed, args.cap_gb, Path(tmp) / "block_size.csv")
+        sys.exit(0 if all(row["status"] == "ok" for row in rows) else f"failed: {rows}")
+    run(args.sizes, args.seed, args.cap_gb, args.out)
+
+
+def run(sizes: list[int], seed: int, cap_gb: float, out: Path) -> list[dict]:
+    """Measure each block size in its own child; each row appended to ``out`` at once."""
     print(machine(), flush=True)
     columns = ["n", "seed", "cap_gb", "status", "peak_mb", "cpu_total_s", "wall_s", *FIELDS]
-    new = not OUT.exists()
-    with OUT.open("a", newline="") as handle:
+    rows = []
+    new = not out.exists()
+    with out.open("a", newline="") as handle:
         writer = csv.DictWriter(handle, columns, extrasaction="ignore")
         if new:
             writer.writeheader()
-        for n in args.sizes:
-            row = measure(n, args.seed, args.cap_gb)
+        for n in sizes:
+            row = measure(n, seed, cap_gb)
             writer.writerow(row)
             handle.flush()
+            rows.append(row)
             print({k: row.get(k) for k in columns}, flush=True)
+    return rows
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ intervals"); screening, e.g.
     nice -n 10 python benchmarks/bench_pairs_calibration.py --reps 150 --seed 0 \\
         --pools abt-buy febrl patentsview --budgets 1000 2000 \\
         --variants allfresh blind labels nocal decay cal10 --out screen.csv
+    python benchmarks/bench_pairs_calibration.py --smoke   # abt-buy, 2 runs to 300 labels,
+                                    # every truth and variant, both tables; temp files
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import replace
@@ -111,8 +114,8 @@ def collect(name, pool, method, truth, seeds, cache_dir: Path | None, n_labels=R
         step = (
             "" if len(seeds) < 2 or seeds[1] - seeds[0] == 1000 else f"_step{seeds[1] - seeds[0]}"
         )
-        # OASIS runs on the default strata are cached apart
-        # from runs of the uncut strata of earlier sessions
+        # OASIS runs on the default strata (cut strata) are cached apart
+        # from runs of the uncut strata of earlier defaults
         cut = f"_cut{DEFAULT_MAX_SHARE}" if method == "oasis" and DEFAULT_MAX_SHARE else ""
         path = (
             cache_dir
@@ -526,7 +529,21 @@ def main() -> None:
     parser.add_argument(
         "--pooled", nargs="+", metavar="CSV", help="write --out: CSVs of seed chunks pooled"
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="abt-buy, OASIS and static IS, 2 runs to 300 labels, every truth and variant, "
+        "then both tables; cache and CSV in a temporary folder (seconds)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = str(Path(tmp) / "screen.csv")
+            argv = ["--pools", "abt-buy", "--truths", "real", "redraw", "plant2"]
+            argv += ["--variants", *VARIANTS, "--reps", "2", "--budgets", "100", "300"]
+            run(parser.parse_args([*argv, "--cache", tmp, "--out", out]))
+            print(compact(pool_chunks(pd.read_csv(out))))
+        return
     if args.readme:
         baseline = pd.read_csv(args.baseline) if args.baseline else None
         frame = pool_chunks(pd.concat([pd.read_csv(p) for p in args.readme]))
@@ -538,6 +555,11 @@ def main() -> None:
     if args.pooled:
         pool_chunks(pd.concat([pd.read_csv(p) for p in args.pooled])).to_csv(args.out, index=False)
         return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Every (pool, method, truth) of ``args``: its runs, then every variant on them."""
     seeds = [args.seed + args.seed_step * r for r in range(args.reps)]
     cache = Path(args.cache) if args.cache else None
     out = Path(args.out)

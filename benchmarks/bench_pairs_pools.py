@@ -19,6 +19,10 @@ All are built at run time from files in the repository (no download):
   pool pair. Pairs with no benchmark mention have unknown truth and are left out. Score:
   mean token Jaccard of first name, last name, city, assignees and coinventors;
   prediction: the PatentsView 2022-06-30 disambiguation (same inventor id).
+
+    python benchmarks/bench_pairs_pools.py           # build the three pools, print sizes
+    python benchmarks/bench_pairs_pools.py --smoke   # the same on the first 300 FEBRL
+                                                     # records and name blocks of <= 30
 """
 
 from __future__ import annotations
@@ -58,10 +62,11 @@ def restaurant_research_pool() -> PairPool:
     )
 
 
-def febrl_pool(threshold: float = 0.5) -> PairPool:
+def febrl_pool(threshold: float = 0.5, limit: int | None = None) -> PairPool:
+    """``limit``: only the first ``limit`` records of each file (a smoke run)."""
     read = dict(skipinitialspace=True, dtype=str, keep_default_na=False, na_values=[""])
-    a = pd.read_csv(DATA / "febrl" / "dataset4a.csv", **read).set_index("rec_id")
-    b = pd.read_csv(DATA / "febrl" / "dataset4b.csv", **read).set_index("rec_id")
+    a = pd.read_csv(DATA / "febrl" / "dataset4a.csv", nrows=limit, **read).set_index("rec_id")
+    b = pd.read_csv(DATA / "febrl" / "dataset4b.csv", nrows=limit, **read).set_index("rec_id")
     pairs = (
         a[["state"]]
         .reset_index()
@@ -119,14 +124,19 @@ def patentsview_pool(max_block: int = 1000, version: str = "2022-06-30") -> Pair
 
 
 if __name__ == "__main__":
+    import sys
     import time
+    from functools import partial
 
-    for build in (restaurant_research_pool, febrl_pool, patentsview_pool):
+    builds = [restaurant_research_pool, febrl_pool, patentsview_pool]
+    if "--smoke" in sys.argv[1:]:
+        builds[1:] = [partial(febrl_pool, limit=300), partial(patentsview_pool, max_block=30)]
+    for build in builds:
         start = time.perf_counter()
         pool = build()
         labels = pool.labels
         print(
-            f"{build.__name__}: {pool.n_pairs} pairs, {labels.sum()} true matches "
+            f"{getattr(build, 'func', build).__name__}: {pool.n_pairs} pairs, {labels.sum()} true matches "
             f"(1:{(pool.n_pairs - labels.sum()) / max(labels.sum(), 1):.0f}), "
             f"truth {pool.truth()}, {time.perf_counter() - start:.1f}s"
         )

@@ -19,6 +19,8 @@ precision, recall and F1 (an undefined estimate counts as a miss and as squared 
 
     nice -n 10 python benchmarks/bench_pairs_reuse.py --pool abt-buy --sampler oasis --reps 400 --out runs_abt-buy_oasis.csv
     python benchmarks/bench_pairs_reuse.py --report runs_*_oasis.csv --markdown --summary-out benchmarks/data/bench_pairs_reuse_oasis.csv
+    python benchmarks/bench_pairs_reuse.py --smoke   # abt-buy, both samplers, 2 runs of
+                                                     # 200 + 50 labels; temp files
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import argparse
 import itertools
 import pickle
 import sys
+import tempfile
 import time
 import warnings
 from dataclasses import fields, replace
@@ -390,7 +393,17 @@ def main() -> None:
     parser.add_argument("--report", nargs="+", help="summarise per-repetition CSVs and exit")
     parser.add_argument("--markdown", action="store_true", help="the summary as a README table")
     parser.add_argument("--summary-out", help="CSV of the summary (one row per metric)")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="abt-buy, OASIS (stored runs, then estimated again from them, with the search) "
+        "and static IS, 2 runs of 200 + 50 labels, both variances, the README tables; files "
+        "in a temporary folder (seconds)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        smoke(parser)
+        return
     frame = (
         pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)
         if args.report
@@ -404,6 +417,22 @@ def main() -> None:
         return
     pd.set_option("display.width", 200)
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+
+
+def smoke(parser: argparse.ArgumentParser) -> None:
+    """Every path of the script at toy size (see ``--smoke``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = ["--labels-a", "200", "--labels-b", "50", "--reps", "2"]
+        argv += ["--variance", *VARIANCES, "--search", "0.5"]
+        runs = str(Path(tmp) / "runs")
+        frames = [
+            simulate(parser.parse_args([*argv, "--save-runs", runs, "--out", f"{tmp}/a.csv"])),
+            simulate(parser.parse_args([*argv, "--from-runs", runs])),
+            simulate(parser.parse_args([*argv, "--sampler", "importance", "--search", "0"])),
+        ]
+        summary = summarise(pd.concat(frames, ignore_index=True))
+        summary.to_csv(Path(tmp) / "summary.csv", index=False)
+    print(markdown(summary))
 
 
 def markdown(summary: pd.DataFrame) -> str:

@@ -4,6 +4,7 @@
 Usage:
     nice -n 10 python benchmarks/bench_search.py                 # 133k and 10M rows
     nice -n 10 python benchmarks/bench_search.py --replicas 0    # 133k only
+    python benchmarks/bench_search.py --smoke                    # 5,000 rows, 2 replicas
 
 Replication keeps the bytes per row and the text of real rows (each replica's mention ids
 get a suffix so ids stay unique), so a scan over the 10M table costs what a real 10M table
@@ -100,12 +101,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=75, help="0 = skip the large table")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--smoke", action="store_true", help="the first 5,000 mentions, 2 replicas, 1 repeat"
+    )
     args = parser.parse_args()
     print(
         f"machine: {platform.machine()}, {platform.processor() or '?'}, Python "
         f"{platform.python_version()}, pandas {pd.__version__}, pyarrow {pa.__version__}"
     )
     mentions = load_patentsview_mentions().reset_index()
+    if args.smoke:
+        mentions, args.replicas, args.repeat = mentions.head(5000), 2, 1
     run(mentions, "PatentsView mentions (bundled)", args.repeat)
     if args.replicas:
         big = replicate(mentions, args.replicas)

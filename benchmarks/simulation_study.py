@@ -9,6 +9,8 @@ paper's Tables 1-2, mean SE vs SD, coverage of every interval method) and the su
 as CSV.
 
     nice -n 10 python benchmarks/simulation_study.py --repetitions 500 --out /tmp/simulation
+    python benchmarks/simulation_study.py --smoke   # RLdata, one cell, 3 samples, every
+                                                    # method; files in a temporary folder
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -94,7 +97,22 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2022)
     parser.add_argument("--out", default="simulation_results", help="output directory")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="RLdata, one rate and size, 3 samples, 200 bootstrap replicates (seconds); "
+        "files in a temporary folder",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = ["--datasets", "rldata10000", "--rates", "0.1", "--sizes", "50"]
+            argv += ["--repetitions", "3", "--n-boot", "200", "--no-progress", "--out", tmp]
+            return run(parser.parse_args(argv))
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     header = [

@@ -1,0 +1,88 @@
+"""Every script in benchmarks/ runs from this checkout: ``python benchmarks/<script> --smoke``
+(toy sizes, seconds) exits 0 and writes nothing into the repository. Run by CI (marked
+``slow``: together they take minutes); the Spark part of bench_engines.py is marked
+``spark`` as well."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py") if not p.name.startswith("_"))
+SKIPPED_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis"}
+
+CASES = [pytest.param(script, [], id=script) for script in SCRIPTS] + [
+    pytest.param(
+        "bench_engines.py",
+        ["--tasks", "spark_metrics", "spark_estimate"],
+        id="bench_engines.py-spark",
+        marks=pytest.mark.spark,
+    )
+]
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` (caches and virtual environments left out): size and
+    modification time."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        for name in files:
+            stat = os.stat(os.path.join(folder, name))
+            found[os.path.relpath(os.path.join(folder, name), root)] = (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+    return found
+
+
+def test_every_script_is_covered():
+    assert len(SCRIPTS) >= 15, SCRIPTS
+    for script in SCRIPTS:
+        assert "--smoke" in (BENCHMARKS / script).read_text(), f"{script} has no --smoke mode"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script, extra", CASES)
+def test_smoke_run(script, extra):
+    before = _files(ROOT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--smoke", *extra],
+        cwd=ROOT,  # as a developer runs it: a relative output path would land in the repository
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, f"{script} --smoke failed:\n{done.stderr[-3000:]}"
+    after = _files(ROOT)
+    changed = sorted(
+        path for path in set(before) | set(after) if before.get(path) != after.get(path)
+    )
+    assert not changed, f"{script} --smoke wrote into the repository: {changed}"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lower case, punctuation dropped, spaces to
+    hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_links_into_the_benchmark_reference_resolve():
+    """Every ``#anchor`` link of benchmarks/README.md, and every link into it from the
+    README, names one of its headings."""
+    reference = (BENCHMARKS / "README.md").read_text()
+    anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", reference, flags=re.M)}
+    links = re.findall(r"\]\(#([^)]+)\)", reference)
+    links += re.findall(r"benchmarks/README\.md#([\w\-]+)", (ROOT / "README.md").read_text())
+    assert links
+    assert not [link for link in links if link not in anchors]
