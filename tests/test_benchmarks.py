@@ -79,10 +79,12 @@ def _anchor(heading: str) -> str:
 
 def test_links_into_the_benchmark_reference_resolve():
     """Every ``#anchor`` link of benchmarks/README.md, and every link into it from the
-    README, names one of its headings."""
+    README and the documentation pages (which include it as benchmarks.md), names one of
+    its headings."""
     reference = (BENCHMARKS / "README.md").read_text()
     anchors = {_anchor(h) for h in re.findall(r"^#+ (.+)$", reference, flags=re.M)}
     links = re.findall(r"\]\(#([^)]+)\)", reference)
-    links += re.findall(r"benchmarks/README\.md#([\w\-]+)", (ROOT / "README.md").read_text())
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        links += re.findall(r"benchmarks(?:/README)?\.md#([\w\-]+)", page.read_text())
     assert links
     assert not [link for link in links if link not in anchors]
