@@ -71,31 +71,7 @@ def register(subparsers) -> None:
         epilog=_methods_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "predictions",
-        nargs="*",
-        metavar="PREDICTION",
-        help="clustering files of the predictions to evaluate (each a full population; "
-        "FILE or FILE:ID_COL:CLUSTER_COL)",
-    )
-    parser.add_argument(
-        "--reference",
-        metavar="REF",
-        help="reviewed true clusters of the sampled units (FILE or FILE:ID_COL:CLUSTER_COL)",
-    )
-    parser.add_argument(
-        "--demo",
-        action="store_true",
-        help="the 15 bundled PatentsView versions against the Binette 2022 inventor benchmark",
-    )
-    parser.add_argument(
-        "--weights",
-        choices=["cluster_size", "uniform"],
-        default="cluster_size",
-        help="how the reviewed clusters were selected: cluster_size = records drawn uniformly "
-        "(clusters with probability proportional to size; default), uniform = clusters drawn "
-        "uniformly. These are selection probabilities, not inverse weights.",
-    )
+    add_input_options(parser)
     parser.add_argument(
         "--metrics",
         nargs="+",
@@ -128,6 +104,42 @@ def register(subparsers) -> None:
         help="report each prediction's difference from the baseline, with paired SEs",
     )
     parser.add_argument("--baseline", help="baseline prediction name for --paired (default: first)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    _breakdown.add_options(parser)
+    add_clustering_options(parser)
+    add_output_options(parser)
+    parser.set_defaults(func=run)
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """The inputs of a reviewed-sample estimate (the predictions, --reference, --demo,
+    --weights, --on-missing), shared with ``er-eval report``; :func:`load_inputs` reads
+    them."""
+    parser.add_argument(
+        "predictions",
+        nargs="*",
+        metavar="PREDICTION",
+        help="clustering files of the predictions to evaluate (each a full population; "
+        "FILE or FILE:ID_COL:CLUSTER_COL)",
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="REF",
+        help="reviewed true clusters of the sampled units (FILE or FILE:ID_COL:CLUSTER_COL)",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="the 15 bundled PatentsView versions against the Binette 2022 inventor benchmark",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=["cluster_size", "uniform"],
+        default="cluster_size",
+        help="how the reviewed clusters were selected: cluster_size = records drawn uniformly "
+        "(clusters with probability proportional to size; default), uniform = clusters drawn "
+        "uniformly. These are selection probabilities, not inverse weights.",
+    )
     parser.add_argument(
         "--on-missing",
         choices=["error", "restrict", "restrict_sample"],
@@ -138,11 +150,6 @@ def register(subparsers) -> None:
         "er-evaluation and the published PatentsView figures do (restrict_sample); --demo "
         "restricts unless told otherwise: each PatentsView version has its own population",
     )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    _breakdown.add_options(parser)
-    add_clustering_options(parser)
-    add_output_options(parser)
-    parser.set_defaults(func=run)
 
 
 def _estimator(text: str) -> str:
@@ -183,7 +190,7 @@ def _methods_epilog() -> str:
     return "\n".join(lines)
 
 
-def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
+def load_inputs(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
     if args.demo:
         if args.predictions or args.reference:
             raise ValueError("--demo uses the bundled data: give no PREDICTION or --reference")
@@ -227,7 +234,7 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
 def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The command's result table (tidy, one row per prediction x metric, or per
     difference with ``--paired``) and a one-line description of the data."""
-    predictions, sample, source = _load(args)
+    predictions, sample, source = load_inputs(args)
     options = {
         "estimator": args.estimator,
         "level": args.level,
