@@ -18,6 +18,8 @@ from er_evaluation.app.app_common import (
 )
 from er_evaluation.estimators import compare, estimate_table, stratum_contributions
 from er_evaluation.plots import plot_estimates
+from er_evaluation.report import build_report, report_html
+from er_evaluation.review import agreement
 from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import benchmark_sample
 from er_evaluation.vocabulary import REGISTRY, estimable_metrics
@@ -161,6 +163,30 @@ shown = table[
     ]
 ]
 st.dataframe(shown, hide_index=True, key="est_table")
+
+report_key = (cache_key, tuple(versions))
+if st.button("Build the report", key="build_report"):
+    with plain_errors("Could not build the report"), st.spinner("Building the report…"):
+        double = agreement(store.event_list()) if source == "reviews" else None
+        built = build_report(
+            {v: data.predictions[v] for v in versions},
+            sample,
+            title=f"Entity resolution evaluation ({data.source} data)",
+            review_agreement=double if double is not None and double.n_units else None,
+            records=data.records,
+            fields=tuple(data.fields[:4]),
+        )
+        st.session_state["report"] = (report_key, report_html(built))
+if st.session_state.get("report", (None,))[0] == report_key:
+    st.download_button(
+        "Download report",
+        st.session_state["report"][1],
+        file_name="er_evaluation_report.html",
+        mime="text/html",
+        key="download_report",
+        help="One HTML file (opens offline): estimates, reliability, the sample, paired "
+        "differences, double review and the largest errors.",
+    )
 if sample.strata is not None:
     st.subheader("Per-stratum contributions")
     st.caption(
