@@ -1,0 +1,410 @@
+"""What a report says, computed without plotly: the estimates across versions with each
+one's reliability in words, the sample's design and size, per-stratum contributions,
+paired differences between consecutive versions, agreement of double review, statistics
+of the true clustering and the largest over-merged and split clusters with their records.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation import __version__
+from er_evaluation._progress import progress
+from er_evaluation.error_analysis import reference_cluster_errors
+from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
+from er_evaluation.estimators import (
+    compare,
+    estimate_summary,
+    estimate_table,
+    stratum_contributions,
+)
+from er_evaluation.review import Agreement, agreement
+from er_evaluation.sampling import Sample
+from er_evaluation.vocabulary import estimable_metrics
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "ClusterErrors",
+    "Report",
+    "build_report",
+    "demo_report",
+    "project_report",
+    "reliability_words",
+]
+
+#: the metrics a report estimates unless told otherwise
+DEFAULT_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+#: clusters listed in each part of the error analysis, and records shown per cluster
+TOP_CLUSTERS = 5
+RECORDS_PER_CLUSTER = 25
+
+_SELECTION = {
+    "cluster_size": "with probability proportional to their size (records drawn uniformly, "
+    "each revealing its whole true cluster)",
+    "uniform": "uniformly",
+}
+
+
+@dataclass(frozen=True)
+class ClusterErrors:
+    """The error analysis of one version against the reviewed true clusters.
+
+    ``over_merged``: predicted clusters that hold records of a reviewed true cluster and
+    records of other entities, largest number of such ``extra`` records first (one row
+    per predicted cluster: ``predicted_cluster``, ``size``, ``true_cluster`` the reviewed
+    cluster it holds most of, ``overlap``, ``extra``). ``split``: reviewed true clusters
+    spread over several predicted clusters, most ``missing`` records (outside the
+    predicted cluster holding most of them) first. ``records``: the records of the
+    listed clusters (``part``, ``cluster``, ``record_id``, ``predicted_cluster``,
+    ``true_cluster``; a record outside the reviewed clusters has an empty true cluster),
+    at most :data:`RECORDS_PER_CLUSTER` per cluster, with the chosen record fields.
+    """
+
+    version: str
+    over_merged: pd.DataFrame
+    split: pd.DataFrame
+    records: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a report shows; :func:`~er_evaluation.report.report_html` renders it.
+
+    ``estimates``: the tidy table of :func:`~er_evaluation.estimators.estimate_table`
+    with a ``reliability`` column in words. ``differences``: paired differences between
+    consecutive versions (:func:`~er_evaluation.estimators.compare`), or None with one
+    version. ``sample``: the design and size of the reviewed sample (rows ``item``,
+    ``value``). ``strata``: per-stratum contributions of the last version's estimates
+    (:func:`~er_evaluation.estimators.stratum_contributions`) when the sample is
+    stratified. ``agreement``: double review, when the sample has it. ``truth``:
+    estimated statistics of the true clustering
+    (:func:`~er_evaluation.estimators.estimate_summary`). ``errors``: the error analysis
+    of the last version. ``notes``: sentences about the data (dropped records, metrics
+    the sample cannot estimate).
+    """
+
+    title: str
+    source: str
+    estimates: pd.DataFrame
+    sample: pd.DataFrame
+    differences: pd.DataFrame | None = None
+    strata: pd.DataFrame | None = None
+    agreement: Agreement | None = None
+    truth: pd.DataFrame | None = None
+    errors: ClusterErrors | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    version: str = __version__
+
+
+def reliability_words(row: Mapping) -> str:
+    """An estimate's reliability in one sentence, from its diagnostics: the interval's
+    half-width and the effective number of units behind it when reliable, else the
+    reason it is not (:class:`~er_evaluation.estimators.Diagnostics`)."""
+    if not bool(row["reliable"]):
+        return f"Not reliable: {row['reason']}"
+    half = (float(row["ci_high"]) - float(row["ci_low"])) / 2
+    effective = float(row["n_effective"])
+    units = f"{effective:,.0f} effective units" if math.isfinite(effective) else "a census"
+    return f"Reliable: {row['level']:.0%} interval ±{half:.3f}, from {units}."
+
+
+def _with_words(table: pd.DataFrame) -> pd.DataFrame:
+    if table.empty:
+        return table.assign(reliability=pd.Series(dtype=object))
+    return table.assign(reliability=[reliability_words(r) for _, r in table.iterrows()])
+
+
+def sample_description(sample: Sample, extra: Iterable[tuple[str, object]] = ()) -> pd.DataFrame:
+    """The design and size of ``sample`` as rows of (item, value)."""
+    of = {"reference": "true clusters", "predicted": "predicted clusters"}.get(
+        sample.sample_of, sample.sample_of
+    )
+    rows: list[tuple[str, object]] = [
+        ("design", sample.design),
+        ("reviewed units", f"{sample.n_units:,} {of}"),
+        ("draws", f"{sample.n_draws:,} ({'with' if sample.replace else 'without'} replacement)"),
+        ("reviewed records", f"{sample.n_records:,}"),
+        ("selection", f"units drawn {_SELECTION.get(sample.weights, sample.weights)}"),
+    ]
+    if sample.population_size is not None:
+        rows.append(("population", f"{sample.population_size:,} units"))
+    if sample.strata is not None:
+        rows.append(("strata", f"{len(sample.strata.frame_sizes):,} strata"))
+    rows += list(extra)
+    return pd.DataFrame(rows, columns=["item", "value"]).astype({"value": str})
+
+
+def consecutive_differences(
+    predictions: Mapping[str, pd.Series],
+    sample: Sample,
+    metrics: Sequence[str],
+    *,
+    level: float = 0.95,
+    on_missing: str = "restrict",
+) -> pd.DataFrame | None:
+    """Paired differences ``metric(later) - metric(earlier)`` of every two consecutive
+    versions of ``predictions`` (in their order), by
+    :func:`~er_evaluation.estimators.compare` on the same reviewed sample."""
+    names = list(predictions)
+    if len(names) < 2:
+        return None
+    steps = [(a, b, m) for a, b in zip(names, names[1:], strict=False) for m in metrics]
+    parts = [
+        compare(
+            {a: predictions[a], b: predictions[b]},
+            sample,
+            metric,
+            level=level,
+            on_missing=on_missing,
+        )
+        for a, b, metric in progress(steps, "paired differences")
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def cluster_errors(
+    prediction: pd.Series,
+    reviewed: pd.Series,
+    *,
+    version: str,
+    records: pd.DataFrame | None = None,
+    fields: Sequence[str] = (),
+    top: int = TOP_CLUSTERS,
+) -> ClusterErrors:
+    """The largest over-merged predicted clusters and split true clusters of
+    ``prediction`` among the reviewed true clusters ``reviewed`` (see
+    :class:`ClusterErrors`), from :func:`~er_evaluation.reference_cluster_errors`."""
+    reviewed = reviewed[reviewed.index.isin(prediction.index)]
+    per_true = reference_cluster_errors(
+        prediction, reviewed, on_missing="restrict", scope="prediction"
+    )
+    merged = per_true[per_true["extra"] > 0].sort_values("extra", ascending=False, kind="stable")
+    merged = merged.drop_duplicates("main_prediction").head(top)
+    over_merged = pd.DataFrame(
+        {
+            "predicted_cluster": merged["main_prediction"].to_numpy(),
+            "size": (merged["overlap"] + merged["extra"]).to_numpy(),
+            "true_cluster": merged.index.to_numpy(),
+            "overlap": merged["overlap"].to_numpy(),
+            "extra": merged["extra"].to_numpy(),
+        }
+    )
+    split_rows = per_true[per_true["n_predicted_clusters"] > 1]
+    split_rows = split_rows.sort_values("missing", ascending=False, kind="stable").head(top)
+    split = pd.DataFrame(
+        {
+            "true_cluster": split_rows.index.to_numpy(),
+            "size": split_rows["size"].to_numpy(),
+            "n_predicted_clusters": split_rows["n_predicted_clusters"].to_numpy(),
+            "main_prediction": split_rows["main_prediction"].to_numpy(),
+            "missing": split_rows["missing"].to_numpy(),
+        }
+    )
+    parts = []
+    for cluster, entity in zip(
+        over_merged["predicted_cluster"], over_merged["true_cluster"], strict=True
+    ):
+        ids = prediction.index[(prediction == cluster).to_numpy()]
+        # the records of other entities first: they are the error
+        other = reviewed.reindex(ids).to_numpy() != entity
+        parts.append(("over-merged", cluster, ids[np.argsort(~other, kind="stable")]))
+    for cluster in split["true_cluster"]:
+        parts.append(("split", cluster, reviewed.index[(reviewed == cluster).to_numpy()]))
+    frames = [
+        pd.DataFrame(
+            {
+                "part": part,
+                "cluster": cluster,
+                "record_id": ids[:RECORDS_PER_CLUSTER],
+                "predicted_cluster": prediction.reindex(ids[:RECORDS_PER_CLUSTER]).to_numpy(),
+                "true_cluster": reviewed.reindex(ids[:RECORDS_PER_CLUSTER]).to_numpy(),
+            }
+        )
+        for part, cluster, ids in parts
+    ]
+    columns = ["part", "cluster", "record_id", "predicted_cluster", "true_cluster"]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    if records is not None and fields:
+        shown = records.reindex(table["record_id"].to_numpy())[list(fields)]
+        table = pd.concat([table, shown.reset_index(drop=True)], axis=1)
+    return ClusterErrors(version, over_merged, split, table)
+
+
+def build_report(
+    predictions: Mapping[str, pd.Series],
+    sample: Sample,
+    *,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    title: str = "Entity resolution evaluation",
+    source: str = "",
+    level: float = 0.95,
+    ci_method: str | None = None,
+    on_missing: str = "restrict",
+    review_agreement: Agreement | None = None,
+    records: pd.DataFrame | None = None,
+    fields: Sequence[str] = (),
+    sample_items: Iterable[tuple[str, object]] = (),
+    differences: bool = True,
+) -> Report:
+    """The report of ``predictions`` (version name -> full clustering, in the order to
+    show) estimated from the reviewed ``sample``.
+
+    Estimates come from :func:`~er_evaluation.estimators.estimate_table` (``metrics``,
+    ``level``, ``ci_method``, ``on_missing`` as there; the metrics a sample of predicted
+    clusters cannot estimate are left out with a note), differences from
+    :func:`consecutive_differences`, the truth statistics from
+    :func:`~er_evaluation.estimators.estimate_summary`, the error analysis from
+    :func:`cluster_errors` on the last version (``records``: the records table, indexed
+    by record id, whose ``fields`` are shown beside each record). ``review_agreement``
+    and ``sample_items`` (extra rows of the sample's description) come from a review
+    project.
+    """
+    if not predictions:
+        raise ValueError("a report needs at least one prediction")
+    notes: list[str] = []
+    kept = list(estimable_metrics(sample.sample_of, metrics))
+    if len(kept) < len(metrics):
+        left = [m for m in metrics if m not in kept]
+        notes.append(
+            f"A sample of {sample.sample_of} clusters does not estimate {', '.join(left)}."
+        )
+    options = {"level": level, "on_missing": on_missing}
+    stages = progress(range(5), "report", unit="stage")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CoverageWarning)
+        warnings.simplefilter("always", UnreliableEstimateWarning)
+        table = _with_words(
+            estimate_table(predictions, sample, kept, ci_method=ci_method, **options)
+        )
+        stages.update()
+        paired = (
+            consecutive_differences(predictions, sample, kept, **options) if differences else None
+        )
+        stages.update()
+    # the report states both in words: the dropped records in a note, each estimate's
+    # reliability beside it
+    for w in caught:
+        if not issubclass(w.category, (CoverageWarning, UnreliableEstimateWarning)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
+    if (dropped > 0).any():
+        notes.append(
+            f"Reviewed records absent from a version's population were left out of its "
+            f"estimates ({int(dropped.min()):,} to {int(dropped.max()):,} per version)."
+        )
+    last = list(predictions)[-1]
+    strata = None
+    if sample.strata is not None:
+        strata = pd.concat(
+            [
+                stratum_contributions(predictions[last], sample, m, on_missing=on_missing).assign(
+                    metric=m
+                )
+                for m in kept
+            ],
+            ignore_index=True,
+        )
+    stages.update()
+    truth = None
+    if sample.sample_of != "predicted":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnreliableEstimateWarning)
+            truth = _with_words(estimate_summary(sample, level=level))
+    stages.update()
+    errors = None
+    if sample.sample_of != "predicted":
+        errors = cluster_errors(
+            predictions[last], sample.reference, version=last, records=records, fields=fields
+        )
+    stages.update()
+    stages.close()
+    return Report(
+        title=title,
+        source=source,
+        estimates=table,
+        sample=sample_description(sample, sample_items),
+        differences=None if paired is None else _with_words(paired),
+        strata=strata,
+        agreement=review_agreement,
+        truth=truth,
+        errors=errors,
+        notes=tuple(notes),
+    )
+
+
+def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
+    """The report of the 15 bundled PatentsView versions estimated from the Binette et
+    al. (2022) inventor benchmark (its 401 inventors drawn through uniformly sampled
+    mentions), with the mentions' names and places beside each record."""
+    from er_evaluation.datasets import (
+        load_patentsview_benchmark,
+        load_patentsview_mentions,
+        load_patentsview_predictions,
+    )
+    from er_evaluation.sampling import benchmark_sample
+
+    predictions = load_patentsview_predictions()
+    sample = benchmark_sample(load_patentsview_benchmark(), weights="cluster_size")
+    return build_report(
+        predictions,
+        sample,
+        metrics=metrics,
+        title="PatentsView inventor disambiguation: evaluation",
+        source=(
+            f"{len(predictions)} versions of PatentsView's inventor disambiguation; the "
+            f"reviewed sample is the Binette et al. (2022) benchmark: {sample.n_records:,} "
+            f"mentions of {sample.n_units} inventors."
+        ),
+        records=load_patentsview_mentions(),
+        fields=("name_first", "name_last", "city", "country"),
+    )
+
+
+def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
+    """The report of a review project folder (:class:`~er_evaluation.review.project.Project`):
+    its finished reviews as the sample (decisions in force, adjudications first), every
+    version the sample can estimate, the agreement of its double review, and the
+    project's record fields beside each record of the error analysis. A sample of
+    changed records (the change design) estimates only the difference between its two
+    versions: use ``er-eval review estimate`` for it."""
+    from er_evaluation.review import DESIGNS, ReviewError
+    from er_evaluation.review.project import Project
+
+    project = Project.open(folder)
+    sample, finished = project.sample()
+    if sample is None:
+        raise ReviewError(f"{project.folder}: no finished review yet: nothing to report")
+    settings, data = project.settings, project.data
+    if settings["design"] == "change":
+        raise ReviewError(
+            f"{project.folder}: a sample of changed records estimates only the difference "
+            f"between its two versions; see er-eval review estimate"
+        )
+    versions = [settings["version"]] if sample.sample_of == "predicted" else data.versions
+    events = project.store.event_list()
+    double = agreement(events)
+    reviewers = sorted({e.reviewer for e in events})
+    items = [
+        ("sampling", DESIGNS.get(settings["design"], settings["design"])),
+        ("drawn from version", settings["version"]),
+        ("finished units", f"{finished:,} of {project.queue['unit'].nunique():,} in the queue"),
+        ("reviewers", ", ".join(reviewers) or "none"),
+    ]
+    return build_report(
+        {v: data.predictions[v] for v in versions},
+        sample,
+        metrics=metrics,
+        title=f"Entity resolution evaluation: {project.folder.name}",
+        source=f"Review project {project.folder} ({data.source} data, {len(versions)} versions).",
+        review_agreement=double if double.n_units else None,
+        records=data.records,
+        fields=tuple(data.fields[:4]),
+        sample_items=items,
+    )
