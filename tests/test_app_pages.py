@@ -265,11 +265,32 @@ def test_pair_labels_are_logged_and_estimated(project):
     assert [e["answer"] for e in events] == ["match", "non-match", "non-match", "unsure"]
     session = at.session_state["pair_sessions"][str(logs[0])]
     shown = at.dataframe[-1].value
-    expected = session.estimate().to_frame()
+    expected = session.estimate().to_frame().set_index("metric")
     pd.testing.assert_frame_equal(shown, expected, check_names=False)
+    assert [m.label for m in at.metric] == list(expected.index)
+    # the live stopping signal: each interval's width after the answers so far
+    assert any("interval widths after 3 labels" in c.value for c in at.caption)
+    assert not at.success
     # A reopened session (e.g. after a restart) replays the same labels.
     with LabellingSession(session.pool, logs[0]) as reopened:
         assert reopened.n_labels == session.n_labels == 3
+
+
+def test_pair_page_says_when_the_target_width_is_reached(project):
+    at = open_page("pairs")
+    at.number_input(key="pairs_target_width").set_value(1.0).run()
+    at.button(key="pairs_match").click().run()
+    assert not at.success  # one label: no estimate yet
+    for _ in range(3):
+        at.button(key="pairs_non-match").click().run()
+    session = next(iter(at.session_state["pair_sessions"].values()))
+    widths = session.widths(1.0)
+    if widths.reached:
+        assert at.success and "Target width reached" in at.success[0].value
+    else:  # an estimate not reliable yet holds the signal back, and says which
+        assert any("not reached" in c.value for c in at.caption)
+    at.number_input(key="pairs_target_width").set_value(0.01).run()
+    assert not at.success and any("target width 0.01 not reached" in c.value for c in at.caption)
 
 
 def test_pair_labelling_with_ais_shows_the_pr_curve(project):

@@ -663,3 +663,39 @@ def test_cli_session_sample_labels_and_two_writers_give_the_same_draws(tmp_path,
         session.close()
     _, events = read_log(shared)
     assert [e["pool_index"] for e in events] == run.index.tolist()
+
+
+# --- the live stopping signal -------------------------------------------------------------
+
+
+def test_cli_shows_the_widths_after_each_answer_and_stops_at_a_target_width(
+    tmp_path, monkeypatch, capsys
+):
+    pool = write_pool_files(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(labels)]
+    args += ["--method", "passive", "--budget", "10"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("m\nn\nn\nq\n"))
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert err.count("interval widths after") == 4  # 3 answers, then once at the end
+    assert "interval widths after 3 labels: precision" in err
+    # with an oracle and a target: stops once every interval is that wide and reliable
+    auto = tmp_path / "auto.jsonl"
+    args = ["pairs", "sample", str(tmp_path / "pool.csv"), "--labels", str(auto)]
+    args += ["--oracle", f"reference:{tmp_path / 'reference.csv'}", "--budget", "200"]
+    assert main([*args, "--target-width", "0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "target width 0.5 reached" in err
+    with LabellingSession(pool, auto, readonly=True) as session:
+        assert session.n_labels < 200
+        widths = session.widths(0.5)
+        assert widths.reached and max(widths.widths.values()) <= 0.5
+        # the labels before the last did not reach it (the first stop, not a later one)
+        run = session.label_run()
+        with LabellingSession(pool, tmp_path / "again.jsonl", "oasis", seed=0) as again:
+            again.run(LabelOracle(pool.labels), session.n_labels - 1)
+            assert again.label_run().index.tolist() == run.index[: again.n_draws].tolist()
+            assert not again.widths(0.5).reached
+    assert main([*args, "--target-width", "1.5"]) == 1
+    assert "--target-width must be a number in (0, 1], got 1.5" in capsys.readouterr().err

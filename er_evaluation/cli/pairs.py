@@ -1,6 +1,7 @@
 """``er-eval pairs``: label record pairs drawn by a sampler and estimate precision/recall/F.
 
     er-eval pairs sample POOL --labels LABELS.jsonl [--method oasis] [--budget N]
+                              [--target-width W]
                               [--oracle reference:FILE | --oracle column:NAME]
                               [--records FILE[:ID_COL]]
     er-eval pairs estimate POOL --labels LABELS.jsonl [--beta 1 ...]
@@ -54,6 +55,7 @@ from er_evaluation.pairs.pool import (
 )
 from er_evaluation.pairs.registry import METHODS
 from er_evaluation.pairs.session import LabellingSession
+from er_evaluation.pairs.stopping import check_target_width
 from er_evaluation.vocabulary import pair_metric_names
 
 _BETA_HELP = (
@@ -105,6 +107,15 @@ def register(subparsers) -> None:
         "(a 0/1 column of POOL); without it, answers are read from stdin",
     )
     sample.add_argument("--beta", type=float, nargs="+", default=[1.0], help=_BETA_HELP)
+    sample.add_argument(
+        "--target-width",
+        type=float,
+        metavar="W",
+        help="stop before the budget once every interval (precision, recall, each F) is at "
+        "most W wide and every estimate reliable; the widths are shown after each answer. "
+        "The intervals hold their level at a budget fixed in advance, not at a stop chosen "
+        "by the widths",
+    )
     sample.add_argument(
         "--records",
         metavar="FILE[:ID_COL]",
@@ -218,7 +229,9 @@ def _oracle(spec: str, pool: PairPool, frame: pd.DataFrame):
 
 
 def _sample(args) -> int:
-    pair_metric_names(args.beta)  # a bad --beta is an error before any labelling, not after
+    # a bad --beta or --target-width is an error before any labelling, not after
+    pair_metric_names(args.beta)
+    check_target_width(args.target_width)
     pool, frame = _read_pool(args)
     # Only the flags given: a new log takes the sampler's defaults (recorded in its header),
     # a resumed log its own values; a flag the method has no parameter for is an error
@@ -231,12 +244,14 @@ def _sample(args) -> int:
     )
     try:
         if oracle is not None:
-            session.run(oracle, args.budget)
+            session.run(oracle, args.budget, target_width=args.target_width, beta=args.beta)
         else:
             records = _read_records(args.records) if args.records else None
-            _interactive(session, args.budget, records)
+            _interactive(session, args.budget, records, args.target_width, args.beta)
     finally:
         session.close()
+    if session.n_draws:
+        print(session.widths(args.target_width, beta=args.beta).describe(), file=sys.stderr)
     print(
         f"{args.labels}: {session.n_labels} labels, {session.n_draws} draws, "
         f"{session.n_unsure} unsure ({session.header['method']}, seed {session.header['seed']})",
@@ -283,10 +298,19 @@ def _side_by_side(records: pd.DataFrame, left, right) -> str:
 
 
 def _interactive(
-    session: LabellingSession, budget: int, records: pd.DataFrame | None = None
+    session: LabellingSession,
+    budget: int,
+    records: pd.DataFrame | None = None,
+    target_width: float | None = None,
+    beta=1.0,
 ) -> None:
     out = sys.stderr
     while session.n_labels < budget:
+        if session.n_draws:  # the live stopping signal, after each answer
+            widths = session.widths(target_width, beta=beta)
+            if widths.reached:  # said once more when the command ends
+                return
+            print(widths.describe(), file=out)
         pending = session.next_pair(budget=budget)
         if session.n_labels >= budget:  # others on the log reached the budget meanwhile
             break

@@ -55,12 +55,14 @@ from er_evaluation.pairs.samplers import (
     StratifiedSampler,
 )
 from er_evaluation.pairs.session import LabellingSession, PendingPair, SessionError, read_log
+from er_evaluation.pairs.stopping import IntervalWidths, interval_widths
 
 __all__ = [
     "AISSampler",
     "CallableOracle",
     "DEFAULT_MAX_PAIRS",
     "ImportanceSampler",
+    "IntervalWidths",
     "LabelOracle",
     "LabelRun",
     "LabellingSession",
@@ -85,6 +87,7 @@ __all__ = [
     "estimate_history",
     "estimate_measure",
     "f_measures",
+    "interval_widths",
     "field_similarity_score",
     "labelling_pool",
     "labels_needed",

@@ -52,13 +52,15 @@ from pathlib import Path
 import numpy as np
 
 from er_evaluation._parameters import check_count, check_seed
-from er_evaluation.errors import plain_id
+from er_evaluation.errors import UndefinedMetricWarning, plain_id
 from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import oracle_label, parse_answer
 from er_evaluation.pairs.pool import PairPool
 from er_evaluation.pairs.registry import make_sampler
 from er_evaluation.pairs.run import LabelRun, run_of_sampler
 from er_evaluation.pairs.samplers import Draw
+from er_evaluation.pairs.stopping import IntervalWidths, check_target_width, interval_widths
+from er_evaluation.vocabulary import pair_metric_names
 
 __all__ = ["LabellingSession", "PendingPair", "SessionError", "read_log"]
 
@@ -544,13 +546,31 @@ class LabellingSession:
         if self._handle is None or self._handle.closed:
             raise SessionError(f"{self.path} is open read-only or closed: no labelling")
 
-    def run(self, oracle: Callable[[int], int | None], budget: int) -> int:
+    def run(
+        self,
+        oracle: Callable[[int], int | None],
+        budget: int,
+        *,
+        target_width: float | None = None,
+        beta: float | Sequence[float] = 1.0,
+        level: float = 0.95,
+    ) -> int:
         """Label with ``oracle`` (pool index -> 1/0/None) until ``budget`` distinct pairs are
         labelled in total, counting the labels other sessions on the log wrote meanwhile;
-        returns the number of labels this call recorded."""
+        returns the number of labels this call recorded. With ``target_width``, stop
+        earlier, after the first label at which every interval (precision, recall, F_beta
+        for ``beta`` at ``level``) is at most that wide (:meth:`widths`; the intervals are
+        valid at a budget fixed in advance, :mod:`er_evaluation.pairs.stopping`)."""
         budget = check_count(budget, "budget", minimum=0)
+        if target_width is not None:
+            self.widths(target_width, beta=beta, level=level)  # the arguments, checked once
         recorded = 0
         while self.n_labels < budget:
+            if (
+                target_width is not None
+                and self.widths(target_width, beta=beta, level=level).reached
+            ):
+                break
             pending = self.next_pair(budget=budget)
             if pending is None:
                 break
@@ -558,6 +578,26 @@ class LabellingSession:
             recorded += int(self.answer(label, source="oracle") and label is not None)
         self.flush()
         return recorded
+
+    def widths(
+        self,
+        target_width: float | None = None,
+        *,
+        beta: float | Sequence[float] = 1.0,
+        level: float = 0.95,
+    ) -> IntervalWidths:
+        """The live stopping signal: each metric's interval width after the labels so far
+        and whether ``target_width`` is reached (:func:`~er_evaluation.pairs.stopping.interval_widths`;
+        NaN widths, never reached, before a metric is defined)."""
+        if not self._index:
+            names = pair_metric_names(beta)
+            return IntervalWidths(
+                dict.fromkeys(names, math.nan), 0, check_target_width(target_width)
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            estimates = self.estimate(beta=beta, level=level)
+        return interval_widths(estimates, target_width)
 
     # -- results -----------------------------------------------------------------------
     @property

@@ -23,6 +23,7 @@ from er_evaluation.pairs import (
     PairPool,
     block_sizes,
     estimate_measure,
+    interval_widths,
     labelling_pool,
     pool_size_problem,
     pr_curve,
@@ -223,17 +224,37 @@ else:
 if notice := st.session_state.pop("pairs_notice", None):
     st.info(notice)
 
+target = st.number_input(
+    "Target interval width (optional)",
+    min_value=0.0,
+    max_value=1.0,
+    value=0.0,
+    step=0.01,
+    key="pairs_target_width",
+    help="After each answer the page shows each interval's width; with a target it says "
+    "when every interval is at most that wide and every estimate reliable. An interval "
+    "holds its level at a budget fixed in advance, not at a stop chosen by its width.",
+)
 if session.n_labels >= 2:
     with plain_errors("Could not estimate"):
-        result = session.estimate().to_frame()
+        estimates = session.estimate()
+        result = estimates.to_frame().set_index("metric")
+        widths = interval_widths(estimates, target or None)
     st.subheader("Running estimate")
     cols = st.columns(len(result))
     for col, (metric, row) in zip(cols, result.iterrows(), strict=True):
         col.metric(metric, f"{row['value']:.3f}")
         col.caption(
             f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · "
-            f"SE {row['std_error']:.3f}"
+            f"width {row['ci_high'] - row['ci_low']:.3f} · SE {row['std_error']:.3f}"
+            + ("" if row["reliable"] else " · not reliable")
         )
+    if widths.reached:
+        st.success(f"Target width reached: {widths.describe()}.", icon="✅")
+    else:
+        st.caption(widths.describe())
+    for metric, row in result[~result["reliable"].astype(bool)].iterrows():
+        st.warning(f"{metric} is not reliable: {row['reason']}")
     st.dataframe(result, key="pairs_estimates")
 
 if session.n_labels >= 2 and session.sampler.design == "importance":

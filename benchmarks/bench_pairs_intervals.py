@@ -1,0 +1,367 @@
+"""Pair-label intervals against the error they should reflect, and the flag against the misses.
+
+For OASIS, the adaptive importance sampler of Marchant & Rubinstein (2021) ("ais") and
+static importance sampling ("importance") on the benchmark pools, per pool x method x
+budget (500 / 1,000 / 2,000 labels) and metric (precision, recall, F1):
+
+- coverage of the library's 95% interval, with its Monte-Carlo SE sqrt(p (1 - p) / n);
+- the width ratio: mean interval width / (2 x 1.96 x RMSE), which is about 1 for an
+  interval as wide as the estimate's error calls for; its Monte-Carlo SE by bootstrap
+  over the runs;
+- the flag: the share of runs whose estimate is marked not reliable, and how many of
+  the runs whose interval misses the truth are flagged (flag recall).
+
+Cells where every run's estimate is exact (a census of the pairs the metric depends on:
+zero width, zero error) are reported as "exact".
+
+Stages, each resumable (what exists is kept, so a stage can be run in parts and
+interrupted at any time):
+
+- ``--draw``: one run per pool x method x seed to ``--labels`` labels (default 2,000), saved
+  as ``CACHE/runs/<pool>/<method>/<seed>.npz`` (draw order: pool rows, labels, weights,
+  strata, new-label flags);
+- ``--estimate``: the library's estimates at each budget (the run cut right after the
+  draw that paid for the budget's last label, where a run of that budget stops), one row
+  per run x budget x metric in ``CACHE/rows/<pool>_<method>.csv``;
+- ``--report``: the table above from the rows, as a Markdown table (``--out`` a CSV).
+
+Commands (benchmarks/README.md, "Pair-label intervals"):
+
+    nice -n 10 python benchmarks/bench_pairs_intervals.py --draw --estimate \\
+        --pools abt-buy --methods oasis ais importance --seeds 23000000 100 \\
+        --cache /work/scratch/pairs/intervals
+    python benchmarks/bench_pairs_intervals.py --report --cache /work/scratch/pairs/intervals
+
+``--smoke``: a few runs of 60 labels on one small pool, in seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from bench_pairs import pools  # noqa: E402
+
+from er_evaluation.pairs import LabelOracle, estimate_from_labels, make_sampler  # noqa: E402
+from er_evaluation.pairs.run import run_of_sampler, sample_labels  # noqa: E402
+
+POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
+METHODS = ("oasis", "ais", "importance")
+BUDGETS = (500, 1000, 2000)
+METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+Z95 = 1.959963984540054
+BAND = (0.93, 0.98)
+
+
+# --- runs ---------------------------------------------------------------------------------
+
+_TEMPLATES: dict[tuple[str, str], object] = {}
+
+
+def template(name: str, pool, method: str):
+    """The sampler of ``method`` on ``pool`` with seed 0: its strata, priors and proposal
+    are shared by every run (only the random stream differs)."""
+    key = (name, method)
+    if key not in _TEMPLATES:
+        _TEMPLATES[key] = make_sampler(method, pool, 0)
+    return _TEMPLATES[key]
+
+
+def sampler_for(name: str, pool, method: str, seed: int):
+    base = template(name, pool, method)
+    if method == "importance":  # a fixed proposal: only the stream differs
+        sampler = copy.copy(base)
+        sampler.rng = np.random.Generator(np.random.PCG64(seed))
+        return sampler
+    return make_sampler(method, pool, seed, strata=base.strata)
+
+
+def run_path(cache: Path, name: str, method: str, seed: int) -> Path:
+    return cache / "runs" / name / method / f"{seed}.npz"
+
+
+def draw(cache: Path, name: str, pool, method: str, seeds, n_labels: int) -> int:
+    """Draw and save the runs not saved yet; returns how many were drawn."""
+    drawn = 0
+    for seed in seeds:
+        path = run_path(cache, name, method, seed)
+        if path.exists():
+            continue
+        sampler = sampler_for(name, pool, method, seed)
+        run = sample_labels(pool, sampler, LabelOracle(pool.labels), n_labels)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(
+            tmp,
+            index=run.index,
+            label=run.label,
+            weight=run.weight,
+            stratum=run.stratum,
+            new_label=run.new_label,
+        )
+        tmp.rename(path)
+        drawn += 1
+    return drawn
+
+
+def load_run(cache: Path, name: str, pool, method: str, seed: int):
+    data = np.load(run_path(cache, name, method, seed))
+    return run_of_sampler(
+        template(name, pool, method),
+        pool.n_pairs,
+        data["index"],
+        data["label"],
+        data["weight"],
+        data["stratum"],
+        data["new_label"],
+    )
+
+
+# --- estimates ----------------------------------------------------------------------------
+
+
+def truth_of(pool) -> dict[str, float]:
+    return pool.truth(1.0)
+
+
+def budget_ends(run, budgets) -> dict[int, int]:
+    """Draw count at which a run of each budget stops (right after the draw paying for
+    the budget's last label); budgets the run did not reach are left out."""
+    n_labels = np.cumsum(run.new_label)
+    ends = {}
+    for b in budgets:
+        if n_labels[-1] >= b:
+            ends[b] = int(np.searchsorted(n_labels, b, side="left")) + 1
+    return ends
+
+
+def reason_code(reason: str) -> str:
+    """A short name for why an estimate is flagged (the diagnostics' text starts with it)."""
+    if not reason:
+        return ""
+    for code, words in (
+        ("undefined", "undefined"),
+        ("search", "no match was drawn among the predicted non-matches"),
+        ("boundary", "at its boundary"),
+        ("few", "effective"),
+    ):
+        if words in reason:
+            return code
+    return "other"
+
+
+def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[dict]:
+    rows = []
+    for budget, end in budget_ends(run, BUDGETS).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = estimate_from_labels(run.prefix(end), pool.predicted)
+        for e in (result.precision, result.recall, result.f[0]):
+            d = e.diagnostics
+            rows.append(
+                {
+                    "pool": name,
+                    "method": method,
+                    "seed": seed,
+                    "budget": budget,
+                    "metric": e.metric,
+                    "value": e.value,
+                    "std_error": e.std_error,
+                    "ci_low": e.ci_low,
+                    "ci_high": e.ci_high,
+                    "ci_method": e.ci_method,
+                    "truth": truth[e.metric],
+                    "reliable": bool(d.reliable) if d is not None else False,
+                    "reason": reason_code(d.reason if d is not None else "undefined"),
+                    "n_draws": e.n_draws,
+                }
+            )
+    return rows
+
+
+def rows_path(cache: Path, name: str, method: str) -> Path:
+    return cache / "rows" / f"{name}_{method}.csv"
+
+
+def estimate(cache: Path, name: str, pool, method: str, seeds) -> int:
+    """Estimate the saved runs of ``seeds`` whose rows are not written yet."""
+    path = rows_path(cache, name, method)
+    done = set(pd.read_csv(path, usecols=["seed"])["seed"]) if path.exists() else set()
+    truth = truth_of(pool)
+    count = 0
+    for seed in seeds:
+        if seed in done or not run_path(cache, name, method, seed).exists():
+            continue
+        run = load_run(cache, name, pool, method, seed)
+        frame = pd.DataFrame(estimate_rows(name, pool, method, seed, run, truth))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(path, mode="a", header=not path.exists(), index=False)
+        count += 1
+    return count
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def _ratio(width: np.ndarray, error: np.ndarray) -> float:
+    rmse = float(np.sqrt(np.mean(error**2)))
+    return float(np.mean(width)) / (2 * Z95 * rmse) if rmse > 0 else np.inf
+
+
+def summarize(rows: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
+    """One row per pool x method x budget x metric (module docstring)."""
+    rng = np.random.default_rng(seed)
+    rows = rows.dropna(subset=["value"]).copy()
+    rows["width"] = rows["ci_high"] - rows["ci_low"]
+    rows["error"] = rows["value"] - rows["truth"]
+    rows["covered"] = (rows["ci_low"] <= rows["truth"] + 1e-12) & (
+        rows["truth"] <= rows["ci_high"] + 1e-12
+    )
+    rows["flagged"] = ~rows["reliable"].astype(bool)
+    out = []
+    for key, g in rows.groupby(["pool", "method", "budget", "metric"], sort=False):
+        n = len(g)
+        cover = float(g["covered"].mean())
+        width, error = g["width"].to_numpy(), g["error"].to_numpy()
+        exact = bool(np.all(width == 0) and np.all(np.abs(error) < 1e-12))
+        ratio = _ratio(width, error)
+        boot = []
+        if not exact and np.isfinite(ratio):
+            for _ in range(n_boot):
+                pick = rng.integers(0, n, n)
+                boot.append(_ratio(width[pick], error[pick]))
+        misses = g[~g["covered"]]
+        out.append(
+            {
+                "pool": key[0],
+                "method": key[1],
+                "budget": key[2],
+                "metric": key[3],
+                "runs": n,
+                "coverage": cover,
+                "coverage_se": float(np.sqrt(cover * (1 - cover) / n)),
+                "mean_width": float(width.mean()),
+                "rmse": float(np.sqrt(np.mean(error**2))),
+                "bias": float(error.mean()),
+                "width_ratio": ratio,
+                "width_ratio_se": float(np.std(boot)) if boot else np.nan,
+                "exact": exact,
+                "flagged": float(g["flagged"].mean()),
+                "misses": len(misses),
+                "misses_flagged": int(misses["flagged"].sum()),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _short(metric: str) -> str:
+    return {"pairwise_precision": "P", "pairwise_recall": "R", "pairwise_f1": "F1"}[metric]
+
+
+def markdown(summary: pd.DataFrame) -> str:
+    """The table of benchmarks/README.md: one line per pool x method x budget."""
+    lines = [
+        "| pool | method | labels | runs | coverage P / R / F1 (MC SE) | width ratio P / R / F1 "
+        "(MC SE) | flagged P / R / F1 | misses flagged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key, g in summary.groupby(["pool", "method", "budget"], sort=False):
+        g = g.set_index("metric").reindex(list(METRICS))
+
+        def cov(m, g=g):
+            r = g.loc[m]
+            return "exact" if r["exact"] else f"{100 * r['coverage']:.1f}"
+
+        def ratio(m, g=g):
+            r = g.loc[m]
+            if r["exact"]:
+                return "exact"
+            return f"{r['width_ratio']:.2f} ({r['width_ratio_se']:.2f})"
+
+        flagged = " / ".join(f"{100 * g.loc[m, 'flagged']:.0f}%" for m in METRICS)
+        se = max(g["coverage_se"]) * 100
+        misses, caught = int(g["misses"].sum()), int(g["misses_flagged"].sum())
+        lines.append(
+            f"| {key[0]} | {key[1]} | {key[2]:,} | {int(g['runs'].max())} | "
+            f"{' / '.join(cov(m) for m in METRICS)} ({se:.1f}) | "
+            f"{' / '.join(ratio(m) for m in METRICS)} | "
+            f"{flagged} | "
+            f"{caught} of {misses} |"
+        )
+    return "\n".join(lines)
+
+
+def flag_summary(summary: pd.DataFrame, band=BAND) -> str:
+    """Flag recall over every miss, and the flag rate over the cells whose coverage is in
+    the band (exact cells left out)."""
+    live = summary[~summary["exact"]]
+    misses, caught = int(live["misses"].sum()), int(live["misses_flagged"].sum())
+    in_band = live[(live["coverage"] >= band[0]) & (live["coverage"] <= band[1])]
+    rate = float(np.average(in_band["flagged"], weights=in_band["runs"])) if len(in_band) else 0.0
+    return (
+        f"misses flagged: {caught} of {misses} ({caught / max(misses, 1):.0%}); "
+        f"flag rate in the {len(in_band)} cells in [{band[0]:.0%}, {band[1]:.0%}]: {rate:.1%}"
+    )
+
+
+def read_rows(cache: Path) -> pd.DataFrame:
+    files = sorted((cache / "rows").glob("*.csv"))
+    if not files:
+        raise SystemExit(f"no rows under {cache / 'rows'}: run --estimate first")
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+
+
+def main(argv=None) -> None:
+    global BUDGETS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pools", nargs="+", default=list(POOLS), choices=POOLS)
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--seeds", nargs=2, type=int, metavar=("FIRST", "COUNT"))
+    parser.add_argument("--labels", type=int, default=max(BUDGETS))
+    parser.add_argument("--cache", type=Path, default=Path("benchmarks/_out/intervals"))
+    parser.add_argument("--draw", action="store_true")
+    parser.add_argument("--estimate", action="store_true")
+    parser.add_argument("--report", action="store_true")
+    parser.add_argument("--out", type=Path, help="summary CSV of --report")
+    parser.add_argument("--smoke", action="store_true", help="a few short runs, in seconds")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        BUDGETS = (20, 40, 60)
+        args.pools, args.methods, args.labels = ["abt-buy"], list(METHODS), 60
+        args.seeds = [0, 3]
+        args.draw = args.estimate = args.report = True
+        args.cache = Path("benchmarks/_out/intervals_smoke")
+    seeds = range(args.seeds[0], args.seeds[0] + args.seeds[1]) if args.seeds else range(0)
+    if args.draw or args.estimate:
+        for name, pool in pools(args.pools):
+            for method in args.methods:
+                start = time.perf_counter()
+                n = draw(args.cache, name, pool, method, seeds, args.labels) if args.draw else 0
+                m = estimate(args.cache, name, pool, method, seeds) if args.estimate else 0
+                print(
+                    f"{name} {method}: {n} runs drawn, {m} estimated, "
+                    f"{time.perf_counter() - start:.0f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    if args.report:
+        rows = read_rows(args.cache)
+        rows = rows[rows["pool"].isin(args.pools) & rows["method"].isin(args.methods)]
+        summary = summarize(rows)
+        if args.out:
+            summary.to_csv(args.out, index=False)
+        print(markdown(summary))
+        print(flag_summary(summary))
+
+
+if __name__ == "__main__":
+    main()
