@@ -1,6 +1,6 @@
 """Progress bars for long work: one tqdm bar per stage or chunk, never per record.
 
-A bar is drawn on stderr only when stderr is a terminal (tqdm's ``disable=None``) and
+A bar is drawn on stderr only when stderr is a terminal and
 bars are not switched off: ``er-eval --quiet`` and the machine-readable outputs of the
 command line switch them off with :func:`enabled`, a library user with
 ``ER_EVAL_PROGRESS=0`` or a call's own ``progress=False``. A bar that finished is
@@ -17,6 +17,11 @@ from collections.abc import Iterable, Iterator
 from tqdm import tqdm
 
 _state = {"on": True}
+
+
+def _terminal() -> bool:
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def is_on() -> bool:
@@ -41,6 +46,7 @@ def progress(
     *,
     total: int | None = None,
     unit: str = "step",
+    initial: int = 0,
     show: bool = True,
 ) -> tqdm:
     """A tqdm bar over ``iterable`` (or a manual one of ``total`` steps: ``.update()``),
@@ -51,10 +57,11 @@ def progress(
         desc=desc,
         total=total,
         unit=unit,
+        initial=initial,
         file=sys.stderr,
         leave=False,
         dynamic_ncols=True,
-        disable=None if (show and is_on()) else True,
+        disable=not (show and is_on() and _terminal()),
     )
 
 

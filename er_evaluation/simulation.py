@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from er_evaluation._contingency import contingency
+from er_evaluation._progress import progress
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import UndefinedMetricWarning
 from er_evaluation.estimators import CI_METHODS, UnitTable, estimate_from_units, unit_table
@@ -456,15 +456,5 @@ def summarize(
     return summary, coverage
 
 
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
 def _progress(total: int, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    return tqdm(total=total, desc="simulation", unit="sample")
+    return progress(desc="simulation", total=total, unit="sample", show=enabled)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from er_evaluation._progress import progress
 from er_evaluation.clustering import validate_membership
 from er_evaluation.engines import as_table
 from er_evaluation.engines._kernel import engine_size_distribution, engine_statistics
@@ -101,7 +102,8 @@ def summary_table(
         )
     if len(clusterings) == 0:
         raise ValueError("clusterings is empty: pass at least one clustering")
-    rows = [_statistics(c, names, label=str(k)) for k, c in clusterings.items()]
+    bar = progress(clusterings.items(), "summaries", total=len(clusterings), unit="clustering")
+    rows = [_statistics(c, names, label=str(k)) for k, c in bar]
     return pd.DataFrame(rows, index=pd.Index(list(clusterings), name="clustering"))
 
 

@@ -17,7 +17,7 @@ import pkgutil
 import sys
 import warnings
 
-from er_evaluation import __version__
+from er_evaluation import __version__, _progress
 from er_evaluation.cli._common import flag_terms, resolve_output_format
 
 
@@ -33,12 +33,38 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="on an error, show the Python traceback instead of one line (for bug reports)",
     )
+    parser.add_argument("-q", "--quiet", action="store_true", help=_QUIET)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if module.name.startswith("_"):
             continue
         importlib.import_module(f"{__name__}.{module.name}").register(subparsers)
+    for command in subparsers.choices.values():
+        _add_quiet(command)
     return parser
+
+
+_QUIET = "no progress bars (they are drawn on stderr, only on a terminal)"
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    """--quiet on every command, also after the command's own arguments (SUPPRESS keeps a
+    --quiet given before the command)."""
+    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if subcommands:
+        for sub in subcommands[0].choices.values():
+            _add_quiet(sub)
+        return
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=_QUIET
+    )
+
+
+def _bars_on(args: argparse.Namespace) -> bool:
+    """Progress bars unless --quiet or a machine-readable table goes to stdout (a bar
+    never mixes with CSV or JSON on one terminal)."""
+    machine = getattr(args, "format", None) in ("csv", "json") and not getattr(args, "output", None)
+    return not (args.quiet or machine)
 
 
 def error_line(error: BaseException) -> str:
@@ -89,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         resolve_output_format(args)
-        return int(args.func(args) or 0)
+        with _progress.enabled(_bars_on(args)):
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print(f"er-eval {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from er_evaluation._progress import stage
 from er_evaluation.clustering import from_frame
 from er_evaluation.errors import ClusteringError
 from er_evaluation.io import read_table
@@ -212,7 +213,8 @@ def read_clustering(
         return table(
             path, id_col, cluster_col, engine=engine, connection=session, name=name or path
         )
-    frame = read_table(path, encoding=getattr(args, "encoding", "utf-8"))
+    with stage(f"reading {path}"):
+        frame = read_table(path, encoding=getattr(args, "encoding", "utf-8"))
     columns = [str(c) for c in frame.columns]
     for role, col in (("record id", id_col), ("cluster id", cluster_col)):
         if col is not None and col not in columns:

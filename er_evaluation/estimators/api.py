@@ -8,6 +8,7 @@ from dataclasses import replace
 import pandas as pd
 
 from er_evaluation._coverage import drop_missing
+from er_evaluation._progress import progress
 from er_evaluation.engines import as_table
 from er_evaluation.engines._kernel import engine_records
 from er_evaluation.errors import CoverageError, examples
@@ -225,7 +226,8 @@ def estimate_table(
     versions, whose populations differ, use ``on_missing="restrict"``."""
     metrics = check_metric_names(metrics, ESTIMATOR_METRICS, what="estimable metric")
     rows = []
-    for name, prediction in predictions.items():
+    bar = progress(predictions.items(), "estimates", total=len(predictions), unit="prediction")
+    for name, prediction in bar:
         ut = _units(prediction, sample, on_missing, validate)
         for metric in metrics:
             rows.append(

@@ -15,6 +15,7 @@ from functools import partial
 import pandas as pd
 
 from er_evaluation._contingency_table import Contingency
+from er_evaluation._progress import progress
 from er_evaluation.engines import as_table
 from er_evaluation.metrics._validation import OnMissing, check_contingency
 from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_precision, bcubed_recall
@@ -104,7 +105,9 @@ def evaluate(
     named = _named_predictions(predictions)
     chosen = _chosen_metrics(metrics)
     rows = []
-    for name, prediction in named.items():
+    for name, prediction in progress(
+        named.items(), "exact metrics", total=len(named), unit="prediction"
+    ):
         if not isinstance(prediction, pd.Series) and as_table(prediction, str(name)) is None:
             raise TypeError(
                 f"prediction {name!r} must be a pandas Series (record id -> cluster id) or a "

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from er_evaluation._parameters import check_count
+from er_evaluation._progress import progress
 from er_evaluation.errors import examples
 from er_evaluation.pairs._stratify import ScoreStrata
 from er_evaluation.pairs.oracles import oracle_label
@@ -119,6 +120,7 @@ def sample_labels(
     target = min(budget, int(np.count_nonzero(cache < 0)))
     n_labels = 0
     draws = 0
+    bar = progress(desc="labelling", total=target, unit="label")
     while n_labels < target and draws < limit:
         draw = sampler.draw()
         if draw is None:
@@ -133,12 +135,14 @@ def sample_labels(
             cached = answer
             cache[draw.index] = cached
             n_labels += 1
+            bar.update()
         sampler.observe(draw.index, cached)
         index.append(draw.index)
         label.append(cached)
         weight.append(draw.weight)
         stratum.append(draw.stratum)
         new.append(is_new)
+    bar.close()
     idx = np.asarray(index, dtype=np.int64)
     return run_of_sampler(
         sampler, pool.n_pairs, idx, label, weight, stratum, new, final_weights=final_weights

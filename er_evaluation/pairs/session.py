@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from er_evaluation._parameters import check_count, check_seed
+from er_evaluation._progress import progress
 from er_evaluation.errors import UndefinedMetricWarning, plain_id
 from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import oracle_label, parse_answer
@@ -565,6 +566,7 @@ class LabellingSession:
         if target_width is not None:
             self.widths(target_width, beta=beta, level=level)  # the arguments, checked once
         recorded = 0
+        bar = progress(desc="labelling", total=budget, initial=self.n_labels, unit="label")
         while self.n_labels < budget:
             if (
                 target_width is not None
@@ -576,6 +578,8 @@ class LabellingSession:
                 break
             label = oracle_label(oracle(pending.index), pending.index)
             recorded += int(self.answer(label, source="oracle") and label is not None)
+            bar.update(self.n_labels - bar.n)  # labels other sessions wrote count too
+        bar.close()
         self.flush()
         return recorded
 
