@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import copy
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -339,7 +340,14 @@ def main(argv=None) -> None:
         args.pools, args.methods, args.labels = ["abt-buy"], list(METHODS), 60
         args.seeds = [0, 3]
         args.draw = args.estimate = args.report = True
-        args.cache = Path("benchmarks/_out/intervals_smoke")
+        with tempfile.TemporaryDirectory() as tmp:  # a smoke run writes nothing in the repository
+            args.smoke, args.cache = False, Path(tmp)
+            return run(args)
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    """Draw, estimate and report as ``args`` asks (module docstring)."""
     seeds = range(args.seeds[0], args.seeds[0] + args.seeds[1]) if args.seeds else range(0)
     if args.draw or args.estimate:
         for name, pool in pools(args.pools):
