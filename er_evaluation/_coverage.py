@@ -9,6 +9,7 @@ from typing import Literal
 
 import pandas as pd
 
+from er_evaluation._parameters import check_choice
 from er_evaluation.errors import CoverageError, CoverageWarning, examples, smallest
 
 __all__ = ["OnMissing", "check_on_missing", "drop_missing"]
@@ -16,10 +17,9 @@ __all__ = ["OnMissing", "check_on_missing", "drop_missing"]
 OnMissing = Literal["error", "restrict"]
 
 
-def check_on_missing(on_missing: str) -> None:
-    """Reject an ``on_missing`` policy other than "error" and "restrict"."""
-    if on_missing not in ("error", "restrict"):
-        raise ValueError(f"on_missing must be 'error' or 'restrict', got {on_missing!r}")
+def check_on_missing(on_missing) -> str:
+    """``on_missing`` if it is "error" or "restrict", else a ValueError naming it."""
+    return check_choice(on_missing, "on_missing", ("error", "restrict"))
 
 
 def drop_missing(
@@ -30,10 +30,9 @@ def drop_missing(
     ``ids`` are the ``side`` records (of ``total``) absent from ``other``. With
     ``on_missing="error"`` a non-empty ``ids`` raises :class:`CoverageError` naming them;
     with ``"restrict"`` they are dropped and a :class:`CoverageWarning` says how many,
-    always. Returns the dropped ids (empty when nothing is missing), so every result can
-    report the count.
+    always (``on_missing`` checked by the caller's entry point). Returns the dropped ids
+    (empty when nothing is missing), so every result can report the count.
     """
-    check_on_missing(on_missing)
     if len(ids) == 0:
         return ids
     if on_missing == "error":

@@ -17,11 +17,14 @@ from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 from er_evaluation.errors import examples
 
 __all__ = [
+    "check_choice",
     "check_count",
+    "check_flag",
     "check_level",
+    "check_proportion",
+    "check_seed",
     "z_value",
     "check_beta",
-    "check_choice",
     "check_epsilon",
     "check_n_boot",
     "check_multiplicity",
@@ -76,6 +79,36 @@ def check_seed(seed, *, generator: bool = False):
     return int(seed)
 
 
+def check_choice(value, name: str, choices):
+    """``value`` if it is one of ``choices``, else a ValueError naming ``name`` and
+    listing the choices (an unhashable value is refused the same way)."""
+    choices = tuple(choices)
+    try:
+        known = value in choices
+    except TypeError:
+        known = False
+    if not known or isinstance(value, bool) != any(isinstance(c, bool) for c in choices):
+        listed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{name} must be one of {listed}; got {value!r}")
+    return value
+
+
+def check_flag(value, name: str) -> bool:
+    """``value`` as a bool if it is True or False (numpy's too), else a ValueError naming
+    ``name``: ``validate="no"`` would otherwise count as true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_proportion(value, name: str) -> float:
+    """A number in [0, 1] (e.g. an error rate), as a float; else a ValueError naming ``name``."""
+    number = _real(value, name)
+    if not 0 <= number <= 1:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return number
+
+
 def check_level(level) -> float:
     """Confidence level strictly between 0 and 1 (e.g. 0.95)."""
     value = _real(level, "level")
@@ -92,19 +125,13 @@ def z_value(level) -> float:
 
 
 def check_beta(beta) -> float:
-    """F-beta's beta: a positive finite number (beta > 1 weighs recall more)."""
+    """The F-measure's weight beta, the one name of it across the package: a positive
+    finite number (1 for F1; beta > 1 weighs recall more). F_beta = (1 + beta²) P R /
+    (beta² P + R) (van Rijsbergen 1979)."""
     valid = isinstance(beta, numbers.Real) and not isinstance(beta, bool)
     if not valid or not 0 < float(beta) < math.inf:
         raise ValueError(f"beta must be a positive finite number (1 for F1), got {beta!r}")
     return float(beta)
-
-
-def check_choice(value, name: str, choices) -> str:
-    """``value`` if it is one of ``choices`` (e.g. an interval method), else a ValueError
-    naming ``name``, the value and the choices."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose one of {', '.join(map(repr, choices))}")
-    return value
 
 
 def check_epsilon(epsilon) -> float:

@@ -1,7 +1,7 @@
 """The one clustering data model: a membership vector.
 
 A clustering is a :class:`pandas.Series` whose index holds unique record ids and
-whose values are cluster ids (design §2). Every function in the toolkit accepts
+whose values are cluster ids. Every function in the toolkit accepts
 such a Series; the constructors here build and validate one from the other
 shapes people have: a table with id and cluster columns, a list or dict of
 clusters, a table of matched pairs, a networkx graph. Invalid input raises

@@ -1,4 +1,6 @@
-"""Stratified sampling designs (design §7) and the change-focused design (design §8).
+"""Stratified sampling designs (Cochran 1977, §5; records revealing their true clusters by
+Lavallée's generalised weight share, Lavallée 2007) and the change-focused design
+(:mod:`er_evaluation.estimators.change`).
 
 A design is built in three steps, each a plain function:
 
@@ -24,19 +26,22 @@ without draws is an error naming the offending ids.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Literal
 
 import numpy as np
 import pandas as pd
 
+from er_evaluation._parameters import check_choice, check_count, check_flag, check_seed
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import examples
 from er_evaluation.sampling import Sample
-from er_evaluation.strata import Strata
+from er_evaluation.strata import FRAMES, RATIOS, Strata
 
 __all__ = [
     "TAKE_ALL",
+    "ALLOCATIONS",
     "SIZE_BANDS",
     "record_strata",
     "cluster_strata",
@@ -63,6 +68,8 @@ SIZE_BANDS = (2, 5, 20, 100, 500)
 :func:`~er_evaluation.planning.plan_review`)."""
 
 Allocation = Literal["proportional", "neyman"]
+#: the allocations of :func:`allocate`
+ALLOCATIONS = ("proportional", "neyman")
 
 
 def record_strata(
@@ -159,15 +166,14 @@ def size_strata(
     size = np.bincount(codes)[codes]
     labels = _band_labels(size, bands)
     if take_all_size is not None:
-        if take_all_size < 1:
-            raise ValueError(f"take_all_size must be >= 1, got {take_all_size}")
+        take_all_size = check_count(take_all_size, "take_all_size")
         labels = np.where(size >= take_all_size, TAKE_ALL, labels)
     return pd.Series(labels, index=prediction.index, name="stratum")
 
 
 def changed_records(a: pd.Series, b: pd.Series) -> pd.Series:
     """Whether each record's predicted cluster differs, as a set of records, between
-    versions ``a`` and ``b`` (design §8). Both must cover the same records (a ValueError
+    versions ``a`` and ``b``. Both must cover the same records (a ValueError
     names records in one only). Vectorised: a record is unchanged iff its cell of the
     a-by-b contingency holds its whole a-cluster and its whole b-cluster."""
     a = validate_membership(a, name="version A")
@@ -226,6 +232,31 @@ def allocate(
     ``min(minimum, F_h)`` draws (two are needed for a variance). ``n`` may instead be a
     Series of fixed draws per stratum (checked against F_h).
     """
+    n, method, minimum = _check_allocation(n, method, minimum)
+    return _allocation(
+        frame_sizes, n, method=method, sd=sd, cost=cost, take_all=take_all, minimum=minimum
+    )
+
+
+def _check_allocation(n, method, minimum) -> tuple[int | pd.Series, str, int]:
+    """A total of draws (or a Series of draws per stratum), an allocation method and the
+    least draws per stratum, checked at a design's door."""
+    if not isinstance(n, pd.Series):
+        n = check_count(n, "n")
+    return n, check_choice(method, "method", ALLOCATIONS), check_count(minimum, "minimum")
+
+
+def _allocation(
+    frame_sizes: pd.Series,
+    n: int | pd.Series,
+    *,
+    method: Allocation,
+    sd: pd.Series | None,
+    cost: pd.Series | None,
+    take_all: Iterable,
+    minimum: int,
+) -> pd.Series:
+    """:func:`allocate` of checked arguments."""
     F = frame_sizes.astype(np.int64)
     if (F < 1).any():
         raise ValueError(f"strata without frame units: {examples(F.index[F < 1])}")
@@ -247,8 +278,6 @@ def allocate(
                 f"more draws than frame units in stratum/strata {examples(F.index[over.to_numpy()])}"
             )
         return out.rename("draws")
-    if method not in ("proportional", "neyman"):
-        raise ValueError(f"method must be 'proportional' or 'neyman', got {method!r}")
     if method == "neyman":
         if sd is None:
             raise ValueError("Neyman allocation needs per-stratum standard deviations (sd=)")
@@ -309,6 +338,12 @@ def draw_stratified(
     """Draw ``allocation[h]`` frame units (index entries of ``strata``: record or cluster
     ids) uniformly in every stratum h, without replacement by default. Returns the drawn
     ids (index; repeated when drawn with replacement) with their stratum (values)."""
+    replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
+    return _draw_within(strata, allocation, replace=replace, seed=seed)
+
+
+def _draw_within(strata: pd.Series, allocation: pd.Series, *, replace: bool, seed) -> pd.Series:
+    """:func:`draw_stratified` of checked arguments."""
     rng = np.random.default_rng(seed)
     codes, names = pd.factorize(strata.to_numpy())
     alloc = allocation.reindex(names)
@@ -355,13 +390,30 @@ def stratified_sample(
     when the drawn clusters are predicted clusters).
 
     Records frame: a draw of record i in stratum h reveals its true cluster c(i), whose
-    totals are shared among its |c| records (Lavallée's weight share, design §7): the
-    sample's per-unit ``probability`` is |c| and the draws' expansion weight F_h / n_h.
+    totals are shared among its |c| records (the generalised weight share, Lavallée 2007):
+    the sample's per-unit ``probability`` is |c| and the draws' expansion weight F_h / n_h.
 
     ``unit_totals`` (clusters frame, optional; :func:`unit_totals`): per stratum, the
     records and within-unit pairs of all its frame units, which the separate ratio
     estimator needs (:func:`with_ratio`).
     """
+    replace = check_flag(replace, "replace")
+    frame = check_choice(frame, "frame", FRAMES)
+    return _stratified_sample(
+        reference, drawn, frame_sizes, replace=replace, frame=frame, unit_totals=unit_totals
+    )
+
+
+def _stratified_sample(
+    reference: pd.Series,
+    drawn: pd.Series,
+    frame_sizes: pd.Series,
+    *,
+    replace: bool,
+    frame: str = "records",
+    unit_totals: pd.DataFrame | None = None,
+) -> Sample:
+    """:func:`stratified_sample` of checked arguments."""
     reference = validate_membership(reference, name="reference")
     names = pd.Index(frame_sizes.index)
     code = names.get_indexer(drawn.to_numpy())
@@ -377,10 +429,8 @@ def stratified_sample(
                 f"{len(bad)} drawn record(s) have no reviewed true cluster: {examples(bad)}"
             )
         unit_of_draw = reference.to_numpy()[pos]
-    elif frame == "clusters":
-        unit_of_draw = drawn.index.to_numpy()
     else:
-        raise ValueError(f"frame must be 'records' or 'clusters', got {frame!r}")
+        unit_of_draw = drawn.index.to_numpy()
     ucode, units = pd.factorize(unit_of_draw)
     units = pd.Index(units)
     key, groups = pd.factorize(ucode.astype(np.int64) * len(names) + code)
@@ -455,8 +505,8 @@ def _allocate_and_draw(
         raise ValueError(f"{len(missing)} {unit_name}(s) have no stratum: {examples(missing)}")
     strata = strata.reindex(units)
     F = strata.value_counts(sort=False)
-    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
-    return strata, F, draw_stratified(strata, alloc, replace=replace, seed=seed)
+    alloc = _allocation(F, n, method=method, sd=sd, cost=None, take_all=take_all, minimum=2)
+    return strata, F, _draw_within(strata, alloc, replace=replace, seed=seed)
 
 
 def sample_stratified(
@@ -474,11 +524,13 @@ def sample_stratified(
     draws (:func:`allocate`), draw records within strata (:func:`draw_stratified`) and
     review their true clusters (:func:`stratified_sample`). ``strata``: stratum of every
     record of ``truth`` (e.g. :func:`size_strata` of the prediction)."""
+    n, method, _ = _check_allocation(n, method, 2)
+    replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
     truth = validate_membership(truth, name="truth")
     _, F, drawn = _allocate_and_draw(
         truth.index, "record", strata, n, method, sd, take_all, replace, seed
     )
-    return stratified_sample(truth, drawn, F, replace=replace)
+    return _stratified_sample(truth, drawn, F, replace=replace)
 
 
 def sample_stratified_clusters(
@@ -497,12 +549,14 @@ def sample_stratified_clusters(
     reviewing them gives a sample of predicted clusters (call
     :meth:`~er_evaluation.sampling.Sample.reviewed_predicted` with the reviewed truth),
     which estimates precision-type metrics by duality."""
+    n, method, _ = _check_allocation(n, method, 2)
+    replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
     clustering = validate_membership(clustering)
     clusters = pd.Index(pd.unique(clustering.to_numpy()))
     strata, F, drawn = _allocate_and_draw(
         clusters, "cluster", strata, n, method, sd, take_all, replace, seed
     )
-    return stratified_sample(
+    return _stratified_sample(
         clustering,
         drawn,
         F,
@@ -533,14 +587,16 @@ def with_ratio(sample: Sample, ratio: Literal["combined", "separate"]) -> Sample
     the returned sample (:func:`~er_evaluation.estimators.estimate`, ``compare``, ...)
     uses it; see :mod:`er_evaluation.estimators.stratified` for the formulas and for which
     samples know the strata's denominator totals."""
+    ratio = check_choice(ratio, "ratio", RATIOS)
     if sample.strata is None:
         raise ValueError("the ratio estimator is a choice for stratified samples only")
-    from dataclasses import replace
 
     design = sample.design.removesuffix(", separate ratio")
     if ratio == "separate":
         design += ", separate ratio"
-    return replace(sample, strata=replace(sample.strata, ratio=ratio), design=design)
+    return dataclasses.replace(
+        sample, strata=dataclasses.replace(sample.strata, ratio=ratio), design=design
+    )
 
 
 def sample_changed(
@@ -555,12 +611,14 @@ def sample_changed(
     take_all: Iterable = (),
     seed=None,
 ) -> Sample:
-    """Change-focused design (design §8) against a known ``truth`` (simulations): draw
-    ``n`` of the records whose predicted cluster differs between versions ``a`` and ``b``
-    (:func:`changed_records`), without replacement, stratified by ``strata`` (labels of
-    the records, e.g. :func:`size_strata` of ``a``; default one stratum "changed"), and
-    review their true clusters. The frame is the changed records only: estimate the
+    """Change-focused design (:mod:`er_evaluation.estimators.change`) against a known
+    ``truth`` (simulations): draw ``n`` of the records whose predicted cluster differs
+    between versions ``a`` and ``b`` (:func:`changed_records`), without replacement,
+    stratified by ``strata`` (labels of the records, e.g. :func:`size_strata` of ``a``;
+    default one stratum "changed"), and review their true clusters. The frame is the changed records only: estimate the
     paired difference with :func:`~er_evaluation.estimators.change.compare_changed`."""
+    n, method, _ = _check_allocation(n, method, 2)
+    seed = check_seed(seed, generator=True)
     changed = changed_records(a, b)
     ids = changed.index[changed.to_numpy()]
     if len(ids) == 0:
@@ -575,6 +633,6 @@ def sample_changed(
             )
         labels = strata.reindex(ids)
     F = labels.value_counts(sort=False)
-    alloc = allocate(F, n, method=method, sd=sd, take_all=take_all)
-    drawn = draw_stratified(labels, alloc, seed=seed)
-    return stratified_sample(validate_membership(truth, name="truth"), drawn, F)
+    alloc = _allocation(F, n, method=method, sd=sd, cost=None, take_all=take_all, minimum=2)
+    drawn = _draw_within(labels, alloc, replace=False, seed=seed)
+    return _stratified_sample(validate_membership(truth, name="truth"), drawn, F, replace=False)

@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_count, check_multiplicity, check_seed
+from er_evaluation._parameters import check_count, check_flag, check_multiplicity, check_seed
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import CoverageError, PopulationWarning, examples
 from er_evaluation.strata import Strata
@@ -266,8 +266,13 @@ def selection_probability(sizes: pd.Series, weights: Weights) -> tuple[pd.Series
     return p, "custom"
 
 
-def _rng(seed) -> np.random.Generator:
-    return np.random.default_rng(check_seed(seed, generator=True))
+def _check_draw(n, replace, seed) -> tuple[int, bool, object]:
+    """A draw's size, replacement and seed, checked at a sampling function's door."""
+    return (
+        check_count(n, "n"),
+        check_flag(replace, "replace"),
+        check_seed(seed, generator=True),
+    )
 
 
 def _draw(
@@ -276,7 +281,8 @@ def _draw(
     """The draw of :func:`sample_clusters` and :func:`sample_blocks`: ``n`` units of
     ``sizes``' index with selection probabilities ``weights``
     (:func:`selection_probability`). Returns the distinct drawn units, their multiplicities,
-    their selection probabilities (up to a constant) and the kind of weights."""
+    their selection probabilities (up to a constant) and the kind of weights; ``n``,
+    ``replace`` and ``seed`` checked at the caller's door."""
     p, kind = selection_probability(sizes, weights)
     if not replace and kind != "uniform":
         raise ValueError(
@@ -284,11 +290,12 @@ def _draw(
             "selection probabilities for the estimators; use replace=True (repeats are kept "
             "as multiplicities) or sample_records(..., replace=False)"
         )
-    n = check_count(n, "n")
     if not replace and n > len(sizes):
         raise ValueError(f"cannot draw n={n} units without replacement from {len(sizes)}")
     prob = p.to_numpy()
-    idx = _rng(seed).choice(len(sizes), size=n, replace=replace, p=prob / prob.sum())
+    idx = np.random.default_rng(seed).choice(
+        len(sizes), size=n, replace=replace, p=prob / prob.sum()
+    )
     codes, counts = np.unique(idx, return_counts=True)
     return pd.Index(sizes.index)[codes], counts.astype(np.int64), prob[codes].astype(float), kind
 
@@ -303,10 +310,10 @@ def sample_records(clustering: pd.Series, n: int, *, replace: bool = True, seed=
     true clustering in a simulation; in practice, draw records of the prediction's
     population to review and build the sample with :func:`benchmark_sample`.
     """
+    n, replace, seed = _check_draw(n, replace, seed)
     clustering = validate_membership(clustering)
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     N = len(clustering)
-    n = check_count(n, "n")
     if not replace and n > N:
         raise ValueError(f"cannot draw n={n} records without replacement from {N}")
     rows = rng.choice(N, size=n, replace=replace)
@@ -343,6 +350,7 @@ def sample_clusters(
     replacement only uniform probabilities are allowed (``population_size`` = number of
     clusters gives the finite-population correction).
     """
+    n, replace, seed = _check_draw(n, replace, seed)
     clustering = validate_membership(clustering)
     sizes = clustering.value_counts(sort=False)
     units, mult, prob, kind = _draw(sizes, weights, n, replace, seed)
@@ -374,6 +382,7 @@ def sample_blocks(
     ``weights``: "uniform", "cluster_size" (proportional to the block's number of records)
     or a Series of positive selection probabilities up to a constant indexed by block id.
     """
+    n, replace, seed = _check_draw(n, replace, seed)
     clustering = validate_membership(clustering)
     blocks = validate_membership(blocks, name="blocks")
     check_blocks(clustering, blocks)
@@ -437,6 +446,7 @@ def benchmark_sample(
     ``replace=False``. For samples of predicted clusters see
     :meth:`Sample.reviewed_predicted`.
     """
+    replace = check_flag(replace, "replace")
     reference = validate_membership(reference, name="reference")
     if blocks is not None:
         blocks = validate_membership(blocks, name="blocks")

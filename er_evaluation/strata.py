@@ -1,7 +1,7 @@
 """The stratification a :class:`~er_evaluation.sampling.Sample` was drawn under.
 
 A stratified design partitions a sampling frame (records, or clusters) into strata and
-draws ``n_h`` frame units in stratum ``h`` of ``F_h`` units (design §7). Every draw reveals
+draws ``n_h`` frame units in stratum ``h`` of ``F_h`` units (Cochran 1977, §5). Every draw reveals
 one sampled unit (a true cluster); a unit may be reached from several strata (a true
 cluster whose records fall in several strata), so the draws are kept as *draw groups*:
 one row per (sampled unit, stratum) with its number of draws. :class:`Strata` holds the

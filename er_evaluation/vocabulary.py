@@ -11,10 +11,11 @@ side by side without translation. A name is ``<family>_<quantity>``, e.g.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from er_evaluation._parameters import check_beta
 
 __all__ = [
     "BLOCKING",
@@ -162,16 +163,11 @@ _FSCORE_FAMILIES = ("pairwise", "cluster", "bcubed")
 def fscore_name(family: str, beta: float) -> str:
     """Name of the F_beta score of ``family`` ("pairwise", "cluster" or "bcubed"):
     ``<family>_f1`` for beta = 1, else ``<family>_f{beta:g}`` (``pairwise_f2``,
-    ``pairwise_f0.5``). ``beta`` must be positive and finite."""
+    ``pairwise_f0.5``). ``beta`` must be positive and finite
+    (:func:`~er_evaluation._parameters.check_beta`)."""
     if family not in _FSCORE_FAMILIES:
         raise ValueError(f"family must be one of {', '.join(_FSCORE_FAMILIES)}, got {family!r}")
-    try:
-        value = float(beta)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    return f"{family}_f{value:g}"
+    return f"{family}_f{check_beta(beta):g}"
 
 
 def pair_metric_names(betas: float | Iterable[float] = 1.0) -> list[str]:

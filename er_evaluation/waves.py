@@ -37,7 +37,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import z_value
+from er_evaluation._parameters import check_count, check_level, z_value
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import examples
 from er_evaluation.estimators.results import Estimate
@@ -90,6 +90,7 @@ def union_sample(
     wave. ``population``: N, the population's number of records. A record's true cluster
     must agree between waves (a ValueError names conflicts).
     """
+    population = check_count(population, "population")
     if len(waves) != len(strata) or not waves:
         raise ValueError("give one strata entry (Series or None) per wave, and at least one wave")
     union = _union_reference(waves)
@@ -184,6 +185,8 @@ def combine_estimates(estimates: Sequence[Estimate], *, level: float | None = No
     (e.g. one per wave): value Σ w_k E_k with w_k ∝ 1/SE_k², SE (Σ 1/SE_k²)^-1/2, normal
     interval at ``level`` (default: the first estimate's). Every estimate needs a finite,
     positive SE and the same metric."""
+    if level is not None:
+        level = check_level(level)
     if not estimates:
         raise ValueError("no estimates to combine")
     metrics = {e.metric for e in estimates}

@@ -237,7 +237,9 @@ def test_duplicated_ids_in_either_side_are_named():
 
 def test_bad_arguments():
     s = pd.Series([1], index=["a"])
-    with pytest.raises(ValueError, match="on_missing must be 'error' or 'restrict', got 'drop'"):
+    with pytest.raises(
+        ValueError, match="on_missing must be one of 'error', 'restrict'; got 'drop'"
+    ):
         contingency(s, s, on_missing="drop")
     with pytest.raises(ValueError, match="scope must be 'shared' or 'prediction'"):
         contingency(s, s, scope="all")

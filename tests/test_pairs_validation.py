@@ -386,7 +386,7 @@ BAD_VALUES = [
     ("level", 1.5, "level must be"),
     ("level", "0.9", "level must be"),
     ("beta", -1.0, "beta must be a positive finite number"),
-    ("ci_method", "wald", "unknown ci_method 'wald'"),
+    ("ci_method", "wald", "ci_method must be one of .*; got 'wald'"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Stratified designs and estimators (design §7): a hand-computed case, exhaustive
+"""Stratified designs and estimators (Cochran 1977, §5; Lavallée 2007): a hand-computed case, exhaustive
 expectation over every sample of tiny populations, census exactness, take-all strata,
 the single-stratum reduction to the unstratified estimators, and input errors."""
 
@@ -166,7 +166,7 @@ def test_take_all_stratum_has_no_variance_part():
 
     ut = unit_table(pred, s)
     _, phi, cols = metric_function(ut, P, "cluster_block", 1.0)
-    fit = metric_fit(ut, phi, cols, False)
+    fit = metric_fit(ut, phi, cols, naive=False)
     assert isinstance(fit, StratifiedFit)
     assert np.all(fit.stratum_cov[0] == 0)
     table = stratum_table(fit)

@@ -1,4 +1,4 @@
-"""Change-focused comparison of two versions (design §8): a hand-computed case and the
+"""Change-focused comparison of two versions (the method of :mod:`er_evaluation.estimators.change`): a hand-computed case and the
 exhaustive expectation over every change sample (and every benchmark sample) of a tiny
 population."""
 

@@ -1,4 +1,4 @@
-"""The kernel where the data lives: DuckDB (embedded, out-of-core) and Spark (design §9).
+"""The kernel where the data lives: DuckDB (embedded, out-of-core) and Spark.
 
 Wrap a clustering that is too large for pandas with :func:`table` (Parquet/CSV paths, a
 DuckDB table name or relation, an Arrow table, a Spark DataFrame, with its id and cluster

@@ -262,7 +262,7 @@ def _sampled(backend, pred: View, ref: View, on_missing, n_ref) -> Contingency:
 
 
 def engine_records(
-    prediction: Table, reviewed: pd.Series, units: pd.Index | None, validate: bool
+    prediction: Table, reviewed: pd.Series, units: pd.Index | None, *, validate: bool
 ) -> pd.Series:
     """The records of ``prediction`` that a sample of predicted clusters needs (the
     reviewed records and every record of the sampled predicted clusters ``units``; the

@@ -1,4 +1,4 @@
-"""The kernel as SQL (design §9), one formulation for DuckDB and Spark SQL.
+"""The kernel as SQL, one formulation for DuckDB and Spark SQL.
 
 Every query reads views with columns ``id`` and ``cluster`` and returns a small table:
 per-side validation counts (one group-by on the id), the contingency cells (one join and

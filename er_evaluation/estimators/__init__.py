@@ -1,11 +1,12 @@
 """Design-based estimators of entity-resolution metrics from reviewed samples
-(Binette et al. 2023 §2.3 and appendix A.2; design §4).
+(Binette et al. 2023 §2.3 and appendix A.2).
 
 Entry points: :func:`estimate` (one metric, one prediction), :func:`estimate_table`
 (tidy table for many predictions x metrics), :func:`compare` (paired differences),
 :func:`compare_changed` (paired differences from a sample of the records that changed
-between two versions, design §8), :func:`stratum_contributions` (per-stratum parts of an
-estimate from a stratified sample, design §7).
+between two versions, :mod:`er_evaluation.estimators.change`),
+:func:`stratum_contributions` (per-stratum parts of an estimate from a stratified sample,
+:mod:`er_evaluation.estimators.stratified`).
 Breakdowns from the same reviewed sample: :func:`blocking_table` / :func:`estimate_blocking`
 (recall lost to blocking: ``blocking_recall`` and ``matching_recall``),
 :func:`estimate_by_group`, :func:`compare_by_group` and :func:`group_equality_test`

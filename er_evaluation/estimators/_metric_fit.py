@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 
-from er_evaluation._parameters import check_beta
 from er_evaluation.errors import UnreliableEstimateWarning, warn_undefined
 from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.diagnostics import (
@@ -19,7 +18,7 @@ from er_evaluation.estimators.diagnostics import (
     fit_concentration,
 )
 from er_evaluation.estimators.intervals import DEFAULT_CI_METHOD as _DEFAULT
-from er_evaluation.estimators.intervals import N_BOOT, confidence_interval
+from er_evaluation.estimators.intervals import N_BOOT, interval
 from er_evaluation.estimators.pairwise import PAIRWISE_METRICS, default_estimator, pairwise_function
 from er_evaluation.estimators.ratio import Smooth, SmoothFit, smooth_estimate
 from er_evaluation.estimators.results import Estimate
@@ -37,12 +36,10 @@ def result_label(metric: str, beta: float) -> str:
 
 
 def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: float):
-    """``(estimator, phi, columns)`` of ``metric`` on the unit table ``ut``."""
+    """``(estimator, phi, columns)`` of ``metric`` on the unit table ``ut`` (``beta``
+    checked by the caller's entry point)."""
     check_metric_names(metric, ESTIMATOR_METRICS, what="estimable metric")
-    check_beta(beta)  # bounds hold even for metrics that do not use beta
-    if metric == FBETA:
-        fscore_name("pairwise", beta)  # validates beta
-    else:
+    if metric != FBETA:
         beta = 1.0
     if metric in PAIRWISE_METRICS:
         est = estimator or default_estimator(ut, metric)
@@ -55,7 +52,7 @@ def metric_function(ut: UnitTable, metric: str, estimator: str | None, beta: flo
     return est, phi, cols
 
 
-def fit(ut: UnitTable, phi: Smooth, cols: dict, naive: bool) -> SmoothFit:
+def fit(ut: UnitTable, phi: Smooth, cols: dict, *, naive: bool) -> SmoothFit:
     """The smooth-function estimate of ``phi`` under the sample's design (or, ``naive``,
     the plug-in value on the reviewed records taken as the population). Stratified
     samples use the stratified expansion estimator
@@ -106,8 +103,8 @@ def to_estimate(
         diagnostics = Diagnostics(n_eff, share, False, NAIVE_REASON)
     else:
         value, se = fit.value, fit.std_error
-        interval = stratified_interval if isinstance(fit, StratifiedFit) else confidence_interval
-        lo, hi = interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
+        bounds_of = stratified_interval if isinstance(fit, StratifiedFit) else interval
+        lo, hi = bounds_of(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
         diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
     if not np.isfinite(value):
         warn_undefined(

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pandas as pd
 
 from er_evaluation._coverage import drop_missing
+from er_evaluation._parameters import check_beta, check_choice, check_flag, check_seed
 from er_evaluation._progress import progress
 from er_evaluation.engines import as_table
 from er_evaluation.engines._kernel import engine_records
@@ -18,7 +19,7 @@ from er_evaluation.estimators._metric_fit import (
     result_label,
     to_estimate,
 )
-from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.intervals import N_BOOT, check_interval_options
 from er_evaluation.estimators.paired import paired_difference
 from er_evaluation.estimators.restrict import restrict_sample
 from er_evaluation.estimators.results import Estimate, estimates_frame
@@ -33,12 +34,35 @@ from er_evaluation.vocabulary import (
 )
 
 __all__ = [
+    "ON_MISSING",
     "estimate",
     "estimate_table",
     "compare",
     "estimate_from_units",
     "stratum_contributions",
 ]
+
+
+#: what an estimate does with reviewed records absent from the prediction (see
+#: :func:`estimate`)
+ON_MISSING = ("error", "restrict", "restrict_sample")
+
+
+def _check_options(*, level, ci_method, beta, n_boot, seed) -> dict:
+    """The interval and F-measure options of every estimate entry point, checked once at
+    its door (each error names its parameter); the checked values travel down."""
+    level, ci_method, n_boot = check_interval_options(level, ci_method, n_boot)
+    return {
+        "level": level,
+        "ci_method": ci_method,
+        "beta": check_beta(beta),
+        "n_boot": n_boot,
+        "seed": check_seed(seed),
+    }
+
+
+def _check_population_options(on_missing, validate) -> tuple[str, bool]:
+    return check_choice(on_missing, "on_missing", ON_MISSING), check_flag(validate, "validate")
 
 
 def estimate_from_units(
@@ -55,10 +79,27 @@ def estimate_from_units(
 ) -> Estimate:
     """:func:`estimate` on precomputed per-unit quantities (one :func:`unit_table` per
     prediction serves every metric)."""
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    return _from_units(ut, metric, estimator=estimator, name=name, **options)
+
+
+def _from_units(
+    ut: UnitTable,
+    metric: str,
+    *,
+    estimator: str | None,
+    level: float,
+    ci_method: str | None,
+    beta: float,
+    name: str | None,
+    n_boot: int,
+    seed,
+) -> Estimate:
+    """:func:`estimate_from_units` of checked options."""
     est, phi, cols = metric_function(ut, metric, estimator, beta)
     naive = est == "naive"
     return to_estimate(
-        fit(ut, phi, cols, naive),
+        fit(ut, phi, cols, naive=naive),
         ut,
         metric=result_label(metric, beta),
         estimator=est,
@@ -126,7 +167,7 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
     if sample.sample_of == "predicted":
         table = as_table(prediction, "prediction")
         if table is not None:  # the duality needs only the sampled and reviewed records
-            prediction = engine_records(table, sample.reference, sample.units, validate)
+            prediction = engine_records(table, sample.reference, sample.units, validate=validate)
         return _dual_units(prediction, sample, on_missing, validate)
     return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
 
@@ -154,7 +195,7 @@ def estimate(
     validate: bool = True,
 ) -> Estimate:
     """Design-based estimate of ``metric`` for the full ``prediction`` from a reviewed
-    ``sample`` (Binette et al. 2023 §2.3, appendix A.2; design §4), with standard error and CI.
+    ``sample`` (Binette et al. 2023 §2.3, appendix A.2), with standard error and CI.
 
     ``prediction``: membership Series of the WHOLE population (N, |P| and the number of
     predicted clusters are taken from it; never from the sample). Every sampled record must
@@ -191,19 +232,10 @@ def estimate(
     predicted clusters (``sample.sample_of == "predicted"``) estimate precision-type
     metrics by duality. Returns an :class:`Estimate`.
     """
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
     ut = _units(prediction, sample, on_missing, validate)
-    return _estimate_units(
-        ut,
-        sample,
-        metric,
-        estimator=estimator,
-        level=level,
-        ci_method=ci_method,
-        beta=beta,
-        name=name,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    return _estimate_units(ut, sample, metric, estimator=estimator, name=name, **options)
 
 
 def estimate_table(
@@ -225,24 +257,15 @@ def estimate_table(
     prediction must be a full population (see :func:`estimate`); with PatentsView
     versions, whose populations differ, use ``on_missing="restrict"``."""
     metrics = check_metric_names(metrics, ESTIMATOR_METRICS, what="estimable metric")
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
     rows = []
     bar = progress(predictions.items(), "estimates", total=len(predictions), unit="prediction")
     for name, prediction in bar:
         ut = _units(prediction, sample, on_missing, validate)
         for metric in metrics:
             rows.append(
-                _estimate_units(
-                    ut,
-                    sample,
-                    metric,
-                    estimator=estimator,
-                    level=level,
-                    ci_method=ci_method,
-                    beta=beta,
-                    name=str(name),
-                    n_boot=n_boot,
-                    seed=seed,
-                )
+                _estimate_units(ut, sample, metric, estimator=estimator, name=str(name), **options)
             )
     return estimates_frame(rows)
 
@@ -250,7 +273,7 @@ def estimate_table(
 def _estimate_units(ut: UnitTable, sample: Sample, metric: str, **options) -> Estimate:
     """:func:`estimate_from_units` of ``metric`` on one prediction's unit table; a sample
     of predicted clusters estimates the dual metric, reported under the asked name."""
-    e = estimate_from_units(ut, _metric_for(sample, metric), **options)
+    e = _from_units(ut, _metric_for(sample, metric), **options)
     if sample.sample_of == "predicted":
         return replace(e, metric=result_label(metric, options["beta"]))
     return e
@@ -287,6 +310,8 @@ def compare(
     baseline = names[0] if baseline is None else str(baseline)
     if baseline not in names:
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
     m = _metric_for(sample, metric)
     uts = {str(k): _units(p, sample, on_missing, validate) for k, p in predictions.items()}
     out = []
@@ -294,18 +319,9 @@ def compare(
         if name == baseline:
             continue
         e = paired_difference(
-            uts[name],
-            uts[baseline],
-            m,
-            estimator=estimator,
-            level=level,
-            ci_method=ci_method,
-            beta=beta,
-            n_boot=n_boot,
-            seed=seed,
-            names=(name, baseline),
+            uts[name], uts[baseline], m, estimator=estimator, names=(name, baseline), **options
         )
-        out.append(replace(e, metric=f"{result_label(metric, beta)} difference"))
+        out.append(replace(e, metric=f"{result_label(metric, options['beta'])} difference"))
     return estimates_frame(out)
 
 
@@ -323,6 +339,7 @@ def stratum_contributions(
     alone and its share of the variance."""
     if sample.strata is None:
         raise ValueError("per-stratum contributions need a stratified sample")
+    on_missing, _ = _check_population_options(on_missing, True)
     ut = _units(prediction, sample, on_missing, True)
     _, phi, cols = metric_function(ut, _metric_for(sample, metric), estimator, 1.0)
-    return stratum_table(fit(ut, phi, cols, False))
+    return stratum_table(fit(ut, phi, cols, naive=False))

@@ -1,4 +1,5 @@
-"""Change-focused comparison of two versions A and B of a disambiguation (design §8).
+"""Change-focused comparison of two versions A and B of a disambiguation: a method of this
+package, derived below.
 
 A record is *changed* when its predicted cluster differs, as a set of records, between A
 and B (:func:`~er_evaluation.designs.changed_records`). A true cluster c without a changed
@@ -35,9 +36,11 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import block_diag
 
+from er_evaluation._coverage import check_on_missing
+from er_evaluation._parameters import check_beta, check_level
 from er_evaluation.designs import changed_records
 from er_evaluation.errors import CoverageError, examples
-from er_evaluation.estimators.intervals import confidence_interval
+from er_evaluation.estimators.intervals import interval
 from er_evaluation.estimators.ratio import Column, Linear, Ratio, Smooth, smooth_estimate
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.estimators.stratified import fit_from_moments, stratified_fit
@@ -139,7 +142,7 @@ def compare_changed(
     on_missing: str = "error",
 ) -> Estimate:
     """Paired difference ``metric(B) - metric(A)`` from a sample of the records that changed
-    between versions ``a`` and ``b`` plus an existing ``benchmark`` (design §8; formulas in
+    between versions ``a`` and ``b`` plus an existing ``benchmark`` (formulas in
     the module docstring).
 
     ``a``, ``b``: full predictions of the same population. ``changes``: a stratified
@@ -158,6 +161,8 @@ def compare_changed(
         raise ValueError(
             f"unknown metric {metric!r} for a change-focused comparison; choose one of {CHANGE_METRICS}"
         )
+    level, beta = check_level(level), check_beta(beta)
+    on_missing = check_on_missing(on_missing)
     if metric == "pairwise_f1":
         beta = 1.0
     changed = changed_records(a, b)
@@ -196,7 +201,7 @@ def compare_changed(
     n = changes.n_draws + n_b
     fit = fit_from_moments(phi, mean, V, names_, n)
     lo, hi = (
-        confidence_interval(fit, level, "normal", bounds=(-1.0, 1.0))
+        interval(fit, level, "normal", bounds=(-1.0, 1.0))
         if math.isfinite(fit.std_error)
         else (math.nan, math.nan)
     )
@@ -208,7 +213,7 @@ def compare_changed(
         std_error=float(fit.std_error),
         ci_low=float(lo),
         ci_high=float(hi),
-        level=float(level),
+        level=level,
         ci_method="normal",
         n_units=changes.n_units + units_b,
         n_draws=n,

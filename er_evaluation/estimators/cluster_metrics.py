@@ -1,4 +1,4 @@
-"""Estimators beyond the paper (Binette et al. 2023 Remark 1; design §4): cluster precision/recall,
+"""Estimators beyond the paper (Binette et al. 2023 Remark 1): cluster precision/recall,
 B-cubed precision/recall and homogeneity/completeness, each a smooth function of
 population sums over true clusters Σ_c h(c, Ĉ), estimated from design-weighted means of
 per-unit sums with delta-method variance.

@@ -36,11 +36,24 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import expit, ndtr, ndtri, stdtrit  # scipy.stats would add ~1 s to every import
 
-from er_evaluation._parameters import check_level, check_n_boot, z_value
+from er_evaluation._parameters import (
+    check_choice,
+    check_level,
+    check_n_boot,
+    check_seed,
+    z_value,
+)
 from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
 
-__all__ = ["DEFAULT_CI_METHOD", "CI_METHODS", "confidence_interval", "N_BOOT"]
+__all__ = [
+    "DEFAULT_CI_METHOD",
+    "CI_METHODS",
+    "check_interval_options",
+    "confidence_interval",
+    "interval",
+    "N_BOOT",
+]
 
 DEFAULT_CI_METHOD = "score"
 N_BOOT = 1000
@@ -510,6 +523,17 @@ CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
 }
 
 
+def check_interval_options(level, method: str | None, n_boot) -> tuple[float, str | None, int]:
+    """``level``, ``ci_method`` and ``n_boot`` as every public entry point checks them:
+    a level in (0, 1), a key of :data:`CI_METHODS` (or None for :data:`DEFAULT_CI_METHOD`)
+    and enough bootstrap replicates for a bootstrap method (:func:`~er_evaluation.
+    _parameters.check_n_boot`). Returns the checked values."""
+    level = check_level(level)
+    if method is not None:
+        check_choice(method, "ci_method", CI_METHODS)
+    return level, method, check_n_boot(n_boot, method or DEFAULT_CI_METHOD, level)
+
+
 def confidence_interval(
     fit: SmoothFit,
     level: float = 0.95,
@@ -521,10 +545,21 @@ def confidence_interval(
 ) -> tuple[float, float]:
     """``level`` confidence interval of ``fit.value`` by ``method`` (default
     :data:`DEFAULT_CI_METHOD`), clipped to ``bounds``. NaN when no variance exists."""
+    level, method, n_boot = check_interval_options(level, method, n_boot)
+    return interval(fit, level, method, bounds=bounds, n_boot=n_boot, seed=check_seed(seed))
+
+
+def interval(
+    fit: SmoothFit,
+    level: float,
+    method: str | None,
+    *,
+    bounds: Bounds | None = (0.0, 1.0),
+    n_boot: int = N_BOOT,
+    seed=0,
+) -> tuple[float, float]:
+    """:func:`confidence_interval` of arguments already checked at a public entry point."""
     method = DEFAULT_CI_METHOD if method is None else method
-    if method not in CI_METHODS:
-        raise ValueError(f"unknown ci_method {method!r}; choose one of {sorted(CI_METHODS)}")
-    n_boot = check_n_boot(n_boot, method, check_level(level))
     if not np.isfinite(fit.std_error) or not np.isfinite(fit.value):
         return math.nan, math.nan
     f = CI_METHODS[method]

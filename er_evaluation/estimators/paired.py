@@ -1,4 +1,5 @@
-"""Paired comparison of two predictions on the same sample (design §4, "beyond the paper").
+"""Paired comparison of two predictions on the same sample: the delta method of Binette et
+al. 2023 (appendix A.2) applied to the difference (Wolter 2007, §6).
 
 The difference ``D = phi_a(means_a) - phi_b(means_b)`` of a metric under predictions a and
 b is itself a smooth function of the means of the stacked per-unit matrix ``[Y_a, Y_b]``
@@ -52,7 +53,7 @@ def paired_difference(
     naive = est_a == "naive"
     phi = Linear([1.0, -1.0], [phi_a.rename("a:"), phi_b.rename("b:")])
     cols = {**{"a:" + k: v for k, v in cols_a.items()}, **{"b:" + k: v for k, v in cols_b.items()}}
-    fitted = fit(ut_a, phi, cols, naive)
+    fitted = fit(ut_a, phi, cols, naive=naive)
     e = to_estimate(
         fitted,
         ut_a,

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-def fpc(n: int, population_size: int | None, replace: bool) -> float:
+def fpc(n: int, population_size: int | None, *, replace: bool) -> float:
     """Finite-population correction theta = 1 - (n-1)/(T-1) (Cochran 1977) when sampling
     ``n`` of ``T = population_size`` units without replacement, else 1."""
     if replace or population_size is None:
@@ -310,7 +310,7 @@ def smooth_estimate(
     if (m < 0).any():
         raise ValueError("multiplicities must be non-negative")
     n = int(round(m.sum()))
-    theta = fpc(n, population_size, replace)
+    theta = fpc(n, population_size, replace=replace)
     index = {c: i for i, c in enumerate(names)}
     mean = m @ Y / n
     dev = Y - mean
@@ -370,7 +370,7 @@ def ratio_estimate(
     r = b / a
     if n == 1:
         return float(r), math.nan
-    theta = fpc(n, population_size, replace)
+    theta = fpc(n, population_size, replace=replace)
     k = theta / (n * (n - 1))
     est = r * (1.0 + k * np.sum((A / a) * (B / b - A / a)))
     var = r**2 * k * np.sum((A / a - B / b) ** 2)

@@ -1,6 +1,7 @@
-"""Estimators for stratified samples (design §7): weight-share totals per stratum, the
-combined ratio (smooth-function) estimator with bias correction, and its variance with a
-finite-population correction per stratum; take-all strata contribute exactly.
+"""Estimators for stratified samples (Cochran 1977, §5-6; Lavallée 2007): weight-share
+totals per stratum, the combined ratio (smooth-function) estimator with bias correction,
+and its variance with a finite-population correction per stratum; take-all strata
+contribute exactly.
 
 Every estimator of :mod:`er_evaluation.estimators` is a smooth function ``phi`` of means of
 per-unit columns ``x(c)`` (:mod:`~er_evaluation.estimators.ratio`). For a sample of a
@@ -13,7 +14,7 @@ and the population means are estimated by the stratified expansion estimator
 (Cochran 1977, §5.3; ``1 - n_h/F_h`` becomes 1 with replacement). Records frame: a draw of
 record i reveals its true cluster c and ``x(c)`` already holds the cluster's totals
 divided by |c| (its per-unit probability is |c|), so Σ_h is Lavallée's generalised
-weight-share estimator of Σ_c t(c), unbiased whatever the strata (design §7). The shares
+weight-share estimator of Σ_c t(c), unbiased whatever the strata (Lavallée 2007). The shares
 of a cluster only need to sum to 1 over its records, so a cluster with records in a
 take-all stratum is given entirely to those records (share 1/|c ∩ take-all|, 0 to its
 other records): it is then counted exactly, and its records scattered in sampled strata
@@ -83,7 +84,7 @@ from er_evaluation._parameters import z_value
 from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.intervals import (
     DEFAULT_CI_METHOD,
-    confidence_interval,
+    interval,
     wilson_bounds,
 )
 from er_evaluation.estimators.ratio import (
@@ -405,7 +406,7 @@ def stratified_interval(
             method = "fieller"
         else:
             method = "logit" if bounds == (0.0, 1.0) else "normal"
-    return confidence_interval(fit, level, method, bounds=bounds)
+    return interval(fit, level, method, bounds=bounds)
 
 
 def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
@@ -425,7 +426,7 @@ def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
         return float(lo), float(hi)
     if method in ("score", "auto"):
         method = "normal"
-    return confidence_interval(fit, level, method, bounds=bounds)
+    return interval(fit, level, method, bounds=bounds)
 
 
 def stratum_table(fit: StratifiedFit) -> pd.DataFrame:

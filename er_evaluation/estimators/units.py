@@ -1,7 +1,7 @@
 """Per-unit quantities of a sample, computed once per prediction from ONE contingency.
 
 Every estimator in this package is a smooth function of design-weighted means of
-per-unit quantities (Binette et al. 2023 §2.3, appendix A.2; design §4). For a sampled unit u (a
+per-unit quantities (Binette et al. 2023 §2.3, appendix A.2). For a sampled unit u (a
 true cluster, or a block of whole true clusters) and the prediction Ĉ:
 
 - ``size``: records of u in the population; ``n_clusters``: true clusters in u;
@@ -87,7 +87,7 @@ class UnitTable:
 
     @property
     def theta(self) -> float:
-        return fpc(self.sample.n_draws, self.sample.population_size, self.sample.replace)
+        return fpc(self.sample.n_draws, self.sample.population_size, replace=self.sample.replace)
 
     def weighted(self, name: str) -> np.ndarray:
         """Quantity divided by the unit's selection probability (the paper's ``X/p``)."""

@@ -1,4 +1,4 @@
-"""Exact metrics comparing a prediction with a reference clustering (design §3).
+"""Exact metrics comparing a prediction with a reference clustering (Binette et al. 2023, §1.1.2, lists them).
 
 Every metric has the signature ``f(prediction, reference=None, *, on_missing="error", ...)``
 where ``prediction`` may instead be a precomputed shared-scope

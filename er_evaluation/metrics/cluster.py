@@ -1,4 +1,4 @@
-"""Cluster metrics: the share of clusters reproduced exactly (design §3).
+"""Cluster metrics: the share of clusters reproduced exactly (listed by Binette et al. 2023, §1.1.2).
 
 A predicted cluster ĉ is *exact* when it equals some reference cluster c as a
 set of records, i.e. its contingency cell satisfies n_{ĉc} = |ĉ| = |c|. With E

@@ -1,4 +1,4 @@
-"""Pairwise metrics: compare the sets of linked record pairs (design §3).
+"""Pairwise metrics: compare the sets of linked record pairs (Binette et al. 2023, §2.3.1, eq. 1).
 
 With T the set of true matching pairs (both records in one reference cluster)
 and P the set of predicted links (both records in one predicted cluster):

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from er_evaluation._parameters import check_count
-from er_evaluation.designs import SIZE_BANDS, TAKE_ALL, record_strata, size_strata
+from er_evaluation._parameters import check_choice, check_count
+from er_evaluation.designs import ALLOCATIONS, SIZE_BANDS, TAKE_ALL, record_strata, size_strata
 from er_evaluation.planning._plan import Plan
 from er_evaluation.planning._sample_size import PLAN_DESIGNS, default_design, plan_sample_size
 from er_evaluation.planning._sources import P
@@ -57,6 +57,7 @@ def plan_review(
         design = default_design(metric, paired=baseline is not None)
     if design not in PLAN_DESIGNS:
         raise ValueError(f"design must be one of {PLAN_DESIGNS} or 'auto', got {design!r}")
+    allocation = check_choice(allocation, "allocation", ALLOCATIONS)
     if take_all_size is not None:
         take_all_size = check_count(take_all_size, "take_all_size")
     take_all: list = []

@@ -12,9 +12,15 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_level, z_value
+from er_evaluation._parameters import (
+    check_choice,
+    check_count,
+    check_level,
+    check_proportion,
+    z_value,
+)
 from er_evaluation.clustering import validate_membership
-from er_evaluation.designs import allocate
+from er_evaluation.designs import ALLOCATIONS, allocate
 from er_evaluation.planning._frames import DesignFrame, predicted_cluster_frame, record_frame
 from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
 from er_evaluation.planning._sources import PLAN_METRICS, P
@@ -96,22 +102,38 @@ def _plan_table(frame: DesignFrame, draws: pd.Series, design: str) -> pd.DataFra
 def _check_plan(
     metric: str,
     design: str,
-    half_width: float,
-    level: float,
+    half_width,
+    level,
     pilot: Sample | None,
     error_rate,
     baseline: pd.Series | None,
-) -> float:
-    """The planner's arguments checked at its door; returns ``level`` as a float."""
+    method,
+    minimum,
+    min_draws,
+) -> dict:
+    """The planner's arguments checked at its door, each error naming its parameter;
+    returns the checked values."""
     if metric not in PLAN_METRICS:
         raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
     if isinstance(half_width, bool) or not isinstance(half_width, numbers.Real):
         raise ValueError(f"half_width must be a number in (0, 1), got {half_width!r}")
     if not 0 < half_width < 1:
         raise ValueError(f"half_width must be in (0, 1), got {half_width!r}")
-    level = check_level(level)
+    checked = {
+        "half_width": float(half_width),
+        "level": check_level(level),
+        "method": check_choice(method, "method", ALLOCATIONS),
+        "minimum": check_count(minimum, "minimum"),
+        "min_draws": check_count(min_draws, "min_draws", minimum=0),
+    }
     if (pilot is None) == (error_rate is None):
         raise ValueError("give exactly one of pilot= (a reviewed sample) or error_rate=")
+    if isinstance(error_rate, pd.Series):
+        for rate in error_rate.to_numpy():
+            check_proportion(rate, "error_rate")
+    elif error_rate is not None:
+        error_rate = check_proportion(error_rate, "error_rate")
+    checked["error_rate"] = error_rate
     if design not in PLAN_DESIGNS:
         raise ValueError(f"design must be one of {PLAN_DESIGNS}, got {design!r}")
     if design == "predicted_clusters":
@@ -123,7 +145,7 @@ def _check_plan(
                 "a paired difference is planned on the record design (design='records'): "
                 "one sample of predicted clusters belongs to one prediction"
             )
-    return level
+    return checked
 
 
 def plan_sample_size(
@@ -162,7 +184,11 @@ def plan_sample_size(
     prediction = validate_membership(prediction, name="prediction")
     if design is None:
         design = default_design(metric, paired=baseline is not None)
-    level = _check_plan(metric, design, half_width, level, pilot, error_rate, baseline)
+    checked = _check_plan(
+        metric, design, half_width, level, pilot, error_rate, baseline, method, minimum, min_draws
+    )
+    half_width, level, error_rate = checked["half_width"], checked["level"], checked["error_rate"]
+    method, minimum, min_draws = checked["method"], checked["minimum"], checked["min_draws"]
     if strata is None:
         strata = pd.Series("all", index=prediction.index, name="stratum")
     take_all = list(take_all)
