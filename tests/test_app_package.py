@@ -1,5 +1,6 @@
 """The review app is part of the package: ``er-eval app`` starts it, the library never
-imports Streamlit, and an installed wheel (no source tree) serves it."""
+imports Streamlit, and an installed wheel (no source tree, its dependencies resolved by
+pip) serves it and writes the report."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import urllib.request
 from pathlib import Path
@@ -167,12 +167,13 @@ def test_er_eval_app_serves_on_localhost_and_stops_on_ctrl_c(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_wheel_serves_the_app_without_the_source_tree(tmp_path):
-    """Build the wheel from a copy of the sources, install it into a fresh virtual
-    environment (its dependencies reached offline through a path file pointing at this
-    environment's packages, after the venv's own), and from outside any source tree: run
-    ``er-eval app --help``, start the app and fetch its health endpoint, and run the app's
-    first page (bundled data, a drawn queue) with Streamlit's AppTest."""
+def test_the_wheel_serves_the_app_and_the_report_without_the_source_tree(tmp_path):
+    """Build the wheel from a copy of the sources, install it with its ``app`` extra into a
+    fresh virtual environment (pip resolves the declared dependencies from the package
+    index, so an undeclared one fails here), and from outside any source tree: run
+    ``er-eval app --help``, start the app and fetch its health endpoint, run the app's
+    first page (bundled data, a drawn queue) with Streamlit's AppTest, and write
+    ``er-eval report --demo`` (one HTML file, figures drawn by the embedded plotly)."""
     source = tmp_path / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -182,30 +183,27 @@ def test_the_wheel_serves_the_app_without_the_source_tree(tmp_path):
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
          "-w", str(wheels), str(source)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = wheels.glob("*.whl")
 
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
-    (Path(site) / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    installed = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-         str(wheel)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr[-3000:]
-
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     where = tmp_path / "elsewhere"
     where.mkdir()
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "-q", f"{wheel}[app]"],
+        capture_output=True, text=True, timeout=1800, env=env, cwd=where,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
     located = subprocess.run(
         [python, "-c", "import er_evaluation.app.launch as l; print(l.ENTRY)"],
         capture_output=True, text=True, env=env, cwd=where, check=True,
@@ -243,3 +241,12 @@ def test_the_wheel_serves_the_app_without_the_source_tree(tmp_path):
     )  # fmt: skip
     assert page.returncode == 0, page.stderr[-3000:]
     assert page.stdout.startswith("Item 1 of 50: "), page.stdout
+
+    reported = subprocess.run(
+        [er_eval, "report", "--demo", "-o", "report.html"],
+        capture_output=True, text=True, env=env, cwd=where, timeout=900,
+    )  # fmt: skip
+    assert reported.returncode == 0, reported.stderr[-3000:]
+    html = (where / "report.html").read_text(encoding="utf-8")
+    assert html.count('class="plotly-graph-div"') >= 3
+    assert "<script src=" not in html and '<script type="text/javascript" src=' not in html
