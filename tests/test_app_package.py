@@ -225,7 +225,11 @@ def test_the_wheel_serves_the_app_and_the_report_without_the_source_tree(tmp_pat
             assert r.read() == b"ok"
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(30)
+        try:  # a fresh environment has no compiled modules yet: shutting down may take long
+            proc.wait(120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
     first_page = (
         "from streamlit.testing.v1 import AppTest\n"

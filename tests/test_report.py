@@ -105,6 +105,37 @@ def test_sample_description_and_truth_statistics(small, report):
     assert report.agreement is None and report.strata is None
 
 
+def test_a_stratified_sample_gets_its_strata_and_their_contributions(small):
+    from er_evaluation.estimators import stratum_contributions
+    from er_evaluation.review import draw_queue, reviewed_sample
+
+    _, truth, versions, _ = small
+    prediction = versions["v1"]
+    queue = draw_queue(prediction, design="stratified", size=60, seed=0, take_all_size=5)
+    reviewed = truth[truth.isin(truth.loc[queue["record_id"]])]
+    sample, _ = reviewed_sample(
+        queue, reviewed, design="stratified", prediction=prediction, take_all_size=5
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = build_report({"v0": versions["v0"], "v1": prediction}, sample, metrics=METRICS)
+        expected = stratum_contributions(
+            prediction, sample, "pairwise_recall", on_missing="restrict"
+        )
+    got = built.strata[built.strata["metric"] == "pairwise_recall"].drop(columns="metric")
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+    items = dict(zip(built.sample["item"], built.sample["value"], strict=True))
+    drawn = ", ".join(
+        f"{name} ({int(n):,} of {int(f):,})"
+        for name, n, f in zip(
+            sample.strata.names, sample.strata.n_draws, sample.strata.frame_size, strict=True
+        )
+    )
+    assert items["strata"].endswith(drawn)
+    assert "strata" in report_figures(built)
+    assert "<h2>Contributions of the strata</h2>" in report_html(built)
+
+
 def test_error_analysis_against_a_hand_case():
     """Truth {a,b,c}, {d,e}, {f}; prediction {a,b,d}, {c}, {e,f}. Reviewed: {a,b,c}
     (main predicted cluster {a,b,d}: d of another entity; c split off) and {d,e} (one

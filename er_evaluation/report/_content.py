@@ -131,12 +131,29 @@ def sample_description(sample: Sample, extra: Iterable[tuple[str, object]] = ())
         ("reviewed units", f"{sample.n_units:,} {of}"),
         ("draws", f"{sample.n_draws:,} ({'with' if sample.replace else 'without'} replacement)"),
         ("reviewed records", f"{sample.n_records:,}"),
-        ("selection", f"units drawn {_SELECTION.get(sample.weights, sample.weights)}"),
+        (
+            "selection",
+            "drawn at random within each stratum (below)"
+            if sample.strata is not None
+            else f"units drawn {_SELECTION.get(sample.weights, sample.weights)}",
+        ),
     ]
     if sample.population_size is not None:
         rows.append(("population", f"{sample.population_size:,} units"))
     if sample.strata is not None:
-        rows.append(("strata", f"{len(sample.strata.frame_sizes):,} strata"))
+        strata = sample.strata
+        rows.append(
+            (
+                "strata",
+                f"{len(strata.names):,} strata of {strata.frame}: "
+                + ", ".join(
+                    f"{name} ({int(n):,} of {int(f):,})"
+                    for name, n, f in zip(
+                        strata.names, strata.n_draws, strata.frame_size, strict=True
+                    )
+                ),
+            )
+        )
     rows += list(extra)
     return pd.DataFrame(rows, columns=["item", "value"]).astype({"value": str})
 
@@ -276,7 +293,7 @@ def build_report(
             f"A sample of {sample.sample_of} clusters does not estimate {', '.join(left)}."
         )
     options = {"level": level, "on_missing": on_missing}
-    stages = progress(range(5), "report", unit="stage")
+    stages = progress(desc="report", total=5, unit="stage")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
         warnings.simplefilter("always", UnreliableEstimateWarning)
