@@ -212,6 +212,7 @@ def test_report_of_a_review_project(review_project, cli, tmp_path):
     assert "<h2>Agreement of double review</h2>" in out.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the Estimates page on the bundled benchmark, then a report of two versions
 def test_the_app_offers_the_report(project):
     from streamlit.testing.v1 import AppTest
 
