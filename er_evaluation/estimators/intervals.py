@@ -526,8 +526,8 @@ CI_METHODS: dict[str, Callable[..., tuple[float, float]]] = {
 def check_interval_options(level, method: str | None, n_boot) -> tuple[float, str | None, int]:
     """``level``, ``ci_method`` and ``n_boot`` as every public entry point checks them:
     a level in (0, 1), a key of :data:`CI_METHODS` (or None for :data:`DEFAULT_CI_METHOD`)
-    and enough bootstrap replicates for a bootstrap method (:func:`~er_evaluation.
-    _parameters.check_n_boot`). Returns the checked values."""
+    and, for a bootstrap method, enough replicates that the interval's ends are not the
+    extreme replicates. Returns the checked values."""
     level = check_level(level)
     if method is not None:
         check_choice(method, "ci_method", CI_METHODS)

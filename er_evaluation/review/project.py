@@ -448,7 +448,7 @@ def change_differences(
     level: float = 0.95,
 ) -> tuple[dict[str, Estimate], dict[str, str]]:
     """Paired differences ``metric(other_version) - metric(version)`` of a change-design
-    project, by :func:`~er_evaluation.estimators.change.compare_changed` (design §8).
+    project, by :func:`~er_evaluation.estimators.change.compare_changed`.
 
     A sample of changed records estimates differences only: its reviews give the change of
     the link totals between the two versions, the project's benchmark (restricted to the

@@ -81,7 +81,7 @@ else:
     st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
 
 if source == "reviews" and settings["design"] == "change":
-    # a sample of changed records estimates differences only (design §8)
+    # a sample of changed records estimates differences only (estimators.change)
     base, other = settings["version"], settings["other_version"]
     differences, refused = change_differences(data, settings, sample, SHOWN_METRICS)
     st.subheader(f"Paired difference {other} − {base} from the changed records")
