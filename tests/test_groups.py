@@ -14,7 +14,7 @@ import pytest
 from _helpers import census
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.special import chdtrc
+from scipy.special import fdtrc, stdtr
 
 from er_evaluation.datasets import load_rldata10000
 from er_evaluation.designs import sample_stratified, size_strata
@@ -24,6 +24,8 @@ from er_evaluation.estimators._metric_fit import fit, metric_function
 from er_evaluation.estimators.groups import (
     ACROSS,
     compare_by_group,
+    equality_p_value,
+    equality_statistic,
     estimate_by_group,
     group_equality_test,
     group_metrics,
@@ -196,7 +198,29 @@ def test_equality_test_of_two_groups_is_the_squared_z_of_their_difference(rldata
         test = group_equality_test({"p": prediction}, sample, groups, [metric]).iloc[0]
         assert test["df"] == 1 and test["groups"] == 2
         assert test["statistic"] == pytest.approx(z2, rel=1e-9)
-        assert test["p_value"] == pytest.approx(chdtrc(1, z2))
+        # Hotelling's F(1, nu) with nu = effective units - 1 is Student's t² on nu
+        nu = test["n_effective"] - 1
+        assert test["df_denominator"] == pytest.approx(nu)
+        assert test["p_value"] == pytest.approx(fdtrc(1, nu, z2))
+        assert test["p_value"] == pytest.approx(2 * stdtr(nu, -np.sqrt(z2)))
+
+
+def test_equality_statistic_without_variance():
+    # groups whose estimates no draw tells apart: equal gives 0 (p = 1), different gives
+    # inf (p = 0), whatever rounding leaves in the covariance
+    grads = np.array([[1e-5, -1e-5, 0, 0], [0, 0, 1e-5, -1e-5]])
+    V = np.full((4, 4), 1e10) + np.diag([1e-6, 0, 0, 0])  # rank one: B = A in every unit
+    W, df = equality_statistic(np.array([1.0, 1.0]), grads, V)
+    assert (W, df) == (0.0, 0)
+    assert equality_p_value(W, df, 50) == 1.0
+    W, df = equality_statistic(np.array([1.0, 0.9]), grads, V)
+    assert np.isinf(W) and equality_p_value(W, df, 50) == 0.0
+    # a proper covariance: the two-group statistic is the squared z of the difference
+    V = np.diag([2.0, 1.0, 3.0, 1.0])
+    grads = np.array([[1.0, 0, 0, 0], [0, 0, 1.0, 0]])
+    W, df = equality_statistic(np.array([0.5, 0.2]), grads, V)
+    assert df == 1 and W == pytest.approx(0.3**2 / 5.0)
+    assert np.isnan(equality_p_value(W, 3, 1.0))  # nu - df + 1 <= 0: too few units
 
 
 def test_equality_test_on_a_census(rldata):
@@ -225,14 +249,14 @@ def test_cli_by_equals_library(rldata, tmp_path, cli):
     assert list(got["group"]) == list(want["group"])
     np.testing.assert_allclose(got["value"], want["value"])
     np.testing.assert_allclose(got["ci_low"], want["ci_low"])
-    assert "equality across groups" in err and "pred pairwise_recall: chi2 = " in err
+    assert "equality across groups" in err and "pred pairwise_recall: W = " in err
     code, out, err = cli(
         [*argv[:2], paths["other"], *argv[2:], "--by", paths["groups"], "--paired"]
     )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     assert set(got["prediction"]) == {"other - pred"}
-    assert "other - pred pairwise_f1 difference: chi2" in err
+    assert "other - pred pairwise_f1 difference: W = " in err
     code, _, err = cli([*argv, "--by", f"{paths['groups']}:record_id:decade"])
     assert code == 1 and "no column 'decade'" in err
 

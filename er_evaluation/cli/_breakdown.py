@@ -151,11 +151,13 @@ def group_rows(
     else:
         table = estimate_by_group(predictions, sample, groups, **common, **_rest(options))
         tests = group_equality_test(predictions, sample, groups, **common)
-    lines = [line, "equality across groups (Wald chi-square on the joint covariance):"]
+    lines = [line, "equality across groups (Wald statistic, Hotelling's F p-value):"]
     for t in tests.itertuples():
+        flag = "" if t.reliable else f"; not reliable: {t.reason}"
         lines.append(
-            f"  {t.prediction} {t.metric}: chi2 = {t.statistic:.3f}, df = {t.df}, "
-            f"p = {t.p_value:.4g} ({t.groups} groups)"
+            f"  {t.prediction} {t.metric}: W = {t.statistic:.3f}, df = {t.df}, "
+            f"p = {t.p_value:.4g} ({t.groups} groups, {t.n_effective:.1f} effective units in "
+            f"the smallest){flag}"
         )
     return table, "\n".join(lines)
 

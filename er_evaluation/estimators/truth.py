@@ -46,9 +46,10 @@ from er_evaluation.estimators.units import UnitTable, normalized_probability
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import TRUTH_STATISTICS, check_metric_names
 
-__all__ = ["TRUTH_STATISTICS", "estimate_summary"]
+__all__ = ["TRUTH_STATISTICS", "estimate_summary", "summary_units", "SUMMARY_RATIOS"]
 
-_RATIOS = {
+#: the ratio of per-unit totals behind each statistic
+SUMMARY_RATIOS = {
     "average_cluster_size": Ratio(Column("size"), Column("n_clusters")),
     "singleton_cluster_share": Ratio(Column("singletons"), Column("n_clusters")),
     "matching_rate": Ratio(Column("matched"), Column("size")),
@@ -112,6 +113,48 @@ def _population_records(sample: Sample, names: pd.Series | None) -> int:
     return sample.n_records
 
 
+def summary_units(sample: Sample, names: pd.Series | None = None) -> UnitTable:
+    """The per-unit totals behind :func:`estimate_summary` (records ``size``, clusters
+    ``n_clusters``, ``singletons``, records of clusters of two or more ``matched``; with
+    ``names``: clusters with a named record ``named``, with several names ``varied``,
+    sharing a name with another true cluster ``homonymous``), one per sampled unit."""
+    if sample.sample_of == "predicted":
+        raise ValueError(
+            "statistics of the true clustering need complete TRUE clusters; a sample of "
+            "predicted clusters does not reveal them"
+        )
+    reviewed = sample.reference
+    cluster, _ = pd.factorize(reviewed.to_numpy())
+    size = np.bincount(cluster).astype(float)
+    per_cluster = {
+        "size": size,
+        "n_clusters": np.ones(len(size)),
+        "singletons": (size == 1).astype(float),
+        "matched": size * (size >= 2),
+    }
+    if names is not None:
+        per_cluster.update(_name_totals(reviewed, cluster, len(size), names, sample))
+    unit = sample.units.get_indexer(sample.unit_of_record.reindex(reviewed.index).to_numpy())
+    unit_of_cluster = np.zeros(len(size), dtype=np.int64)
+    unit_of_cluster[cluster] = unit
+    n_units = len(sample.units)
+    q = {
+        k: np.bincount(unit_of_cluster, weights=v, minlength=n_units)
+        for k, v in per_cluster.items()
+    }
+    return UnitTable(
+        q=q,
+        sample=sample,
+        probability=normalized_probability(sample),
+        n_records_population=_population_records(sample, names),
+        predicted_links=0,
+        n_pred_clusters=0,
+        pred_size_entropy_sum=0.0,
+        n_records_used=sample.n_records,
+        dropped_ids=pd.Index([]),
+    )
+
+
 def estimate_summary(
     sample: Sample,
     names: pd.Series | None = None,
@@ -135,50 +178,16 @@ def estimate_summary(
     is "cluster" ("block" for a sample of blocks): every statistic is a ratio of totals
     over the sampled units, divided by their selection probabilities.
     """
-    if sample.sample_of == "predicted":
-        raise ValueError(
-            "statistics of the true clustering need complete TRUE clusters; a sample of "
-            "predicted clusters does not reveal them"
-        )
     if statistics is None:
         statistics = [s for s in TRUTH_STATISTICS if names is not None or s not in _NAME_STATISTICS]
     statistics = check_metric_names(statistics, TRUTH_STATISTICS, what="truth statistic")
     if names is None and set(statistics) & set(_NAME_STATISTICS):
         raise ValueError("homonymy_rate and name_variation_rate need the records' names (names=)")
-    reviewed = sample.reference
-    cluster, _ = pd.factorize(reviewed.to_numpy())
-    size = np.bincount(cluster).astype(float)
-    per_cluster = {
-        "size": size,
-        "n_clusters": np.ones(len(size)),
-        "singletons": (size == 1).astype(float),
-        "matched": size * (size >= 2),
-    }
-    if names is not None:
-        per_cluster.update(_name_totals(reviewed, cluster, len(size), names, sample))
-    unit = sample.units.get_indexer(sample.unit_of_record.reindex(reviewed.index).to_numpy())
-    unit_of_cluster = np.zeros(len(size), dtype=np.int64)
-    unit_of_cluster[cluster] = unit
-    n_units = len(sample.units)
-    q = {
-        k: np.bincount(unit_of_cluster, weights=v, minlength=n_units)
-        for k, v in per_cluster.items()
-    }
-    ut = UnitTable(
-        q=q,
-        sample=sample,
-        probability=normalized_probability(sample),
-        n_records_population=_population_records(sample, names),
-        predicted_links=0,
-        n_pred_clusters=0,
-        pred_size_entropy_sum=0.0,
-        n_records_used=sample.n_records,
-        dropped_ids=pd.Index([]),
-    )
+    ut = summary_units(sample, names)
     estimator = "block" if ut.unit_kind == "block" else "cluster"
     rows = []
     for statistic in statistics:
-        phi = _RATIOS[statistic]
+        phi = SUMMARY_RATIOS[statistic]
         f = fit(ut, phi, {c: ut.weighted(c) for c in phi.columns()}, naive=False)
         rows.append(
             to_estimate(
