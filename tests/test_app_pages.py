@@ -22,7 +22,7 @@ from er_evaluation.error_analysis import (  # noqa: E402
     predicted_cluster_errors,
     reference_cluster_errors,
 )
-from er_evaluation.estimators import compare, estimate_table  # noqa: E402
+from er_evaluation.estimators import blocking_table, compare, estimate_table  # noqa: E402
 from er_evaluation.metrics import evaluate  # noqa: E402
 from er_evaluation.pairs import LabellingSession  # noqa: E402
 from er_evaluation.review import ReviewStore  # noqa: E402
@@ -167,6 +167,20 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
         on_missing="restrict",
     ).iloc[0]
     assert metric(at, "Pairwise precision: 2022-06-30 − 2021-12-30") == f"{diff.value:+.3f}"
+    # the mentions' name blocks: the recall lost to blocking of the version in focus
+    blocks = datasets.load_patentsview_mentions()["block"]
+    blocking = quiet(
+        blocking_table,
+        {"2022-06-30": predictions["2022-06-30"]},
+        sample,
+        blocks,
+        on_missing="restrict",
+    ).set_index("metric")
+    for label, name in (
+        ("Blocking recall", "blocking_recall"),
+        ("Matching recall", "matching_recall"),
+    ):
+        assert metric(at, label) == f"{blocking.loc[name, 'value']:.3f}"
 
 
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")

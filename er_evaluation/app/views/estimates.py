@@ -16,13 +16,18 @@ from er_evaluation.app.app_common import (
     reviewed_sample,
     reviewer_spread,
 )
-from er_evaluation.estimators import compare, estimate_table, stratum_contributions
+from er_evaluation.estimators import (
+    blocking_table,
+    compare,
+    estimate_table,
+    stratum_contributions,
+)
 from er_evaluation.plots import plot_estimates
 from er_evaluation.report import build_report, report_html
 from er_evaluation.review import agreement
 from er_evaluation.review.project import change_differences
 from er_evaluation.sampling import benchmark_sample
-from er_evaluation.vocabulary import REGISTRY, estimable_metrics
+from er_evaluation.vocabulary import REGISTRY, STATISTICS, estimable_metrics
 
 # the metrics this page shows, with their titles
 SHOWN_METRICS = {
@@ -201,6 +206,24 @@ if sample.strata is not None:
             data.predictions[focus], sample, strata_metric, on_missing="restrict"
         )
     st.dataframe(parts, hide_index=True, key="strata_table")
+if data.blocks is not None and sample.sample_of == "reference":
+    st.subheader("Recall lost to blocking")
+    st.caption(
+        f"Of the true links, the share whose records share a {data.block_col!r} block, and of "
+        f"those the share {focus} found: recall = blocking recall × matching recall when "
+        "every predicted cluster lies inside one block."
+    )
+    with plain_errors("Could not estimate the recall lost to blocking"):
+        blocking = blocking_table(
+            {focus: data.predictions[focus]}, sample, data.blocks, on_missing="restrict"
+        )
+    for col, row in zip(st.columns(len(blocking)), blocking.itertuples(), strict=True):
+        col.metric(STATISTICS[row.metric].title, f"{row.value:.3f}")
+        col.caption(
+            f"{row.level:.0%} CI [{row.ci_low:.3f}, {row.ci_high:.3f}] · SE {row.std_error:.3f}"
+        )
+        if not row.reliable:
+            col.warning(f"Not reliable: {row.reason}")
 dropped = table.groupby("prediction", sort=False)["dropped_records"].max()
 dropped = dropped[dropped > 0]
 if len(dropped):
