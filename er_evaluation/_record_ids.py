@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from er_evaluation.clustering import _dense_ints, duplicate_error, duplicated_ids
 
-__all__ = ["check_unique", "locate", "range_positions", "same_ids"]
+__all__ = ["check_unique", "locate", "positions", "range_positions", "same_ids"]
 
 #: records per chunk of a pass over the population (bounds its transient arrays)
 _CHUNK = 1 << 18
@@ -137,6 +137,16 @@ def _locate_dense(
     if seen is not None and int(np.count_nonzero(seen)) != len(ints):
         check_unique(population, "prediction")  # names the duplicated ids
     return positions
+
+
+def positions(population: pd.Index, ids: pd.Index) -> np.ndarray:
+    """Position in ``population`` (unique ids) of each of ``ids``, -1 if absent: the
+    identity when the two are the same ids, else :func:`locate`'s hashed lookup, else
+    pandas' ``get_indexer``."""
+    if same_ids(population, ids):
+        return np.arange(len(ids))
+    found = locate(population, ids, validate=False)
+    return population.get_indexer(ids) if found is None else found
 
 
 def range_positions(population: pd.RangeIndex, ids: pd.Index) -> np.ndarray:

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._contingency_table import comb2
+from er_evaluation._record_ids import positions
 from er_evaluation.clustering import validate_membership
 from er_evaluation.engines import as_table
 from er_evaluation.engines._kernel import engine_records
@@ -103,7 +104,7 @@ def _key_codes(keys: pd.DataFrame, ids: pd.Index, missing_keys: MissingKeys) -> 
     (the record then shares no block in that pass)."""
     if missing_keys not in ("error", "unblocked"):
         raise ValueError(f"missing_keys must be 'error' or 'unblocked', got {missing_keys!r}")
-    pos = keys.index.get_indexer(ids)
+    pos = positions(keys.index, ids)
     if (pos < 0).any():
         absent = ids[pos < 0]
         raise CoverageError(
@@ -260,33 +261,39 @@ def blocking_metrics(
     return pd.Series(values, index=list(BLOCKING), dtype=float)
 
 
-def _blocked_units(
-    prediction, sample: Sample, keys, *, on_missing: str, missing_keys: MissingKeys, validate: bool
-) -> tuple[UnitTable, dict[str, np.ndarray]]:
-    """The prediction's unit table and the per-unit ``covered`` and ``found`` totals
-    (sums over the true clusters of each sampled unit), on the reviewed records present in
-    the prediction (those the unit table keeps)."""
+def _reviewed_codes(sample: Sample, keys, missing_keys: MissingKeys) -> np.ndarray:
+    """Key codes of every reviewed record of ``sample`` (computed once for all predictions)."""
     if sample.sample_of == "predicted":
         raise ValueError(
             "blocking_recall and matching_recall are ratios of totals over complete TRUE "
             "clusters; a sample of predicted clusters does not reveal them: review whole "
             "true clusters (a sample of records, clusters or blocks)"
         )
-    key_frame = _key_frame(keys)
+    return _key_codes(_key_frame(keys), sample.reference.index, missing_keys)
+
+
+def _blocked_units(
+    prediction, sample: Sample, codes: np.ndarray, *, on_missing: str, validate: bool
+) -> tuple[UnitTable, dict[str, np.ndarray]]:
+    """The prediction's unit table and the per-unit ``covered`` and ``found`` totals
+    (sums over the true clusters of each sampled unit), on the reviewed records present in
+    the prediction (those the unit table keeps); ``codes``: :func:`_reviewed_codes`."""
     ut = _units(prediction, sample, on_missing, validate)
     s = ut.sample
     reviewed = s.reference
     table = as_table(prediction, "prediction")
     if table is not None:  # the reviewed records' predicted clusters, from the engine
         prediction = engine_records(table, reviewed, None, validate=False)
-    pos = prediction.index.get_indexer(reviewed.index)
+    pos = positions(prediction.index, reviewed.index)
     keep = pos >= 0
-    ids = reviewed.index[keep]
+    if s is not sample:  # restricted to the prediction's records: a subset of the sample's
+        codes = codes[positions(sample.reference.index, reviewed.index)]
+    codes = codes[keep]
     cluster, _ = pd.factorize(reviewed.to_numpy()[keep])
     predicted, _ = pd.factorize(prediction.to_numpy()[pos[keep]])
-    codes = _key_codes(key_frame, ids, missing_keys)
     covered, found = blocked_link_counts(cluster, codes, predicted)
-    unit = s.units.get_indexer(s.unit_of_record.reindex(ids).to_numpy())
+    unit_of = s.reference if s.blocks is None else s.blocks.reindex(reviewed.index)
+    unit = s.units.get_indexer(unit_of.to_numpy()[keep])
     unit_of_cluster = np.zeros(len(covered), dtype=np.int64)
     unit_of_cluster[cluster] = unit
     n_units = len(s.units)
@@ -339,14 +346,8 @@ def estimate_blocking(
     recall estimator of the design ("record", "cluster" or "block").
     """
     (metric,) = check_metric_names(metric, BLOCKING, what="blocking metric")
-    ut, totals = _blocked_units(
-        prediction,
-        sample,
-        keys,
-        on_missing=on_missing,
-        missing_keys=missing_keys,
-        validate=validate,
-    )
+    codes = _reviewed_codes(sample, keys, missing_keys)
+    ut, totals = _blocked_units(prediction, sample, codes, on_missing=on_missing, validate=validate)
     return _estimate_blocked(
         ut, totals, metric, name=name, level=level, ci_method=ci_method, n_boot=n_boot, seed=seed
     )
@@ -370,15 +371,11 @@ def blocking_table(
     :func:`~er_evaluation.estimators.estimate_table` (one row per prediction and metric;
     the per-cluster totals are counted once per prediction)."""
     metrics = check_metric_names(metrics, BLOCKING, what="blocking metric")
+    codes = _reviewed_codes(sample, keys, missing_keys)
     rows = []
     for label, prediction in predictions.items():
         ut, totals = _blocked_units(
-            prediction,
-            sample,
-            keys,
-            on_missing=on_missing,
-            missing_keys=missing_keys,
-            validate=validate,
+            prediction, sample, codes, on_missing=on_missing, validate=validate
         )
         for metric in metrics:
             rows.append(

@@ -42,7 +42,7 @@ Groups come from an in-memory prediction (a pandas Series): the refined clusteri
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -50,6 +50,7 @@ from scipy.special import fdtrc
 
 from er_evaluation._contingency import contingency
 from er_evaluation._contingency_table import comb2, xlogx
+from er_evaluation._record_ids import positions
 from er_evaluation.engines import as_table
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._codes import combine_codes
@@ -96,34 +97,51 @@ _DEFAULT = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 _PARTS = ("tp", "pairs", "plinks", "pout")
 
 
-def _group_codes(groups: pd.Series, ids: pd.Index) -> tuple[np.ndarray, pd.Index]:
-    """Group code of every record of ``ids`` and the group labels (sorted when they can
-    be). Every record needs a non-missing group."""
-    if not isinstance(groups, pd.Series):
-        raise TypeError(
-            f"groups must be a pandas Series record id -> group, got {type(groups).__name__}"
-        )
-    if groups.index.has_duplicates:
-        dup = groups.index[groups.index.duplicated()].unique()
-        raise ValueError(f"groups: {len(dup)} record id(s) appear more than once: {examples(dup)}")
-    pos = groups.index.get_indexer(ids)
-    if (pos < 0).any():
-        absent = ids[pos < 0]
-        raise CoverageError(
-            f"{len(absent)} record(s) of the prediction have no group: {examples(absent)}; "
-            "every record of the population needs one (a group's predicted links are "
-            "counted on the whole prediction)"
-        )
-    values = groups.to_numpy()[pos]
-    try:
-        codes, labels = pd.factorize(values, sort=True)
-    except TypeError:  # labels of mixed types: order of first appearance
-        codes, labels = pd.factorize(values)
-    if (codes < 0).any():
-        raise ValueError(
-            f"{int((codes < 0).sum())} record(s) have a missing group: {examples(ids[codes < 0])}"
-        )
-    return codes.astype(np.int64), pd.Index(labels)
+@dataclass(frozen=True, eq=False)
+class _Groups:
+    """The groups once coded: the records' ids, their group codes (-1: missing) and the
+    labels (sorted when they can be), shared by every prediction of a call."""
+
+    index: pd.Index
+    codes: np.ndarray
+    labels: pd.Index
+
+    @classmethod
+    def of(cls, groups) -> _Groups:
+        if isinstance(groups, _Groups):
+            return groups
+        if not isinstance(groups, pd.Series):
+            raise TypeError(
+                f"groups must be a pandas Series record id -> group, got {type(groups).__name__}"
+            )
+        if groups.index.has_duplicates:
+            dup = groups.index[groups.index.duplicated()].unique()
+            raise ValueError(
+                f"groups: {len(dup)} record id(s) appear more than once: {examples(dup)}"
+            )
+        try:
+            codes, labels = pd.factorize(groups.to_numpy(), sort=True)
+        except TypeError:  # labels of mixed types: order of first appearance
+            codes, labels = pd.factorize(groups.to_numpy())
+        return cls(groups.index, codes.astype(np.int64), pd.Index(labels))
+
+    def of_records(self, ids: pd.Index) -> np.ndarray:
+        """Group code of every record of ``ids``; each needs a non-missing group."""
+        pos = positions(self.index, ids)
+        if (pos < 0).any():
+            absent = ids[pos < 0]
+            raise CoverageError(
+                f"{len(absent)} record(s) of the prediction have no group: {examples(absent)}; "
+                "every record of the population needs one (a group's predicted links are "
+                "counted on the whole prediction)"
+            )
+        codes = self.codes[pos]
+        if (codes < 0).any():
+            raise ValueError(
+                f"{int((codes < 0).sum())} record(s) have a missing group: "
+                f"{examples(ids[codes < 0])}"
+            )
+        return codes
 
 
 def _refined_population(prediction: pd.Series, g: np.ndarray, G: int):
@@ -176,11 +194,12 @@ def group_unit_tables(
         )
     ut = _units(prediction, sample, on_missing, validate)
     s = ut.sample
-    g_pop, labels = _group_codes(groups, prediction.index)
+    coded = _Groups.of(groups)
+    g_pop, labels = coded.of_records(prediction.index), coded.labels
     G = len(labels)
     refined_pred, totals, across = _refined_population(prediction, g_pop, G)
     reviewed = s.reference
-    pos = prediction.index.get_indexer(reviewed.index)
+    pos = positions(prediction.index, reviewed.index)
     keep = pos >= 0  # records absent from the prediction: dropped by the unit table too
     ids = reviewed.index[keep]
     g_rev = g_pop[pos[keep]]
@@ -276,6 +295,7 @@ def estimate_by_group(
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
     rows, labels = [], []
+    groups = _Groups.of(groups)
     for name, prediction in _named(predictions).items():
         tables = group_unit_tables(
             prediction, sample, groups, on_missing=on_missing, validate=validate
@@ -334,6 +354,7 @@ def compare_by_group(
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
+    groups = _Groups.of(groups)
     tables = {
         k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)
         for k, p in named.items()
@@ -516,6 +537,7 @@ def group_equality_test(
     _check_estimator(estimator)
     if baseline is not None and baseline not in named:
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
+    groups = _Groups.of(groups)
     tables = {
         k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)
         for k, p in named.items()
@@ -591,7 +613,8 @@ def group_metrics(prediction: pd.Series, truth: pd.Series, groups: pd.Series) ->
     denominator is zero."""
     table = contingency(prediction, truth, scope="shared")
     truth = truth.reindex(prediction.index)
-    g, labels = _group_codes(groups, prediction.index)
+    coded = _Groups.of(groups)
+    g, labels = coded.of_records(prediction.index), coded.labels
     G = len(labels)
     pred_code, _ = pd.factorize(prediction.array)
     ref_code, _ = pd.factorize(truth.array)
