@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from er_evaluation.datasets import load_rldata500
-from er_evaluation.estimators import compare, estimate_table
+from er_evaluation.estimators import blocking_table, compare, estimate_table
 from er_evaluation.io import write_membership
 from er_evaluation.report import (
     build_report,
@@ -48,7 +48,12 @@ def report(small):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return build_report(
-            versions, sample, metrics=METRICS, records=records, fields=("fname_c1", "lname_c1")
+            versions,
+            sample,
+            metrics=METRICS,
+            records=records,
+            fields=("fname_c1", "lname_c1"),
+            blocks=records["by"],
         )
 
 
@@ -67,6 +72,24 @@ def test_estimates_are_the_library_estimates_with_reliability_in_words(small, re
             assert words.startswith("Reliable: 95% interval ±") and f"±{half:.3f}" in words
         else:
             assert words == f"Not reliable: {row.reason}"
+
+
+def test_recall_lost_to_blocking_is_the_library_table(small, report):
+    records, _, versions, sample = small
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = blocking_table(versions, sample, records["by"], on_missing="restrict")
+    got = report.blocking
+    assert list(got["metric"]) == ["blocking_recall", "matching_recall"] * 3
+    np.testing.assert_allclose(got["value"], expected["value"])
+    np.testing.assert_allclose(got["ci_high"], expected["ci_high"])
+    assert "Recall lost to blocking" in report_html(report)
+    # keys that miss reviewed records: a note, and the rest of the report
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        partial = build_report(versions, sample, metrics=METRICS, blocks=records["by"].iloc[:10])
+    assert partial.blocking is None
+    assert any("recall lost to blocking is not shown" in n for n in partial.notes)
 
 
 def test_reliability_words_hand_cases():

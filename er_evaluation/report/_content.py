@@ -20,6 +20,7 @@ from er_evaluation._progress import progress
 from er_evaluation.error_analysis import reference_cluster_errors
 from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import (
+    blocking_table,
     compare,
     estimate_summary,
     estimate_table,
@@ -85,7 +86,9 @@ class Report:
     (:func:`~er_evaluation.estimators.stratum_contributions`) when the sample is
     stratified. ``agreement``: double review, when the sample has it. ``truth``:
     estimated statistics of the true clustering
-    (:func:`~er_evaluation.estimators.estimate_summary`). ``errors``: the error analysis
+    (:func:`~er_evaluation.estimators.estimate_summary`). ``blocking``: each version's
+    blocking and matching recall (:func:`~er_evaluation.estimators.blocking_table`) when
+    block keys were given. ``errors``: the error analysis
     of the last version. ``notes``: sentences about the data (dropped records, metrics
     the sample cannot estimate).
     """
@@ -98,6 +101,7 @@ class Report:
     strata: pd.DataFrame | None = None
     agreement: Agreement | None = None
     truth: pd.DataFrame | None = None
+    blocking: pd.DataFrame | None = None
     errors: ClusterErrors | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     version: str = __version__
@@ -269,6 +273,7 @@ def build_report(
     fields: Sequence[str] = (),
     sample_items: Iterable[tuple[str, object]] = (),
     differences: bool = True,
+    blocks: pd.Series | pd.DataFrame | None = None,
 ) -> Report:
     """The report of ``predictions`` (version name -> full clustering, in the order to
     show) estimated from the reviewed ``sample``.
@@ -281,7 +286,8 @@ def build_report(
     :func:`cluster_errors` on the last version (``records``: the records table, indexed
     by record id, whose ``fields`` are shown beside each record). ``review_agreement``
     and ``sample_items`` (extra rows of the sample's description) come from a review
-    project.
+    project. ``blocks``: the records' block keys (one column, or one per blocking pass),
+    for the recall lost to blocking.
     """
     if not predictions:
         raise ValueError("a report needs at least one prediction")
@@ -329,11 +335,16 @@ def build_report(
             ignore_index=True,
         )
     stages.update()
-    truth = None
+    truth = blocking = None
     if sample.sample_of != "predicted":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnreliableEstimateWarning)
             truth = _with_words(estimate_summary(sample, level=level))
+            if blocks is not None:
+                try:
+                    blocking = _with_words(blocking_table(predictions, sample, blocks, **options))
+                except ValueError as error:  # e.g. reviewed records without a block key
+                    notes.append(f"The recall lost to blocking is not shown: {error}")
     stages.update()
     errors = None
     if sample.sample_of != "predicted":
@@ -351,6 +362,7 @@ def build_report(
         strata=strata,
         agreement=review_agreement,
         truth=truth,
+        blocking=blocking,
         errors=errors,
         notes=tuple(notes),
     )
@@ -369,6 +381,7 @@ def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
 
     predictions = load_patentsview_predictions()
     sample = benchmark_sample(load_patentsview_benchmark(), weights="cluster_size")
+    mentions = load_patentsview_mentions()
     return build_report(
         predictions,
         sample,
@@ -379,8 +392,9 @@ def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
             f"reviewed sample is the Binette et al. (2022) benchmark: {sample.n_records:,} "
             f"mentions of {sample.n_units} inventors."
         ),
-        records=load_patentsview_mentions(),
+        records=mentions,
         fields=("name_first", "name_last", "city", "country"),
+        blocks=mentions["block"],
     )
 
 
@@ -424,4 +438,5 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
         records=data.records,
         fields=tuple(data.fields[:4]),
         sample_items=items,
+        blocks=data.blocks,
     )

@@ -275,6 +275,21 @@ def report_html(report: Report) -> str:
                 _table(shown.rename(columns={"metric": "statistic"})),
             )
         )
+    if report.blocking is not None:
+        shown = report.blocking[
+            ["prediction", "metric", "value", "ci_low", "ci_high", "std_error", "reliability"]
+        ]
+        sections.append(
+            _section(
+                "Recall lost to blocking",
+                _p(
+                    "Blocking recall: the share of true links whose records share a block. "
+                    "Matching recall: of those, the share the version found. Recall is "
+                    "their product when every predicted cluster lies inside one block."
+                ),
+                _table(shown),
+            )
+        )
     if report.errors is not None:
         e = report.errors
         sections.append(
