@@ -223,3 +223,33 @@ def test_bad_input_is_named(rldata):
         estimate_blocking(prediction, predicted_sample, records["by"])
     with pytest.raises(TypeError, match="Series .* or a DataFrame"):
         estimate_blocking(prediction, sample, records["by"].to_dict())
+
+
+def test_options_are_checked_at_every_entry_point(rldata):
+    from er_evaluation.estimators import (
+        compare_by_group,
+        estimate_by_group,
+        estimate_summary,
+        group_equality_test,
+    )
+
+    records, truth, prediction = rldata
+    sample = sample_records(truth, 50, seed=4)
+    keys, groups = records["by"], records["by"] > 1970
+    calls = {
+        "level": lambda: estimate_blocking(prediction, sample, keys, level=1.5),
+        "ci_method": lambda: blocking_table({"p": prediction}, sample, keys, ci_method="x"),
+        "on_missing": lambda: estimate_blocking(prediction, sample, keys, on_missing="x"),
+        "missing_keys": lambda: blocking_metrics(prediction, truth, keys, missing_keys="x"),
+        "n_boot": lambda: estimate_by_group(
+            prediction, sample, groups, ci_method="percentile", n_boot=3
+        ),
+        "seed": lambda: compare_by_group({"a": truth, "b": prediction}, sample, groups, seed="x"),
+        "beta": lambda: group_equality_test(prediction, sample, groups, beta=-1),
+        "validate": lambda: group_equality_test(prediction, sample, groups, validate="yes"),
+    }
+    for name, call in calls.items():
+        with pytest.raises((ValueError, TypeError), match=name):
+            call()
+    with pytest.raises(ValueError, match="ci_method"):
+        estimate_summary(sample, ci_method="x")

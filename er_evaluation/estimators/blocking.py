@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._contingency_table import comb2
+from er_evaluation._parameters import check_choice, check_seed
 from er_evaluation._record_ids import positions
 from er_evaluation.clustering import validate_membership
 from er_evaluation.engines import as_table
@@ -50,8 +51,8 @@ from er_evaluation.engines._kernel import engine_records
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._codes import combine_codes
 from er_evaluation.estimators._metric_fit import fit, to_estimate
-from er_evaluation.estimators.api import _units
-from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.api import _check_population_options, _units
+from er_evaluation.estimators.intervals import N_BOOT, check_interval_options
 from er_evaluation.estimators.pairwise import default_estimator
 from er_evaluation.estimators.ratio import Column, Ratio
 from er_evaluation.estimators.results import Estimate, estimates_frame
@@ -68,6 +69,7 @@ __all__ = [
 ]
 
 MissingKeys = Literal["error", "unblocked"]
+MISSING_KEYS = ("error", "unblocked")
 
 #: record pairs per chunk when the pairs inside true clusters are enumerated
 _PAIR_CHUNK = 1 << 22
@@ -102,8 +104,6 @@ def _key_codes(keys: pd.DataFrame, ids: pd.Index, missing_keys: MissingKeys) -> 
     keys in that pass; -1 for a missing key). A record without a row in ``keys`` is a
     :class:`CoverageError`; a missing key is an error unless ``missing_keys="unblocked"``
     (the record then shares no block in that pass)."""
-    if missing_keys not in ("error", "unblocked"):
-        raise ValueError(f"missing_keys must be 'error' or 'unblocked', got {missing_keys!r}")
     pos = positions(keys.index, ids)
     if (pos < 0).any():
         absent = ids[pos < 0]
@@ -251,6 +251,7 @@ def blocking_metrics(
             f"truth ({examples(only_truth)}), {len(only_pred)} only in the prediction "
             f"({examples(only_pred)})"
         )
+    missing_keys = check_choice(missing_keys, "missing_keys", MISSING_KEYS)
     codes = _key_codes(_key_frame(keys), truth.index, missing_keys)
     cluster = pd.factorize(truth.to_numpy())[0]
     predicted = pd.factorize(prediction.to_numpy()[pos])[0]
@@ -304,6 +305,12 @@ def _blocked_units(
     return ut, totals
 
 
+def _interval_options(level, ci_method, n_boot, seed) -> dict:
+    """The interval options, checked once at the public door."""
+    level, ci_method, n_boot = check_interval_options(level, ci_method, n_boot)
+    return {"level": level, "ci_method": ci_method, "n_boot": n_boot, "seed": check_seed(seed)}
+
+
 def _estimate_blocked(
     ut: UnitTable, totals: dict, metric: str, *, name: str | None, **options
 ) -> Estimate:
@@ -346,11 +353,11 @@ def estimate_blocking(
     recall estimator of the design ("record", "cluster" or "block").
     """
     (metric,) = check_metric_names(metric, BLOCKING, what="blocking metric")
-    codes = _reviewed_codes(sample, keys, missing_keys)
+    options = _interval_options(level, ci_method, n_boot, seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
+    codes = _reviewed_codes(sample, keys, check_choice(missing_keys, "missing_keys", MISSING_KEYS))
     ut, totals = _blocked_units(prediction, sample, codes, on_missing=on_missing, validate=validate)
-    return _estimate_blocked(
-        ut, totals, metric, name=name, level=level, ci_method=ci_method, n_boot=n_boot, seed=seed
-    )
+    return _estimate_blocked(ut, totals, metric, name=name, **options)
 
 
 def blocking_table(
@@ -371,23 +378,14 @@ def blocking_table(
     :func:`~er_evaluation.estimators.estimate_table` (one row per prediction and metric;
     the per-cluster totals are counted once per prediction)."""
     metrics = check_metric_names(metrics, BLOCKING, what="blocking metric")
-    codes = _reviewed_codes(sample, keys, missing_keys)
+    options = _interval_options(level, ci_method, n_boot, seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
+    codes = _reviewed_codes(sample, keys, check_choice(missing_keys, "missing_keys", MISSING_KEYS))
     rows = []
     for label, prediction in predictions.items():
         ut, totals = _blocked_units(
             prediction, sample, codes, on_missing=on_missing, validate=validate
         )
         for metric in metrics:
-            rows.append(
-                _estimate_blocked(
-                    ut,
-                    totals,
-                    metric,
-                    name=str(label),
-                    level=level,
-                    ci_method=ci_method,
-                    n_boot=n_boot,
-                    seed=seed,
-                )
-            )
+            rows.append(_estimate_blocked(ut, totals, metric, name=str(label), **options))
     return estimates_frame(rows)

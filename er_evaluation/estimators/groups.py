@@ -50,12 +50,18 @@ from scipy.special import fdtrc
 
 from er_evaluation._contingency import contingency
 from er_evaluation._contingency_table import comb2, xlogx
+from er_evaluation._parameters import check_beta
 from er_evaluation._record_ids import positions
 from er_evaluation.engines import as_table
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._codes import combine_codes
 from er_evaluation.estimators._metric_fit import fit, metric_function, result_label
-from er_evaluation.estimators.api import _units, estimate_from_units
+from er_evaluation.estimators.api import (
+    _check_options,
+    _check_population_options,
+    _units,
+    estimate_from_units,
+)
 from er_evaluation.estimators.diagnostics import (
     MIN_EFFECTIVE_UNITS,
     concentration,
@@ -294,6 +300,8 @@ def estimate_by_group(
     """
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
     rows, labels = [], []
     groups = _Groups.of(groups)
     for name, prediction in _named(predictions).items():
@@ -303,15 +311,7 @@ def estimate_by_group(
         for label, ut in tables.items():
             for metric in metrics:
                 e = estimate_from_units(
-                    ut,
-                    metric,
-                    estimator=estimator,
-                    level=level,
-                    ci_method=ci_method,
-                    beta=beta,
-                    name=f"{name}, group {label}",
-                    n_boot=n_boot,
-                    seed=seed,
+                    ut, metric, estimator=estimator, name=f"{name}, group {label}", **options
                 )
                 rows.append(replace(e, prediction=name))
                 labels.append(label)
@@ -354,6 +354,8 @@ def compare_by_group(
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
+    options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    on_missing, validate = _check_population_options(on_missing, validate)
     groups = _Groups.of(groups)
     tables = {
         k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)
@@ -370,12 +372,8 @@ def compare_by_group(
                     tables[baseline][label],
                     metric,
                     estimator=estimator,
-                    level=level,
-                    ci_method=ci_method,
-                    beta=beta,
-                    n_boot=n_boot,
-                    seed=seed,
                     names=(name, f"{baseline}, group {label}"),
+                    **options,
                 )
                 rows.append(
                     replace(
@@ -537,6 +535,8 @@ def group_equality_test(
     _check_estimator(estimator)
     if baseline is not None and baseline not in named:
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
+    beta = check_beta(beta)
+    on_missing, validate = _check_population_options(on_missing, validate)
     groups = _Groups.of(groups)
     tables = {
         k: group_unit_tables(p, sample, groups, on_missing=on_missing, validate=validate)

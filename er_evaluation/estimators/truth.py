@@ -36,10 +36,11 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from er_evaluation._parameters import check_seed
 from er_evaluation.errors import CoverageError, examples
 from er_evaluation.estimators._codes import combine_codes
 from er_evaluation.estimators._metric_fit import fit, to_estimate
-from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.intervals import N_BOOT, check_interval_options
 from er_evaluation.estimators.ratio import Column, Ratio
 from er_evaluation.estimators.results import estimates_frame
 from er_evaluation.estimators.units import UnitTable, normalized_probability
@@ -183,6 +184,8 @@ def estimate_summary(
     statistics = check_metric_names(statistics, TRUTH_STATISTICS, what="truth statistic")
     if names is None and set(statistics) & set(_NAME_STATISTICS):
         raise ValueError("homonymy_rate and name_variation_rate need the records' names (names=)")
+    level, ci_method, n_boot = check_interval_options(level, ci_method, n_boot)
+    seed = check_seed(seed)
     ut = summary_units(sample, names)
     estimator = "block" if ut.unit_kind == "block" else "cluster"
     rows = []
