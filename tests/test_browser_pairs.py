@@ -1,8 +1,7 @@
-"""Real-browser tests (Debian chromium driven by playwright) of the Pair labelling page
-(issue 10, item 7): a double press, two reviewers on one block's label log, a reload that
-resumes, a label log that cannot be read; and a block too large to label (audit F9). One
-app server serves every test; each test has its own project folder, chosen through the
-URL (``?project=...``)."""
+"""Real-browser tests (Debian chromium driven by playwright) of the Pair labelling page:
+a double press, two reviewers on one block's label log, a reload that resumes, a label
+log that cannot be read; and a block too large to label. One app server serves every
+test; each test has its own project folder, chosen through the URL (``?project=...``)."""
 
 from __future__ import annotations
 
@@ -163,7 +162,7 @@ def giant_block_project(folder: Path, giant: int = 2_001) -> None:
 
 
 def test_a_block_over_the_pair_limit_cannot_be_started(open_tab, tmp_path):
-    """Audit finding F9: a block too large to build in memory (the bundled data has one of
+    """A block too large to build in memory (the bundled data has one of
     41M pairs) froze or killed the app. The block list shows each block's records and
     pairs and marks it; choosing it shows why it is refused and what to do, builds no
     pool and writes no log."""

@@ -87,7 +87,7 @@ def test_census_is_exact_through_every_estimate_path(method):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_no_zero_width_interval_before_census_even_without_a_false_positive_drawn(method):
-    """Issue 10: with no false positive drawn, precision was 1 with SE 0 and CI [1, 1]. The
+    """With no false positive drawn, precision must not be 1 with SE 0 and CI [1, 1]. The
     false positives here sit at the lowest predicted scores, so few runs draw one."""
     pool = audit_pool(2000, seed=2, noise=0.3)  # the planted false positives only
     predicted_rows = np.flatnonzero(pool.predicted)

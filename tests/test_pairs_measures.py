@@ -1,4 +1,4 @@
-"""Issue 10 items 4 and 6: the F-measures of ``estimate_measure`` are the estimates of
+"""The F-measures of ``estimate_measure`` are the estimates of
 ``estimate_from_labels`` (one computation: same value, SE, interval, method), exact for a
 prediction group whose pairs are all labelled, for every sampler."""
 

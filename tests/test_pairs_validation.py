@@ -63,7 +63,7 @@ def labelled():
     ids=["two", "fraction", "short"],
 )
 def test_prediction_not_zero_one_is_an_error(labelled, predicted, message):
-    """Issue 10: a prediction of 2 gave recall 2.0."""
+    """A prediction of 2 is refused (it would give a recall of 2.0)."""
     pool, run = labelled
     with pytest.raises(ValueError, match=message):
         estimate_from_labels(run, predicted(pool.predicted))
@@ -208,7 +208,7 @@ def test_cli_bad_level_is_a_clear_error(tmp_path, capsys):
     assert "level must be" in capsys.readouterr().err
 
 
-# --- audit ----------------------------------------------------------------
+# --- further invalid inputs -----------------------------------------------------
 
 
 def test_a_float_zero_one_prediction_is_the_same_prediction(labelled):
