@@ -246,7 +246,7 @@ def decompose(pool, reps: int, seed0: int, budget: int = 2000, **params) -> pd.D
         t = run.n_draws
         y, w = run.label.astype(np.float64), run.weight.astype(np.float64)
         c_t = cells[run.index]
-        _, _, d_sum = _substituted_sums(c_t, sizes, run.index, y, w, t)
+        _, _, d_sum, _ = _substituted_sums(c_t, sizes, run.index, y, w, t)
         n_cells = len(sizes)
         m_true = np.bincount(cells, weights=labels, minlength=n_cells)
         labelled = np.bincount(cells[np.unique(run.index)], minlength=n_cells)
@@ -254,7 +254,7 @@ def decompose(pool, reps: int, seed0: int, budget: int = 2000, **params) -> pd.D
         h = np.arange(n_cells) % 2 == 1
         share = np.zeros(n_cells)  # S_c, the cell's part of A' (h) or C' (not h)
         for c in np.flatnonzero(m_true > 0):
-            a_c, c_c, _ = _substituted_sums(c_t, sizes, run.index, y * (c_t == c), w, t)
+            a_c, c_c, _, _ = _substituted_sums(c_t, sizes, run.index, y * (c_t == c), w, t)
             share[c] = a_c if h[c] else c_c
         # numerator error of each cell at the true normaliser, and the normaliser's part
         own = n * share / t - m_true

@@ -160,12 +160,32 @@ def reason_code(reason: str) -> str:
     return "other"
 
 
+def deficit_features(run, predicted) -> dict:
+    """How the labelled deficits (missed matches among the predicted non-matches, false
+    positives among the predicted matches) of a run carry the estimate: distinct pairs
+    found, Kish's effective number of their weighted draws and the share of the largest
+    one (for screening a reliability flag)."""
+    h = predicted[run.index]
+    w = run.weight.astype(np.float64)
+    rows, first = np.unique(run.index, return_index=True)
+    out = {}
+    for name, pred, lab in (("miss", 0, 1), ("fp", 1, 0)):
+        hit = (h == pred) & (run.label == lab)
+        wd = w[hit]
+        out[f"{name}_found"] = int(np.sum((predicted[rows] == pred) & (run.label[first] == lab)))
+        out[f"{name}_neff"] = float(wd.sum() ** 2 / np.sum(wd**2)) if len(wd) else 0.0
+        out[f"{name}_top"] = float(wd.max() / wd.sum()) if len(wd) else np.nan
+    return out
+
+
 def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[dict]:
     rows = []
     for budget, end in budget_ends(run, BUDGETS).items():
+        part = run.prefix(end)
+        features = deficit_features(part, pool.predicted)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = estimate_from_labels(run.prefix(end), pool.predicted)
+            result = estimate_from_labels(part, pool.predicted)
         for e in (result.precision, result.recall, result.f[0]):
             d = e.diagnostics
             rows.append(
@@ -184,13 +204,19 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
                     "reliable": bool(d.reliable) if d is not None else False,
                     "reason": reason_code(d.reason if d is not None else "undefined"),
                     "n_draws": e.n_draws,
+                    "n_effective": d.n_effective if d is not None else np.nan,
+                    "top_share": d.top_share if d is not None else np.nan,
+                    **features,
                 }
             )
     return rows
 
 
+ROWS = "rows"  # folder of the estimates' rows under the cache (--rows)
+
+
 def rows_path(cache: Path, name: str, method: str) -> Path:
-    return cache / "rows" / f"{name}_{method}.csv"
+    return cache / ROWS / f"{name}_{method}.csv"
 
 
 def estimate(cache: Path, name: str, pool, method: str, seeds) -> int:
@@ -315,26 +341,30 @@ def flag_summary(summary: pd.DataFrame, band=BAND) -> str:
 
 
 def read_rows(cache: Path) -> pd.DataFrame:
-    files = sorted((cache / "rows").glob("*.csv"))
+    files = sorted((cache / ROWS).glob("*.csv"))
     if not files:
-        raise SystemExit(f"no rows under {cache / 'rows'}: run --estimate first")
+        raise SystemExit(f"no rows under {cache / ROWS}: run --estimate first")
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
 
 
 def main(argv=None) -> None:
-    global BUDGETS
+    global BUDGETS, ROWS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pools", nargs="+", default=list(POOLS), choices=POOLS)
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--seeds", nargs=2, type=int, metavar=("FIRST", "COUNT"))
     parser.add_argument("--labels", type=int, default=max(BUDGETS))
     parser.add_argument("--cache", type=Path, default=Path("benchmarks/_out/intervals"))
+    parser.add_argument(
+        "--rows", default="rows", help="folder under --cache of the estimates' rows (a variant)"
+    )
     parser.add_argument("--draw", action="store_true")
     parser.add_argument("--estimate", action="store_true")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--out", type=Path, help="summary CSV of --report")
     parser.add_argument("--smoke", action="store_true", help="a few short runs, in seconds")
     args = parser.parse_args(argv)
+    ROWS = args.rows
     if args.smoke:
         BUDGETS = (20, 40, 60)
         args.pools, args.methods, args.labels = ["abt-buy"], list(METHODS), 60

@@ -27,9 +27,8 @@ from er_evaluation.pairs import (
     make_sampler,
     reuse_estimate,
     sample_labels,
-    stratify,
 )
-from er_evaluation.pairs._variance import calibrated_prior, stratum_rates
+from er_evaluation.pairs._variance import hidden_counts
 
 Z = 1.959963984540054
 
@@ -52,7 +51,8 @@ def run_of(design, n, index, label, strata=None, weight=None, static=False) -> L
 
 @pytest.mark.parametrize("method", METHODS)
 def test_census_is_exact_with_zero_width_for_every_method(method):
-    """Issue 10: a 400-pair pool all labelled gave F1 0.5987 [0.580, 0.617] for truth 0.6111."""
+    """A pool labelled completely gives the truth with a zero-width interval (not an
+    interval around a slightly wrong value, such as F1 0.5987 [0.580, 0.617] for 0.6111)."""
     pool = synthetic_pool(n=150, rate=0.15, seed=3)
     params = {"epsilon": 0.3} if method in ("importance", "oasis") else {}
     sampler = make_sampler(method, pool, 1, **params)
@@ -128,16 +128,18 @@ def test_boundary_estimate_gets_a_wilson_interval_not_zero_width():
     run = run_of("passive", 10, [0, 1, 2, 3, 6, 7], labels[[0, 1, 2, 3, 6, 7]])
     est = estimate_from_labels(run, predicted).precision
     assert est.value == 1.0 and est.ci_high == 1.0
-    # Kish size 4 of the labelled predicted matches, over 1 - 4/6 still unlabelled...
-    # each labelled pair stands for itself and 2/4 of the remainder: equal weights
-    assert est.ci_low == pytest.approx(float(wilson_bounds(1.0, 0.0, 4 / (1 - 4 / 6), Z)[0]))
+    # no false positive drawn: the lower end is what the search cannot rule out, 4
+    # effective draws of the 6 predicted matches, up to 1 - 0.025^(1/4) of the 2
+    # unlabelled ones false positives (_search.hidden_matches)
+    hidden = 2 * (1 - 0.025 ** (1 / 4))
+    assert est.ci_low == pytest.approx((6 - hidden) / 6)
     assert 0 < est.ci_low < 1 and est.std_error > 0
     assert est.ci_method == "score" and est.n_units == 6 and est.n_draws == 6
 
 
 def test_restaurant_oasis_300_labels_is_never_a_false_point_interval():
-    """Issue 10: OASIS, 300 labels gave precision 1.0 with CI [1, 1], truth 0.925. A point
-    interval is now only possible when every pair it depends on is labelled (then exact)."""
+    """OASIS at 300 labels must not give precision 1.0 with CI [1, 1] (truth 0.925): a point
+    interval is only possible when every pair it depends on is labelled (then exact)."""
     pool = load_pool("restaurant")
     truth = pool.truth()
     predicted_rows = set(np.flatnonzero(pool.predicted).tolist())
@@ -303,7 +305,7 @@ def _oasis_run(index, label, weight, strata, prior, n):
     )
 
 
-def test_oasis_variance_from_the_stratum_model_hand_computed():
+def test_oasis_interval_adds_the_matches_hidden_in_blind_strata_hand_computed():
     # stratum 0 = pairs 0-3 (predicted non-matches), stratum 1 = pairs 4-6 (predicted matches)
     strata = two_strata([4, 3], [0, 1])
     predicted = np.array([0, 0, 0, 0, 1, 1, 1])
@@ -313,71 +315,72 @@ def test_oasis_variance_from_the_stratum_model_hand_computed():
     run = _oasis_run([4, 0, 5, 4, 1], [1, 0, 0, 1, 0], [0.5, 2.0, 0.5, 0.8, 4.0], strata, prior, 7)
     result = estimate_from_labels(run, predicted)
     # A = sum w l h = 0.5 + 0.8, C = sum w l (1 - h) = 0, D = sum w h = 1.8
-    a, c, d = 1.3, 0.0, 1.8
+    a, d = 1.3, 1.8
     assert result.recall.value == 1.0
     assert result.precision.value == pytest.approx(a / d)
-    # stratum 0 holds no labelled match: its first draws count with the model's rate.
-    # Prior means 0.1 and 0.75 (strength 2) are rescaled per prediction group: group 0
-    # has 0 matches where the prior expected 0.1 + 0.1, so c = 1 / 1.2 and its mean is
-    # 1/12. The two strata are the two leaves of a one-level tree whose prior is doubled
-    # by the depth factor 1 + 1^2: r0 = (0 + 2 x 2/12) / (2 + 2 x 2) = 1/18.
-    r0 = 1 / 18
-    s0 = 2.0**2 + 4.0**2  # first draws in stratum 0 (pairs 0, 1)
-    # recall's influence of a match in stratum 0: -A / (A + C)^2; in stratum 1 (and of
-    # any non-match) 0
-    assert result.recall.std_error == pytest.approx(
-        math.sqrt(s0 * r0 * (a / (a + c) ** 2) ** 2), rel=1e-12
-    )
-    # stratum 1 holds a labelled match: every draw there counts with its own label.
-    # Precision A / D: a draw of stratum 1 with label l has influence w (l - P) / D
+    # precision A / D from the labels: a draw of stratum 1 with label l has influence
+    # w (l - P) / D, summing to 0; the variance is T / (T - 1) times their squares' sum
     p = a / d
     var_p = (0.5**2 * (1 - p) ** 2 + 0.5**2 * p**2 + 0.8**2 * (1 - p) ** 2) / d**2
-    assert result.precision.std_error == pytest.approx(math.sqrt(var_p), rel=1e-12)
+    assert result.precision.std_error == pytest.approx(math.sqrt(5 / 4 * var_p), rel=1e-12)
+    # stratum 0 holds no labelled match: its 2 unlabelled pairs hide H ~ BetaBinomial(2,
+    # r s, (1 - r) s) matches under the model. Prior means 0.1 and 0.75 (strength 2) are
+    # rescaled per prediction group: group 0 has 0 matches where the prior expected
+    # 0.1 + 0.1, so c = 1 / 1.2 and its mean is 1/12. The two strata are the two leaves of
+    # a one-level tree whose prior is doubled by the depth factor 1 + 1^2:
+    # r = (0 + 2 x 2/12) / (2 + 2 x 2) = 1/18; s = 2 pseudo-labels + 2 labels
+    hidden = hidden_counts(run, predicted).misses
+    r, s_ = 1 / 18, 4.0
+    a_, b_ = r * s_, (1 - r) * s_
+    mean = 2 * a_ / (a_ + b_)
+    var = 2 * a_ * b_ * (a_ + b_ + 2) / ((a_ + b_) ** 2 * (a_ + b_ + 1))
+    assert mean == pytest.approx(1 / 9)
+    assert hidden.mean() == pytest.approx(mean, abs=4 * math.sqrt(var / len(hidden)))
+    assert hidden.var() == pytest.approx(var, rel=0.15)
+    # no missed match drawn: recall is at its boundary; its lower end is what the search of
+    # stratum 0 (2 of its 4 pairs labelled) cannot rule out: up to 2 (1 - 0.025^(1/2))
+    # matches among the 2 unlabelled ones, with TP = P PP
+    tp = p * 3
+    k = 2 * (1 - 0.025 ** (1 / 2))
+    assert result.recall.ci_low == pytest.approx(tp / (tp + k), rel=1e-12)
+    assert not result.recall.reliable and "at its boundary" in result.recall.diagnostics.reason
 
 
-def test_oasis_model_variance_matches_numerical_differentiation():
-    """Independent computation: the influence of each cell from finite differences of F
-    as a function of the three weighted sums, then sum_c S_c E_c[g_c(l)^2]."""
+def test_oasis_labels_variance_matches_numerical_differentiation(monkeypatch):
+    """Independent computation: the influence of each draw from finite differences of F
+    as a function of the three weighted sums, then T / (T - 1) times the centred sum of
+    their squares: the labels' part of the interval (the hidden matches switched off)."""
+    from er_evaluation.pairs import estimates
+
     pool = synthetic_pool(n=4000, rate=0.15, seed=3)
     sampler = OASISSampler(pool, 7, n_strata=4)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 60)
-    assert run.stratum_prior is not None
+    monkeypatch.setattr(estimates, "hidden_counts", lambda run, predicted: None)
     result = estimate_from_labels(run, pool.predicted, beta=1)
     pred = pool.predicted.astype(float)
     pp = pred.sum()
     h_t, y, w = pred[run.index], run.label.astype(float), run.weight
     sums = np.array([np.sum(w * y * h_t), np.sum(w * y * (1 - h_t)), np.sum(w * h_t)])
-    assert np.sum(run.label[np.unique(run.index, return_index=True)[1]]) < pool.labels.sum()
+    # no stratum x prediction cell is complete in 60 labels: the plain sums are the estimate's
+    strata = run.strata
+    cells = 2 * strata.codes.astype(np.int64) + pool.predicted
+    sizes = np.bincount(cells, minlength=2 * strata.n_strata)
+    labelled = np.bincount(cells[np.unique(run.index)], minlength=len(sizes))
+    assert np.all((labelled < sizes) | (sizes == 0))
 
     def metric(s, alpha):
         tp, fn = pp * s[0] / s[2], pp * s[1] / s[2]
         return tp / (alpha * pp + (1 - alpha) * (tp + fn))
 
-    # the model's rates (Dirichlet tree over the strata, tested in test_pairs_variance.py),
-    # on the uncut strata: the default cap (a thirtieth of the pool) cut the sampler's
-    whole = stratify(pool.scores, pool.predicted, 4)
-    assert sampler.strata.n_strata > whole.n_strata
-    rows, first = np.unique(run.index, return_index=True)
-    codes = whole.codes
-    prior = calibrated_prior(run.stratum_prior, whole.predicted, codes[rows], run.label[first])
-    rates = stratum_rates(codes[rows], run.label[first], prior)
-    fresh = np.zeros(run.n_draws, bool)
-    fresh[first] = True
-    # per draw: P(match) = the model rate for the first draw of a pair in a stratum with
-    # no labelled match, its label otherwise
-    blind = np.bincount(codes[rows], weights=run.label[first], minlength=len(rates)) == 0
-    model = fresh & blind[codes[run.index]]
-    assert model.any() and (fresh & ~model).any()  # both rules occur in this run
-    p1 = np.where(model, rates[codes[run.index]], y)
+    t = run.n_draws
     for est, alpha in ((result.precision, 1.0), (result.recall, 0.0), (result.f[0], 0.5)):
         grad = np.zeros(3)
         for j in range(3):
             step = np.zeros(3)
             step[j] = 1e-6 * sums[j]
             grad[j] = (metric(sums + step, alpha) - metric(sums - step, alpha)) / (2 * step[j])
-        g1 = np.where(h_t == 1, grad[0] + grad[2], grad[1])
-        g0 = np.where(h_t == 1, grad[2], 0.0)
-        var = np.sum(w**2 * (p1 * g1**2 + (1 - p1) * g0**2))
+        psi = w * (y * h_t * grad[0] + y * (1 - h_t) * grad[1] + h_t * grad[2])
+        var = t / (t - 1) * (np.sum(psi**2) - np.sum(psi) ** 2 / t)
         assert est.std_error == pytest.approx(math.sqrt(var), rel=1e-5)
 
 
@@ -448,8 +451,13 @@ def test_recall_at_one_with_unsearched_non_matches_is_flagged():
     assert not np.any(pool.labels[run.index][non] == 1)  # the premise: no miss drawn
     est = estimate_from_labels(run, pool.predicted)
     assert est.recall.value == 1.0 and not est.recall.reliable
+    assert "no match was drawn" in est.recall.diagnostics.reason
     assert "could hide" in est.recall.diagnostics.reason
-    assert est.precision.reliable
+    # the 5 false positives were not drawn either: precision is at its boundary too
+    assert not any(pool.labels[run.index][pool.predicted[run.index] == 1] == 0)
+    assert est.precision.value == 1.0 and not est.precision.reliable
+    assert "no false positive was drawn" in est.precision.diagnostics.reason
+    assert "no match was drawn" not in est.precision.diagnostics.reason
 
 
 def _every(est):
@@ -464,3 +472,24 @@ def test_finish_keeps_a_rounded_ratio_inside_its_interval():
         v, se, low, high = finish(value, 0.0, 1.96, n_fallback=10.0)
         assert 0.0 <= low <= v <= high <= 1.0 and se > 0
     assert finish(1.0 + 2e-16, 0.0, 1.96, n_fallback=10.0, remaining=0) == (1.0, 0.0, 1.0, 1.0)
+
+
+def test_stratified_recall_at_its_boundary_reaches_the_diagnostics_bound_on_abt_buy():
+    """Stratified draws on abt-buy, 2,000 labels, seed 0: no missed match is drawn (truth
+    recall 0.44), so the estimate is 1. The interval's lower end is the bound the
+    diagnostic reports (what 1,941.5 effective draws of the predicted non-matches cannot
+    rule out), so it covers the truth; it once stopped at 0.708 while the diagnostic said
+    recall could be as low as 0.177."""
+    pool = load_pool("abt-buy")
+    run = sample_labels(pool, make_sampler("stratified", pool, 0), LabelOracle(pool.labels), 2000)
+    truth = pool.truth()["pairwise_recall"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        result = estimate_from_labels(run, pool.predicted)
+    for est in (result.recall, result.f[0]):
+        reason = est.diagnostics.reason
+        assert est.value > 0.95 and not est.reliable and "at its boundary" in reason
+        bound = float(reason.split("could be as low as ")[1].split(";")[0])
+        assert est.ci_low == pytest.approx(bound, abs=5e-4)  # the reason prints 3 digits
+    assert result.recall.ci_low < truth < result.recall.ci_high
+    assert result.precision.reliable  # a false positive was drawn: precision is not at 1

@@ -39,7 +39,7 @@ def test_hidden_matches_hand_computed_and_against_the_beta_quantile():
     assert n_pairs == 160 and n_eff == pytest.approx(15.0)
     upper = 1 - 0.025 ** (1 / 15)
     assert upper == pytest.approx(beta.ppf(0.975, 1, 15))
-    assert hidden == pytest.approx(10 + 150 * upper)
+    assert hidden == pytest.approx(10 + (90 + 45) * upper)  # unlabelled pairs only
     # proportional search: n_eff is the number of labelled pairs
     assert hidden_matches([100, 50], [10, 5], level=0.9)[1] == pytest.approx(15.0)
     # nothing searched: every pair may be a match
@@ -152,16 +152,17 @@ def test_diagnostic_quiet_at_census_and_once_a_miss_is_drawn():
 def test_diagnostic_without_strata_uses_the_kish_size_of_the_draws():
     """A run without strata: the predicted non-matches are one cell searched by the Kish
     size of their draws' weights (two draws of weights 1 and 3: (1 + 3)^2 / 10 = 1.6
-    effective draws), so the bound in the reason follows hidden_matches([50], [1.6])."""
+    effective draws), so the bound in the reason follows hidden_matches([50], [1.6]) over
+    the 48 unlabelled pairs."""
     scores, predicted, labels = _pool()
     index = np.concatenate([np.arange(55, 100), [45, 46]])
     weight = np.concatenate([np.ones(45), [1.0, 3.0]])
     est = reuse_estimate(_run(index, labels, None, weight), predicted)
-    _, n_eff, hidden = hidden_matches([50], [1.6], level=0.95)
+    _, n_eff, hidden = hidden_matches([50], [1.6], level=0.95, labelled=[2])
     assert n_eff == pytest.approx(1.6)
     assert not est.recall.reliable
     assert "1.6 effective draws" in est.recall.diagnostics.reason
-    assert math.isclose(hidden, 50 * (1 - 0.025 ** (1 / 1.6)))
+    assert math.isclose(hidden, 48 * (1 - 0.025 ** (1 / 1.6)))  # the 48 unlabelled
 
 
 # --- the search design of continue_sampling ----------------------------------------------

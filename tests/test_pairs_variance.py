@@ -261,8 +261,8 @@ def test_measure_estimate_without_variance_off_census_keeps_a_standard_error():
 
 def test_recall_at_one_is_bounded_by_the_search_of_predicted_non_matches():
     """No missed match drawn: the recall interval's lower end comes from how many predicted
-    non-matches were effectively searched, not from the labelled positives; no zero width
-    before a census."""
+    non-matches were effectively searched (the diagnostic's bound), not from the labelled
+    positives; no zero width before a census; flagged at its boundary."""
     pool = synthetic_pool(n=3000, rate=0.15, seed=5)
     predicted = pool.predicted
     h0 = np.flatnonzero(predicted == 0)[:40]  # searched predicted non-matches (non-matches)
@@ -273,11 +273,14 @@ def test_recall_at_one_is_bounded_by_the_search_of_predicted_non_matches():
     est = estimate_from_labels(run, predicted).recall
     assert est.value == 1.0 and est.ci_high == 1.0
     n0 = (predicted == 0).sum()
-    n_eff = len(h0) / (1 - len(h0) / n0)
-    rho = Z**2 / (n_eff + Z**2)
+    # the predicted non-matches are one region searched by len(h0) equal-weight draws:
+    # up to (n0 - len(h0)) (1 - 0.025^(1 / len(h0))) matches could hide among the
+    # unlabelled ones (Clopper-Pearson at 0, _search.hidden_matches)
+    hidden = (n0 - len(h0)) * (1 - 0.025 ** (1 / len(h0)))
     tp = (predicted == 1).sum() * 1.0  # every predicted-match draw is a match
-    assert est.ci_low == pytest.approx(tp / (tp + rho * (n0 - len(h0))), rel=1e-9)
+    assert est.ci_low == pytest.approx(tp / (tp + hidden), rel=1e-9)
     assert 0 < est.ci_low < 1  # never a point before the census
+    assert not est.reliable and "at its boundary" in est.diagnostics.reason
 
 
 def test_calibrated_prior_hand_computed():

@@ -46,17 +46,15 @@ pair of those cells is labelled.
 from __future__ import annotations
 
 import math
-from functools import partial
 
 import numpy as np
 
 from er_evaluation.pairs._search import searched_draws
 from er_evaluation.pairs._variance import (
+    Hidden,
     finish,
     labelled_groups,
     labels_only_variance,
-    model_groups,
-    searched_bound,
 )
 
 __all__: list[str] = []  # private: used by er_evaluation.pairs.estimates
@@ -174,7 +172,7 @@ def hybrid_estimate(
     weight: np.ndarray,
     alphas: list[float],
     z: float,
-    model: tuple[np.ndarray, np.ndarray] | None = None,
+    hidden: Hidden | None = None,
     strata_cells: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For importance runs (static IS, OASIS, pooled runs; cells = the two prediction
@@ -195,16 +193,14 @@ def hybrid_estimate(
     martingale (T times the sample variance of the influences; Marchant & Rubinstein 2021 §3.3.2 with each
     draw's own proposal).
 
-    With ``model`` = (fresh_t, rate_t) from an oracle model (OASIS, AIS: the strata of
-    the sampler and a Dirichlet-tree posterior over them,
-    :func:`er_evaluation.pairs._variance.oracle_rates`), the variance is the martingale's sum of conditional
-    variances in the form of :func:`er_evaluation.pairs._variance.model_groups`: a draw
-    that labelled its pair in a stratum with no labelled match (``fresh_t``) counts with
-    the model's match rate ``rate_t`` of the unlabelled pairs of its stratum, every other
-    draw with its label. Early in a run a stratum's matches are often not yet drawn although the
-    model says they exist; the labels-only variance then misses their share (recall
-    covered in 83-88% of OASIS runs on abt-buy and FEBRL, benchmarks/README.md), the
-    model-based one keeps it. Not the stratum means of OASIS runs: OASIS starves a stratum
+    With ``hidden`` (OASIS, AIS, static IS: the matches hidden in the strata where no
+    match was drawn, drawn from the posterior of the sampler's oracle model,
+    :func:`er_evaluation.pairs._variance.hidden_counts`), the interval of recall and F
+    adds them to the labels' sampling error (:func:`er_evaluation.pairs._variance.finish`):
+    a stratum whose matches were not drawn yet adds nothing to the estimate or to the
+    labels' variance, though the model says matches may be there (the labels-only
+    variance alone covered abt-buy recall in 78-90% of OASIS runs, benchmarks/README.md,
+    "Pair-label intervals"). Not the stratum means of OASIS runs: OASIS starves a stratum
     whose first labels are non-matches, so its labelled pairs under-represent its matches
     (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).
     Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
@@ -217,7 +213,10 @@ def hybrid_estimate(
     conditional expectations, so TP = PP A' / D' and FN = PP C' / D' (a prediction group
     labelled completely still enters exactly). This needs only that each draw's weight is
     p/q_t of its own proposal with q_t > 0 on the cell, not uniform draws within it. The
-    variance is that of the plain sums. Taking the cells that are complete at the end
+    variance is that of these sums: a draw into a cell completed before it adds a known
+    constant, no sampling variance (with the plain sums' variance restaurant recall
+    intervals at 2,000 OASIS labels were 1.8 times the estimates' spread, 1.4 with this
+    one; benchmarks/README.md). Taking the cells that are complete at the end
     exactly instead (not from the draw on which they completed) was biased: a stratum
     completes sooner when its early draws found matches (abt-buy recall covered in 76%
     of 200 OASIS runs, benchmarks/README.md)."""
@@ -238,37 +237,40 @@ def hybrid_estimate(
     pp = float(np.sum(sizes[h]))
     a, c, dd = float(np.sum(w * y * in_a)), float(np.sum(w * y * in_c)), float(np.sum(w * h_t))
     t = len(draws)
-    if model is not None:
-        fresh_t, rate_t = model
-        sq_groups = model_groups(c_t, label, w * w, fresh_t, rate_t, n_cells)
-    else:
-        sq_groups = labelled_groups(c_t, label, w * w, n_cells)
-    w_groups = labelled_groups(c_t, label, w, n_cells)
+    live = w
     if dd > 0 and strata_cells is not None:
-        a_s, c_s, d_s = _substituted_sums(*strata_cells, draws, y, w, t)
+        a_s, c_s, d_s, live_t = _substituted_sums(*strata_cells, draws, y, w, t)
+        # a draw into a cell labelled completely before it adds that cell's known
+        # expectation, not its own label: no sampling variance (its influence is 0)
+        live = w * live_t
         # a prediction group whose pairs are all labelled stays exact (census)
         tp = e1 if full[1] else pp * a_s / d_s
         fn = e0 if full[0] else pp * c_s / d_s
+        a, c, dd = a_s, c_s, d_s  # the sums the estimate is a function of
     elif dd > 0:
         tp, fn = e1 + pp * a / dd, e0 + pp * c / dd
     else:
         tp, fn = math.nan, math.nan  # no predicted match drawn: TP unknown
 
+    sq_groups = labelled_groups(c_t, label, live * live, n_cells)
+    w_groups = labelled_groups(c_t, label, live, n_cells)
+
     def grad_var(alpha: float, f: float, den: float) -> float:
         if t < 2:
             return 0.0
         q = pp / dd
-        d_a = (q - f * (1 - alpha) * q) / den
-        d_c = -f * (1 - alpha) * q / den
-        d_d = (-q * a / dd + f * (1 - alpha) * q * (a + c) / dd) / den
+        # F = TP / (alpha PP + (1 - alpha)(TP + FN)), TP = q A and FN = q C unless their
+        # prediction group is labelled completely (then exact: no derivative)
+        d_tp = (1 - (1 - alpha) * f) / den * (not full[1])
+        d_fn = -(1 - alpha) * f / den * (not full[0])
+        d_a, d_c = d_tp * q, d_fn * q
+        d_d = -(d_tp * q * a + d_fn * q * c) / dd
         # cells = prediction groups; g1 / g0: influence per unit weight of a match /
         # non-match of each group (its A, C and D terms)
-        g1 = (~full) * (h * d_a + (~h) * d_c) + h * d_d
+        g1 = h * d_a + (~h) * d_c + h * d_d
         g0 = h * d_d
         second = float(labels_only_variance(sq_groups, g1, g0))
-        if model is not None:
-            return second
-        # labels only: centred and scaled as T times the sample variance of the influences
+        # centred and scaled as T times the sample variance of the influences
         first = float(np.sum(w_groups[:, 1] * g1 + w_groups[:, 0] * g0))
         return t / (t - 1) * max(second - first**2 / t, 0.0)
 
@@ -277,19 +279,6 @@ def hybrid_estimate(
         wb = w * open_t * (alpha * h_t + (1 - alpha) * y)
         return searched_draws(wb, labelled_share=float(d[relevant].sum() / sizes[relevant].sum()))
 
-    def searched(alpha: float, tp: float, den: float) -> float:
-        # F = 1: no false positive (alpha > 0) and no missed match (alpha < 1) drawn; the
-        # deficit's rate among the unlabelled pairs of those groups is bounded by the
-        # effective number of draws that searched them (_variance.searched_bound)
-        deficit = np.where(h, alpha > 0, alpha < 1) & ~full & (sizes > 0)  # per cell
-        unl = sizes - d
-        unl1, unl0 = float(np.sum(unl[deficit & h])), float(np.sum(unl[deficit & ~h]))
-        d_num = -unl1
-        d_den = (alpha - 1) * unl1 + (1 - alpha) * unl0
-        share = float(d[deficit].sum() / sizes[deficit].sum()) if deficit.any() else 1.0
-        n_searched = searched_draws(w * deficit[c_t], labelled_share=share)
-        return searched_bound(tp, den, d_num, d_den, n_searched, z)
-
     coefs = [1.0, 0.0, *alphas]
     out = np.full((4, len(coefs)), math.nan)
     for j, alpha in enumerate(coefs):
@@ -297,22 +286,27 @@ def hybrid_estimate(
         if math.isnan(tp) or not den > 0:
             continue
         f = tp / den
+        shift = None
+        if hidden is not None:
+            # the value if the hidden misses were known (precision does not depend on them)
+            shift = tp / (alpha * pp + (1 - alpha) * (tp + fn + hidden.misses)) - f
         out[:, j] = finish(
             f,
             grad_var(alpha, f, den),
             z,
             n_fallback=kish(alpha),
             remaining=float(np.sum((sizes - d)[h] if alpha == 1 else sizes - d)),
-            lower_at_one=partial(searched, alpha, tp, den),
+            shift=shift,
         )
     return out[0], out[1], out[2], out[3]
 
 
 def _substituted_sums(
     cell_t: np.ndarray, sizes: np.ndarray, draws: np.ndarray, y: np.ndarray, w: np.ndarray, t: int
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, np.ndarray]:
     """The weighted sums of matches among predicted matches (A) and among predicted
-    non-matches (C) and of predicted matches (D), each draw's term replaced by its known
+    non-matches (C) and of predicted matches (D), and whether each draw's cell was still
+    open at the draw (or completed by it), each draw's term replaced by its known
     conditional expectation for the cells completely labelled before it: draw t adds
     w_t l_t (and w_t h_t) if its cell c_t still had unlabelled pairs, and M_c / N (and
     N_c h_c / N) for every cell c complete before t (its M_c matches known), so each
@@ -341,7 +335,7 @@ def _substituted_sums(
     a = float(np.sum(terms[h_t]) + np.sum((m * later)[h]))
     c = float(np.sum(terms[~h_t]) + np.sum((m * later)[~h]))
     d_sum = float(np.sum((w * open_t)[h_t]) + np.sum((sizes * later)[h]))
-    return a, c, d_sum
+    return a, c, d_sum, open_t
 
 
 def _sum_needed(matches: np.ndarray, which: np.ndarray, sizes: np.ndarray) -> float:

@@ -51,11 +51,13 @@ def searched_draws(weights, *, counts=None, labelled_share: float = 0.0) -> floa
     return float(np.sum(cw) ** 2 / np.sum(cw * w)) / max(1.0 - labelled_share, 1e-12)
 
 
-def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, float]:
+def hidden_matches(sizes, searched, *, level: float, labelled=None) -> tuple[float, float, float]:
     """``(n_pairs, n_effective, max_hidden)`` of a region of pairs where no labelled pair
     is a match, made of cells (strata) with ``sizes[c]`` = N_c pairs of which
     ``searched[c]`` = d_c distinct pairs were labelled, each drawn uniformly within its
-    cell (OASIS and stratified draws).
+    cell (OASIS and stratified draws); ``labelled[c]`` (default d_c) the pairs of the
+    cell already labelled, when the effective search d_c is smaller (draws of unequal
+    weight).
 
     ``n_pairs`` = sum_c N_c. Cells with d_c = 0 were never searched: any of their pairs
     may be a match. On the searched cells (S) the labelled pairs stand for N_c / d_c
@@ -67,27 +69,19 @@ def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, floa
     1 - ((1 - level) / 2)^(1 / n_effective) (the upper end of the two-sided ``level``
     interval for 0 successes), so at most
 
-        max_hidden = sum_{d_c = 0} N_c + sum_S N_c (1 - ((1 - level) / 2)^(1 / n_effective))
+        max_hidden = sum_{d_c = 0} N_c + sum_S (N_c - labelled_c) (1 - ((1 - level) / 2)^(1 / n_effective))
 
-    matches hide in the region at that level.
-
-    Why this differs from the interval's zero-success bound
-    (:func:`~er_evaluation.pairs._variance.searched_bound`, Wilson's score bound at 0 on
-    the same effective draws): that one is the lower end of an interval meant to cover
-    at its level, so it pools every pair that could lower the estimate into one rate,
-    uses the score interval of every other pair-label interval and counts the labelled
-    pairs as known (finite-population correction). This one is a warning that no
-    unsearched stratum may fool: a stratum never searched says nothing about its rate,
-    so its pairs count in full; the rate takes the exact (more conservative)
-    Clopper-Pearson limit and applies to every pair of the searched cells, without
-    correction (the regions it flags are strata far too large to search, where the
-    labelled share is negligible)."""
+    matches hide among the region's unlabelled pairs at that level. This is the one
+    bound of what a run cannot rule out: the lower end of a pair-label interval
+    (:func:`boundary_lows`) and the diagnostic (:func:`search_diagnostics`) both use it.
+    A stratum never searched says nothing about its rate, so its pairs count in full."""
     sizes = np.asarray(sizes, dtype=np.float64)
     searched = np.asarray(searched, dtype=np.float64)
     if sizes.shape != searched.shape or np.any(searched > sizes) or np.any(searched < 0):
         raise ValueError("searched must hold, per cell, 0 <= d_c <= N_c labelled pairs")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    known = searched if labelled is None else np.asarray(labelled, dtype=np.float64)
     hit = searched > 0
     never = float(np.sum(sizes[~hit]))
     n_s = float(np.sum(sizes[hit]))
@@ -95,7 +89,7 @@ def hidden_matches(sizes, searched, *, level: float) -> tuple[float, float, floa
         return never, 0.0, never
     n_eff = searched_draws(sizes[hit] / searched[hit], counts=searched[hit])
     rate = 1.0 - ((1.0 - level) / 2.0) ** (1.0 / n_eff)
-    return never + n_s, n_eff, never + n_s * rate
+    return never + n_s, n_eff, never + float(np.sum(sizes[hit] - known[hit])) * rate
 
 
 def search_diagnostics(
@@ -113,71 +107,92 @@ def search_diagnostics(
     level: float,
     n_effective: float,
     top_share: float,
+    fp_region: tuple[float, float, float] = (0.0, 0.0, 0.0),
+    fp_drawn: bool = True,
 ) -> Diagnostics:
-    """:class:`Diagnostics` of a pair-label F_alpha estimate (alpha = 0: recall; alpha = 1,
-    precision, does not depend on the predicted non-matches and is never flagged here)
-    whose predicted non-matches include the unsearched ``region`` of
-    :func:`hidden_matches`. With TP, AP and PP the estimated true positives, actual
-    positives and the known predicted positives, K hidden matches would give
+    """:class:`Diagnostics` of a pair-label estimate F = TP / (alpha PP + (1 - alpha) AP)
+    (alpha = 1: precision, 0: recall) with TP, AP and PP the estimated true positives and
+    actual positives and the known predicted positives.
 
-        F_K = TP / (alpha PP + (1 - alpha)(AP + K)),
+    Not reliable when undefined, or at its boundary: recall and F (alpha < 1) when no
+    labelled predicted non-match is a match (``misses_drawn`` False) while the
+    unsearched ``region`` of :func:`hidden_matches` could hide max_hidden = K_m of them;
+    precision and F (alpha > 0) when no labelled predicted match is a non-match
+    (``fp_drawn`` False) while ``fp_region`` could hide K_f false positives. The
+    estimate then rests on no deficit having been drawn, which the labels cannot show,
+    and its interval reaches down to
 
-    so the value could be as low as F_K at K = max_hidden. The estimate is not reliable
-    when no labelled predicted non-match is a match (``misses_drawn`` False: the
-    estimate sits at the boundary, no missed match seen, e.g. recall 1) and its interval
-    stops above F_K: the interval then rests on the unsearched pairs holding no match,
-    which the labels cannot show. Once a missed match is labelled the estimate is off the
-    boundary and its interval spans the estimated misses; the bound alone lay below the
-    interval in 99.2-100% of runs on abt-buy and restaurant too, where the intervals
-    cover recall (their low-score strata are far too large to search), so it is not
-    applied (benchmarks/README.md, "Label reuse across
-    versions"). ``n_effective`` and
-    ``top_share`` describe the draws behind the estimate (as in :func:`concentration`).
-    """
-    n_pairs, n_eff, hidden = region
+        F_K = (TP - K_f) / (alpha PP + (1 - alpha)(AP - K_f + K_m))
+
+    (:func:`boundary_lows`), what the search cannot rule out, not to what the labels
+    measured. ``n_effective`` and ``top_share`` describe the draws behind the estimate
+    (as in :func:`concentration`)."""
 
     def out(reliable: bool, reason: str = "") -> Diagnostics:
         return Diagnostics(float(n_effective), float(top_share), reliable, reason)
 
     if not math.isfinite(value):
         return out(False, f"{metric} is undefined on this sample: label more pairs")
-    if alpha >= 1.0 or misses_drawn or hidden <= 0 or not math.isfinite(tp):
+    k_m = region[2] if alpha < 1 and not misses_drawn else 0.0
+    k_f = fp_region[2] if alpha > 0 and not fp_drawn else 0.0
+    if (k_m <= 0 and k_f <= 0) or not math.isfinite(tp):
         return out(True)
-    low = tp / (alpha * pp + (1.0 - alpha) * (ap + hidden)) if tp > 0 else 0.0
-    if not ci_low > low:
-        return out(True)
+    den = alpha * pp + (1.0 - alpha) * (ap - k_f + k_m)
+    low = max(tp - k_f, 0.0) / den if tp > 0 and den > 0 else 0.0
+    parts = []
+    for k, (n_pairs, n_eff, _), what, many, where in (
+        (k_m, region, "match", "matches", "predicted non-matches"),
+        (k_f, fp_region, "false positive", "false positives", "predicted matches"),
+    ):
+        if k > 0:
+            parts.append(
+                f"no {what} was drawn among the {where}: up to {k:,.0f} {many} could hide "
+                f"among {n_pairs:,.0f} of them ({n_pairs / pool_size:.1%} of the pool) in "
+                f"strata where none was drawn ({n_eff:.1f} effective draws searched them) "
+                f"at {level:.0%} (Clopper-Pearson)"
+            )
+    search = " and ".join(
+        f"predicted {r}" for k, r in ((k_m, "non-matches"), (k_f, "matches")) if k > 0
+    )
     return out(
         False,
-        f"no match was drawn among the predicted non-matches: {n_pairs:,.0f} of them "
-        f"({n_pairs / pool_size:.1%} of the pool) lie in strata where no match was drawn "
-        f"({n_eff:.1f} effective draws searched them); up to {hidden:,.0f} matches could "
-        f"hide there at {level:.0%} (Clopper-Pearson), so {metric} could be as low as "
-        f"{low:.3g}, below the interval's {ci_low:.3g}: label more predicted non-matches "
-        f"in those strata (e.g. continue_sampling(..., search=...))",
+        f"{metric} is at its boundary: {'; '.join(parts)}, so {metric} could be as low as "
+        f"{low:.3g}; the interval reaches down to it, what the search rules out rather "
+        f"than what the labels measured: label more {search} in those strata (e.g. "
+        "continue_sampling(..., search=...))",
     )
 
 
 def _searched_region(
-    run: LabelRun, predicted: np.ndarray, strata: ScoreStrata | None, level: float
+    run: LabelRun,
+    predicted: np.ndarray,
+    strata: ScoreStrata | None,
+    level: float,
+    deficit: str = "miss",
 ):
-    """(:func:`hidden_matches` of the predicted
-    non-match cells (stratum x prediction) where no labelled pair is a match and some
-    pair is unlabelled, whether any labelled predicted non-match is a match). Without
-    strata the predicted non-matches are one cell whose searched size is
-    :func:`searched_draws` of its draws' weights
-    (uniform draws count fully, draws that rarely reach it little), at most its distinct
-    labelled pairs."""
+    """(:func:`hidden_matches` of the region where a deficit could hide unseen, whether a
+    deficit was drawn). ``deficit="miss"``: the predicted non-match cells (stratum x
+    prediction) where no labelled pair is a match and some pair is unlabelled;
+    ``"false_positive"``: the predicted-match cells where no labelled pair is a
+    non-match. Without strata the prediction group is one cell whose searched size is
+    :func:`searched_draws` of its draws' weights (uniform draws count fully, draws that
+    rarely reach it little), at most its distinct labelled pairs. This is the one
+    definition of the effective draws that searched a region, for the diagnostic and for
+    the interval's lower end (:func:`boundary_lows`)."""
+    prediction, bad = (0, 1) if deficit == "miss" else (1, 0)
+    inside = predicted[run.index] == prediction
+    if np.any(run.label[inside] == bad):  # a deficit drawn: no region (no pool pass)
+        return (0.0, 0.0, 0.0), True
+    drawn = False
     rows, first = np.unique(run.index, return_index=True)
-    label = run.label[first].astype(np.float64)
     if strata is None:
-        non = predicted[run.index] == 0
-        sizes = np.array([float(np.sum(predicted == 0))])
-        matched = bool(np.any(run.label[non] == 1))
-        w = run.weight[non].astype(np.float64)
-        searched = np.array([min(searched_draws(w), float(np.sum(predicted[rows] == 0)))])
-        if searched[0] >= sizes[0]:
-            return (0.0, 0.0, 0.0), matched
-        return (0.0, 0.0, 0.0) if matched else hidden_matches(sizes, searched, level=level), matched
+        sizes = np.array([float(np.sum(predicted == prediction))])
+        w = run.weight[inside].astype(np.float64)
+        labelled = np.array([float(np.sum(predicted[rows] == prediction))])
+        searched = np.minimum([searched_draws(w)], labelled)
+        if labelled[0] >= sizes[0]:
+            return (0.0, 0.0, 0.0), drawn
+        return hidden_matches(sizes, searched, level=level, labelled=labelled), drawn
     if strata.codes.shape != predicted.shape:
         raise ValueError(
             f"strata must cover the run's pool ({predicted.shape[0]} pairs), "
@@ -187,13 +202,60 @@ def _searched_region(
     n_cells = 2 * strata.n_strata
     sizes = np.bincount(cells, minlength=n_cells).astype(np.float64)
     d = np.bincount(cells[rows], minlength=n_cells).astype(np.float64)
-    m = np.bincount(cells[rows], weights=label, minlength=n_cells)
-    non = np.arange(n_cells) % 2 == 0
-    matched = bool(np.any(m[non] > 0))
-    region = non & (d < sizes) & (m == 0)
+    group = np.arange(n_cells) % 2 == prediction
+    region = group & (d < sizes)
     if not region.any():
-        return (0.0, 0.0, 0.0), matched
-    return hidden_matches(sizes[region], d[region], level=level), matched
+        return (0.0, 0.0, 0.0), drawn
+    return hidden_matches(sizes[region], d[region], level=level), drawn
+
+
+def boundary_lows(
+    run: LabelRun,
+    predicted: np.ndarray,
+    alphas: list[float],
+    values: np.ndarray,
+    lows: np.ndarray,
+    level: float,
+    strata: ScoreStrata | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower ends that never exclude what the run cannot rule out, and which estimates are
+    exact: for F = TP / (alpha PP + (1 - alpha) AP) (``alphas`` = [1, 0, alpha...] with
+    ``values`` precision, recall, F...), when no missed match was drawn the matches that
+    could hide in the unsearched predicted non-matches, K_m = max_hidden of
+    :func:`hidden_matches` over the region of :func:`_searched_region`, and when no
+    false positive was drawn the false positives K_f that could hide among the
+    unsearched predicted matches, give
+
+        F_K = (TP - K_f) / (alpha PP + (1 - alpha)(AP - K_f + K_m))
+
+    (TP = precision x PP, AP = TP / recall), and the lower end is at most F_K (F_K itself
+    at an estimate of 1): the bound the diagnostic reports (:func:`search_diagnostics`),
+    not a Wilson bound on draws that never reached those pairs. Returns (lows, exact): an estimate of 1 with
+    no unlabelled pair that could lower it is exact (a census of what it depends on)."""
+    lows = np.array(lows, dtype=np.float64)
+    exact = np.zeros(len(values), dtype=bool)
+    (_, _, k_miss), misses_drawn = _searched_region(run, predicted, strata, level, "miss")
+    (_, _, k_fp), fp_drawn = _searched_region(run, predicted, strata, level, "false_positive")
+    pp = float(np.sum(predicted))
+    precision, recall = float(values[0]), float(values[1])
+    if not math.isfinite(precision):
+        return lows, exact
+    tp = precision * pp
+    ap = tp / recall if recall > 0 else math.nan
+    for j, alpha in enumerate(alphas):
+        if not math.isfinite(values[j]):
+            continue
+        km = k_miss if alpha < 1 and not misses_drawn else 0.0
+        kf = k_fp if alpha > 0 and not fp_drawn else 0.0
+        if km == 0 and kf == 0:
+            exact[j] = values[j] >= 1.0 - 1e-12 and (alpha < 1 or not fp_drawn)
+            continue
+        den = alpha * pp + (1 - alpha) * (ap - kf + km)
+        bound = max(tp - kf, 0.0) / den if tp > 0 and den > 0 else 0.0
+        # at 1 the variance is 0 and the Wilson fallback counts the labelled pairs of the
+        # denominator, which say nothing about the deficit: the bound alone
+        lows[j] = bound if values[j] >= 1.0 - 1e-12 else min(lows[j], bound)
+    return lows, exact
 
 
 def search_diagnosed(
@@ -217,10 +279,8 @@ def search_diagnosed(
     h = predicted[run.index].astype(np.float64)
     y = run.label.astype(np.float64)
     w = run.weight.astype(np.float64)
-    if np.any((h == 0) & (y == 1)):
-        region, misses_drawn = (0.0, 0.0, 0.0), True
-    else:
-        region, misses_drawn = _searched_region(run, predicted, strata, level)
+    region, misses_drawn = _searched_region(run, predicted, strata, level)
+    fp_region, fp_drawn = _searched_region(run, predicted, strata, level, "false_positive")
     pp = float(np.sum(predicted))
     tp = estimates[0].value * pp
     r = estimates[1].value
@@ -238,6 +298,8 @@ def search_diagnosed(
             pp=pp,
             region=region,
             misses_drawn=misses_drawn,
+            fp_region=fp_region,
+            fp_drawn=fp_drawn,
             pool_size=run.pool_size,
             level=level,
             n_effective=float(n_eff),

@@ -56,12 +56,12 @@ from er_evaluation._parameters import check_beta, check_choice, check_level, z_v
 from er_evaluation.errors import warn_undefined
 from er_evaluation.estimators.results import Estimate, estimates_frame
 from er_evaluation.pairs._remainder import cell_codes, hybrid_estimate, remainder_estimate
-from er_evaluation.pairs._search import search_diagnosed, searched_draws
+from er_evaluation.pairs._search import boundary_lows, search_diagnosed, searched_draws
 from er_evaluation.pairs._variance import (
     finish,
+    hidden_counts,
     labelled_groups,
     labels_only_variance,
-    oracle_rates,
 )
 from er_evaluation.pairs.run import LabelRun
 from er_evaluation.vocabulary import pair_metric_names
@@ -240,6 +240,19 @@ def _check_variance(run: LabelRun, variance: str) -> None:
         )
 
 
+def _interval_arrays(run, predicted, alphas, level, variance="martingale", cells=None):
+    """(value, SE, low, high) of precision, recall and F for each alpha: the estimator of
+    the run's design (:func:`_estimate_arrays`), with the lower ends that never exclude
+    what the run cannot rule out and the census points of
+    :func:`~er_evaluation.pairs._search.boundary_lows`."""
+    value, se, low, high = _estimate_arrays(run, predicted, alphas, z_value(level), variance, cells)
+    low, exact = boundary_lows(run, predicted, [1.0, 0.0, *alphas], value, low, level, run.strata)
+    se = np.where(exact, 0.0, se)
+    low = np.where(exact, value, low)
+    high = np.where(exact, value, high)
+    return value, se, low, high
+
+
 def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=None):
     if run.design == "importance" and (run.adaptive or run.static_proposal):
         # a prediction group is taken exactly once all its pairs are labelled; with the
@@ -259,7 +272,7 @@ def _estimate_arrays(run, predicted, alphas, z, variance="martingale", cells=Non
             run.weight,
             alphas,
             z,
-            model=oracle_rates(run),
+            hidden=hidden_counts(run, predicted),
             strata_cells=strata_cells,
         )
     if uses_remainder(run):
@@ -287,7 +300,7 @@ def estimate_history(
     undefined. ``beta``, ``level`` and ``ci_method`` as :func:`estimate_from_labels`."""
     betas = _betas(beta)
     alphas = _alphas(betas)
-    z = z_value(level)
+    level = check_level(level)
     check_choice(ci_method, "ci_method", CI_METHODS)
     predicted = _check_predicted(run, predicted)
     n_labels = np.cumsum(run.new_label).astype(np.int64)
@@ -299,7 +312,9 @@ def estimate_history(
         if count < 1:
             continue
         last = min(int(np.searchsorted(n_labels, count, side="left")) + 1, run.n_draws)
-        value, se, low, high = _estimate_arrays(run.prefix(last), predicted, alphas, z, cells=cells)
+        value, se, low, high = _interval_arrays(
+            run.prefix(last), predicted, alphas, level, cells=cells
+        )
         row = {"n_draws": last, "n_labels": int(n_labels[last - 1])}
         for m, name in enumerate(names):
             row |= {
@@ -386,8 +401,7 @@ def ratio_estimates(
         raise ValueError("the run has no labelled draws: nothing to estimate")
     predicted = _check_predicted(run, predicted)
     _check_variance(run, variance)
-    z = z_value(level)
-    value, se, low, high = _estimate_arrays(run, predicted, alphas, z, variance)
+    value, se, low, high = _interval_arrays(run, predicted, alphas, level, variance)
     out = []
     for m, name in enumerate(names):
         v = float(value[m])

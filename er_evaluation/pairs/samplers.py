@@ -259,7 +259,12 @@ class ImportanceSampler(_Base):
     Marchant & Rubinstein 2017 with alpha = :func:`target_weight`) evaluated once with
     per-pair score probabilities (the static IS baseline of Marchant & Rubinstein 2017,
     2021), mixed with the uniform distribution: q(z) = eps/N + (1-eps) q*(z). Weight
-    w = (1/N) / q(z)."""
+    w = (1/N) / q(z).
+
+    The estimator's oracle model (:attr:`model_strata`, :attr:`stratum_prior`) is that
+    of OASIS runs: 30 CSF strata per prediction group with the score prior, used only
+    for the matches no label has shown (:func:`~er_evaluation.pairs._variance.hidden_counts`);
+    the draws do not depend on it."""
 
     name = "importance"
     static_proposal = True
@@ -287,6 +292,26 @@ class ImportanceSampler(_Base):
         q = np.full(n, 1.0 / n) if total <= 0 else epsilon / n + (1 - epsilon) * opt / total
         self.q = q
         self._cum = np.cumsum(q)
+        self._pool, self._model_strata = pool, None
+
+    @property
+    def model_strata(self) -> ScoreStrata:
+        """The strata of the estimator's oracle model: 30 CSF strata per prediction group
+        (:func:`~er_evaluation.pairs.stratify`), built on first use (drawing never needs
+        them)."""
+        if self._model_strata is None:
+            self._model_strata = stratify(self._pool.scores, self._pool.predicted, 30)
+        return self._model_strata
+
+    @property
+    def stratum_prior(self) -> np.ndarray:
+        """Leaf prior of the oracle model per stratum of :attr:`model_strata`, shape (2, K):
+        VARIANCE_PRIOR_STRENGTH x [pi0_k, 1 - pi0_k], pi0_k the stratum's mean score
+        probability (as :attr:`OASISSampler.stratum_prior`)."""
+        strata = self.model_strata
+        prob = score_probabilities(self._pool.scores, self.threshold)
+        pi0 = np.bincount(strata.codes, weights=prob, minlength=strata.n_strata) / strata.sizes
+        return VARIANCE_PRIOR_STRENGTH * np.vstack([pi0, 1 - pi0])
 
     def draw(self) -> Draw:
         index = int(np.searchsorted(self._cum, self.rng.random() * self._cum[-1], side="right"))
