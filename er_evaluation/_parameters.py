@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterable
 
 import numpy as np
+import pandas as pd
 from scipy.special import ndtri  # scipy.stats would add ~1 s to every import
 
 from er_evaluation.errors import examples
@@ -19,6 +21,11 @@ from er_evaluation.errors import examples
 __all__ = [
     "check_choice",
     "check_count",
+    "check_counts",
+    "check_labels",
+    "check_names",
+    "check_real",
+    "check_values",
     "check_flag",
     "check_level",
     "check_proportion",
@@ -60,6 +67,149 @@ def check_count(value, name: str, minimum: int = 1) -> int:
     if count < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
     return count
+
+
+def check_real(
+    value,
+    name: str,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """``value`` as a float if it is a finite real number in the interval from ``low`` to
+    ``high`` (each end closed unless ``low_open``/``high_open``; not ``True``, not
+    ``"0.05"``), else a ValueError naming ``name``, the interval and the value."""
+    interval = (
+        f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        if math.isfinite(low) and math.isfinite(high)
+        else (f"{'>' if low_open else '>='} {low:g}" if math.isfinite(low) else "")
+        or (f"{'<' if high_open else '<='} {high:g}" if math.isfinite(high) else "")
+    )
+    wanted = (
+        f"a number in {interval}"
+        if interval.startswith(("(", "["))
+        else f"a finite number {interval}".rstrip()
+    )
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+    number = float(value)
+    inside = math.isfinite(number) and (
+        (low < number if low_open else low <= number)
+        and (number < high if high_open else number <= high)
+    )
+    if not inside:
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+    return number
+
+
+def _key(label) -> str:
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
+def _series(values, name: str, what: str) -> pd.Series:
+    if not isinstance(values, pd.Series):
+        raise ValueError(f"{name} must be a pandas Series ({what}), got {type(values).__name__}")
+    if values.index.has_duplicates:
+        raise ValueError(
+            f"{name} names some entries twice: {examples(values.index[values.index.duplicated()])}"
+        )
+    return values
+
+
+def check_counts(values, name: str, known: pd.Index | None = None, minimum: int = 0) -> pd.Series:
+    """A Series of whole numbers >= ``minimum`` per stratum (e.g. fixed draws), as int64;
+    else a ValueError naming the entry and its value (``n['a'] must be a whole number >=
+    0, got -2``). With ``known``, every entry must name one of ``known``: an unknown
+    stratum is an error, never dropped."""
+    values = _series(values, name, "a count per stratum")
+    if known is not None:
+        check_names(values.index, name, known)
+    for label, value in values.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        check_count(value, f"{name}[{_key(label)}]", minimum)
+    return values.astype(np.int64)
+
+
+def check_values(
+    values, name: str, known: pd.Index | None = None, *, positive: bool = False
+) -> pd.Series:
+    """A Series of finite real numbers >= 0 (> 0 with ``positive``) per stratum (e.g.
+    standard deviations, costs), as float; else a ValueError naming the entry and its
+    value. With ``known``, every entry must name one of ``known``."""
+    values = _series(values, name, "a number per stratum")
+    if known is not None:
+        check_names(values.index, name, known)
+    for label, value in values.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        check_real(value, f"{name}[{_key(label)}]", 0.0, low_open=positive)
+    return values.astype(float)
+
+
+def check_names(values, name: str, known: pd.Index, *, what: str = "strata") -> list:
+    """``values`` as a list if it is a collection (not one string) whose every entry is one
+    of ``known``; else a ValueError naming the unknown entries and listing ``known``."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ValueError(
+            f"{name} must be a list of {what} names, got {values!r}"
+            + (f" (write [{values!r}])" if isinstance(values, str) else "")
+        )
+    names = list(values)
+    known = pd.Index(known)
+    unknown = [v for v in names if not _among(v, known)]
+    if unknown:
+        raise ValueError(
+            f"{name} names {what} that do not exist: {examples(unknown)}; "
+            f"the {what} are {examples(known, 10)}"
+        )
+    return names
+
+
+def _among(value, known: pd.Index) -> bool:
+    try:
+        found = value in known
+    except TypeError:
+        return False
+    # 1 and "1" are different labels; so are True and 1
+    return found and any(
+        type(_plain(k)) is type(_plain(value)) or _numbers(k, value) for k in known[known == value]
+    )
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _numbers(a, b) -> bool:
+    a, b = _plain(a), _plain(b)
+    return all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in (a, b))
+
+
+def check_labels(labels, name: str, *, label: str = "stratum", what: str = "record") -> pd.Series:
+    """A Series of labels (a stratum or group for every ``what`` of its index) with unique
+    ids, no missing label and labels of one type (``1`` and ``"1"`` would be two strata, as
+    they would be two clusters); else a ValueError naming the ids at fault."""
+    labels = _series(labels, name, f"{what} id -> {label}")
+    missing = labels.isna().to_numpy()
+    if missing.any():
+        raise ValueError(
+            f"{name}: {int(missing.sum())} {what}(s) have no {label} (missing value): "
+            f"{examples(labels.index[missing])}"
+        )
+    if labels.dtype == object:
+        kind = pd.api.types.infer_dtype(labels, skipna=False)
+        if kind in ("mixed-integer", "mixed-integer-float", "mixed"):
+            types = pd.Series([type(_plain(v)).__name__ for v in labels.to_numpy()])
+            counts = types.value_counts()
+            minority = (types == counts.index[-1]).to_numpy()
+            raise ValueError(
+                f"{name}: {label} labels mix types "
+                f"({', '.join(f'{t}: {c:,}' for t, c in counts.items())}), so 1 and '1' "
+                f"would be two {label} labels; convert them to one type (e.g. all str). "
+                f"{counts.index[-1]} at {what}(s) {examples(labels.index[minority])}"
+            )
+    return labels
 
 
 def check_seed(seed, *, generator: bool = False):

@@ -33,7 +33,16 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from er_evaluation._parameters import check_choice, check_count, check_flag, check_seed
+from er_evaluation._parameters import (
+    check_choice,
+    check_count,
+    check_counts,
+    check_flag,
+    check_labels,
+    check_names,
+    check_seed,
+    check_values,
+)
 from er_evaluation.clustering import validate_membership
 from er_evaluation.errors import examples
 from er_evaluation.sampling import Sample
@@ -110,7 +119,7 @@ def record_strata(
     if missing.any():
         bad = pd.unique(ids[missing])
         raise ValueError(f"{len(bad)} {what}(s) have no stratum: {examples(bad)}")
-    return labels.rename("stratum")
+    return check_labels(labels.rename("stratum"), "strata")
 
 
 def cluster_strata(
@@ -122,6 +131,12 @@ def cluster_strata(
     clustering = validate_membership(clustering)
     if callable(by):
         by = by(clustering)
+    if not isinstance(by, pd.Series):
+        raise TypeError("by must be a pandas Series or a function returning one")
+    if by.index.has_duplicates:
+        raise ValueError(
+            f"duplicated ids in the strata column: {examples(by.index[by.index.duplicated()])}"
+        )
     clusters = pd.Index(pd.unique(clustering.to_numpy()))
     labels = by.reindex(clusters)
     missing = labels.isna().to_numpy()
@@ -129,13 +144,19 @@ def cluster_strata(
         raise ValueError(
             f"{int(missing.sum())} cluster(s) have no stratum: {examples(clusters[missing])}"
         )
-    return labels.rename("stratum")
+    return check_labels(labels.rename("stratum"), "strata", what="cluster")
 
 
-def _band_labels(sizes: np.ndarray, bands: Iterable[int]) -> np.ndarray:
+def check_bands(bands) -> list[int]:
+    """Lower bounds of size bands: a list of whole numbers >= 2 (the band of singletons,
+    1, is always there), else a ValueError naming the value."""
+    if isinstance(bands, (str, bytes)) or not isinstance(bands, Iterable):
+        raise ValueError(f"bands must be a list of cluster sizes >= 2, got {bands!r}")
+    return [check_count(b, "bands", minimum=2) for b in bands]
+
+
+def _band_labels(sizes: np.ndarray, bands: list[int]) -> np.ndarray:
     edges = np.unique(np.asarray([1, *bands], dtype=np.int64))
-    if edges[0] < 1:
-        raise ValueError(f"size bands must be positive cluster sizes, got {list(bands)}")
     hi = np.append(edges[1:] - 1, -1)
     names = np.array(
         [
@@ -162,11 +183,13 @@ def size_strata(
     clusters carry most predicted links and most errors.
     """
     prediction = validate_membership(prediction, name="prediction")
+    bands = check_bands(bands)
+    if take_all_size is not None:
+        take_all_size = check_count(take_all_size, "take_all_size")
     codes, _ = pd.factorize(prediction.to_numpy())
     size = np.bincount(codes)[codes]
     labels = _band_labels(size, bands)
     if take_all_size is not None:
-        take_all_size = check_count(take_all_size, "take_all_size")
         labels = np.where(size >= take_all_size, TAKE_ALL, labels)
     return pd.Series(labels, index=prediction.index, name="stratum")
 
@@ -201,7 +224,8 @@ def change_strata(a: pd.Series, b: pd.Series) -> pd.Series:
 
 
 def _round_to(total: int, target: np.ndarray) -> np.ndarray:
-    """Integers summing to ``total`` closest to ``target`` (largest remainders)."""
+    """Integers summing to ``total`` closest to ``target`` (largest remainders): each is
+    the floor or the ceiling of its target, so integer bounds on the targets hold."""
     base = np.floor(target).astype(np.int64)
     rest = total - int(base.sum())
     if rest > 0:
@@ -222,28 +246,66 @@ def allocate(
 ) -> pd.Series:
     """Number of draws per stratum for a total of ``n`` draws (take-all strata included).
 
-    ``frame_sizes``: F_h per stratum (e.g. ``strata.value_counts()``). ``take_all``
-    strata get n_h = F_h. The rest is shared ``method="proportional"`` (n_h ∝ F_h) or
-    ``"neyman"`` (n_h ∝ F_h S_h with ``sd`` = S_h, the standard deviation of the
-    estimator's per-draw linearised value in stratum h: Neyman 1934); with ``cost`` (c_h:
-    e.g. records read per draw) n_h ∝ F_h S_h / sqrt(c_h), the allocation of least variance
-    for a fixed total cost (Cochran 1977, §5.5); then rounded to integers summing to ``n``; a stratum whose share exceeds F_h becomes
-    take-all and the rest is reallocated; every stratum gets at least
-    ``min(minimum, F_h)`` draws (two are needed for a variance). ``n`` may instead be a
-    Series of fixed draws per stratum (checked against F_h).
+    ``frame_sizes``: F_h per stratum (e.g. ``strata.value_counts()``), whole numbers >= 1.
+    ``take_all`` strata (a list of stratum names) get n_h = F_h. The rest is shared
+    ``method="proportional"`` (n_h ∝ F_h) or ``"neyman"`` (n_h ∝ F_h S_h with ``sd`` =
+    S_h >= 0, the standard deviation of the estimator's per-draw linearised value in
+    stratum h: Neyman 1934); with ``cost`` (c_h > 0: e.g. records read per draw)
+    n_h ∝ F_h S_h / sqrt(c_h) (Cochran 1977, §5.5). Every other stratum gets between
+    ``min(minimum, F_h)`` draws (two are needed for a variance) and F_h: the shares are
+    n_h = clip(λ F_h S_h, min(minimum, F_h), F_h) with λ such that they sum to ``n``
+    (the allocation of least variance Σ F_h² S_h² / n_h under these bounds; a stratum
+    whose share reaches F_h is reviewed entirely), then rounded to integers summing to
+    ``n``. ``n`` may instead be a Series of fixed draws per stratum: whole numbers >= 0
+    for every stratum of the frame, at most F_h (``take_all`` strata get F_h whatever
+    ``n`` gives them).
+
+    A total that no allocation meets is an error saying why: more draws than frame units,
+    or fewer than the take-all strata and the least draws per stratum need (with the
+    smallest feasible ``n``).
     """
-    n, method, minimum = _check_allocation(n, method, minimum)
+    frame_sizes, n, method, sd, cost, take_all, minimum = _check_allocation(
+        frame_sizes, n, method, sd, cost, take_all, minimum
+    )
     return _allocation(
         frame_sizes, n, method=method, sd=sd, cost=cost, take_all=take_all, minimum=minimum
     )
 
 
-def _check_allocation(n, method, minimum) -> tuple[int | pd.Series, str, int]:
-    """A total of draws (or a Series of draws per stratum), an allocation method and the
-    least draws per stratum, checked at a design's door."""
-    if not isinstance(n, pd.Series):
+def _check_allocation(frame_sizes, n, method, sd, cost, take_all, minimum) -> tuple:
+    """The arguments of :func:`allocate`, checked at a design's door: frame sizes whole
+    numbers >= 1, a total of draws >= 1 or fixed draws >= 0 over known strata, standard
+    deviations finite and >= 0, costs finite and > 0, take-all strata that exist."""
+    F = check_counts(frame_sizes, "frame_sizes", minimum=1)
+    if isinstance(n, pd.Series):
+        n = check_counts(n, "n", F.index)
+    else:
         n = check_count(n, "n")
-    return n, check_choice(method, "method", ALLOCATIONS), check_count(minimum, "minimum")
+    method = check_choice(method, "method", ALLOCATIONS)
+    if sd is not None:
+        sd = check_values(sd, "sd", F.index)
+    if cost is not None:
+        cost = check_values(cost, "cost", F.index, positive=True)
+    take_all = check_names(take_all, "take_all", F.index)
+    return F, n, method, sd, cost, take_all, check_count(minimum, "minimum")
+
+
+def _fixed_allocation(F: pd.Series, n: pd.Series, take_all: list) -> pd.Series:
+    out = n.reindex(F.index)
+    if out.isna().any():
+        raise ValueError(
+            f"fixed allocation n is missing strata: {examples(F.index[out.isna().to_numpy()])}"
+        )
+    out = out.astype(np.int64)
+    out[take_all] = F[take_all]
+    over = (out > F).to_numpy()
+    if over.any():
+        h = F.index[over][0]
+        raise ValueError(
+            f"more draws than frame units in stratum/strata {examples(F.index[over])} "
+            f"(n[{h!r}] = {out[h]:,} of {F[h]:,})"
+        )
+    return out.rename("draws")
 
 
 def _allocation(
@@ -253,92 +315,107 @@ def _allocation(
     method: Allocation,
     sd: pd.Series | None,
     cost: pd.Series | None,
-    take_all: Iterable,
+    take_all: list,
     minimum: int,
 ) -> pd.Series:
     """:func:`allocate` of checked arguments."""
-    F = frame_sizes.astype(np.int64)
-    if (F < 1).any():
-        raise ValueError(f"strata without frame units: {examples(F.index[F < 1])}")
-    take_all = pd.Index(list(take_all))
-    unknown = take_all.difference(F.index)
-    if len(unknown):
-        raise ValueError(f"take-all strata {examples(unknown)} are not strata of the frame")
+    F = frame_sizes
     if isinstance(n, pd.Series):
-        out = n.reindex(F.index)
-        if out.isna().any():
-            raise ValueError(
-                f"fixed allocation is missing strata: {examples(F.index[out.isna().to_numpy()])}"
-            )
-        out = out.astype(np.int64)
-        out[take_all] = F[take_all]
-        over = out > F
-        if over.any():
-            raise ValueError(
-                f"more draws than frame units in stratum/strata {examples(F.index[over.to_numpy()])}"
-            )
-        return out.rename("draws")
+        return _fixed_allocation(F, n, take_all)
+    Fv = F.to_numpy(dtype=np.int64)
+    full = F.index.isin(take_all)
+    total = int(Fv.sum())
+    if n > total:
+        raise ValueError(
+            f"n={n:,} draws exceed the {total:,} frame units of the {len(F)} strata: a "
+            f"design without replacement draws at most {total:,}"
+        )
+    floor = np.where(full, Fv, np.minimum(minimum, Fv))
+    if n < int(floor.sum()):
+        raise ValueError(_infeasible(F, n, full, floor, minimum))
     if method == "neyman":
         if sd is None:
             raise ValueError("Neyman allocation needs per-stratum standard deviations (sd=)")
         s = sd.reindex(F.index)
-        if s.isna().any() or (s < 0).any():
-            raise ValueError(
-                f"sd is missing or negative for strata {examples(F.index[(s.isna() | (s < 0)).to_numpy()])}"
-            )
-        score = (F * s).to_numpy(dtype=float)
+        if s.isna().any():
+            raise ValueError(f"sd is missing for strata {examples(F.index[s.isna().to_numpy()])}")
+        score = Fv * s.to_numpy(dtype=float)
     else:
-        score = F.to_numpy(dtype=float)
+        score = Fv.astype(float)
     if cost is not None:
         c = cost.reindex(F.index)
-        if c.isna().any() or (c <= 0).any():
-            raise ValueError(
-                f"cost must be > 0 for every stratum; not for {examples(F.index[(c.isna() | (c <= 0)).to_numpy()])}"
-            )
+        if c.isna().any():
+            raise ValueError(f"cost is missing for strata {examples(F.index[c.isna().to_numpy()])}")
         score = score / np.sqrt(c.to_numpy(dtype=float))
-    Fv = F.to_numpy()
-    full = F.index.isin(take_all)
-    floor = np.minimum(minimum, Fv)
-    counts = np.zeros(len(Fv), dtype=np.int64)
-    while True:
-        free = ~full
-        budget = int(n) - int(Fv[full].sum())
-        if budget < int(floor[free].sum()):
-            raise ValueError(
-                f"n={n} draws cannot cover the take-all strata ({int(Fv[full].sum())} units) "
-                f"and at least {minimum} draws in each of the other {int(free.sum())} strata"
-            )
-        if not free.any():
+    free = ~full
+    out = Fv.copy()
+    if free.any():
+        if not (score[free] > 0).any():  # no spread anywhere: proportional
+            score = Fv.astype(float)
+        budget = n - int(Fv[full].sum())
+        shares = _clipped_shares(score[free], floor[free].astype(float), Fv[free], budget)
+        out[free] = _round_to(budget, shares)
+    return pd.Series(out, index=F.index, name="draws")
+
+
+def _infeasible(F: pd.Series, n: int, full: np.ndarray, floor: np.ndarray, minimum: int) -> str:
+    """Why ``n`` draws cannot be allocated, with the smallest total that can."""
+    need = int(floor.sum())
+    others = int((~full).sum())
+    parts = []
+    if full.any():
+        parts.append(
+            f"cover the take-all strata {examples(F.index[full])} ({int(floor[full].sum()):,} "
+            "frame units, all reviewed)"
+        )
+    if others:
+        parts.append(
+            f"give at least {minimum} draws to each of the {'other ' if full.any() else ''}"
+            f"{others} {'stratum' if others == 1 else 'strata'} ({int(floor[~full].sum()):,} draws)"
+        )
+    remedy = "fewer take-all strata" if full.any() else "fewer strata, or minimum=1"
+    return f"n={n:,} draws cannot {' and '.join(parts)}: give n >= {need:,}, or {remedy}"
+
+
+def _clipped_shares(w: np.ndarray, lo: np.ndarray, hi: np.ndarray, budget: int) -> np.ndarray:
+    """x_h = clip(λ w_h, lo_h, hi_h) with Σ x_h = ``budget`` (lo.sum() <= budget <=
+    hi.sum()): the allocation of least Σ w_h² / x_h within the bounds (its optimality
+    conditions give x_h ∝ w_h wherever a bound does not hold). λ by bisection; what the
+    draws still lack (the bisection's last rounding, or the draws left once every stratum
+    with w_h > 0 is complete) goes to the strata below their upper bound, in proportion
+    to their room: strata with w_h = 0 add nothing to the variance wherever they get it."""
+    if budget >= hi.sum():
+        return hi.astype(float)
+    positive = w > 0
+    top = float(np.max(hi[positive] / w[positive]))
+    low, high = 0.0, top
+    for _ in range(200):
+        mid = (low + high) / 2
+        if np.clip(mid * w, lo, hi).sum() <= budget:
+            low = mid
+        else:
+            high = mid
+        if high - low <= top * 1e-15:
             break
-        w = np.where(free, score, 0.0)
-        if w.sum() <= 0:  # no spread anywhere: proportional
-            w = np.where(free, Fv, 0.0).astype(float)
-        target = w / w.sum() * budget
-        over = free & (target >= Fv)
-        if over.any():  # Neyman's n_h > F_h: review the stratum entirely, reallocate
-            full = full | over
-            continue
-        target = np.where(free, np.maximum(target, floor), 0.0)
-        above = target - np.where(free, floor, 0)
-        room = budget - int(floor[free].sum())
-        if above.sum() > room:  # the floors took draws: shrink what is above them
-            target = np.where(free, floor + above * room / above.sum(), 0.0)
-        counts = _round_to(budget, target)
-        if (counts > Fv).any():
-            full = full | (counts >= Fv)
-            continue
-        break
-    out = np.where(full, Fv, counts)
-    return pd.Series(out.astype(np.int64), index=F.index, name="draws")
+    x = np.clip(low * w, lo, hi)
+    room = hi - x
+    gap = budget - x.sum()
+    if gap > 0:
+        x = x + gap * room / room.sum()
+    return x
 
 
 def draw_stratified(
     strata: pd.Series, allocation: pd.Series, *, replace: bool = False, seed=None
 ) -> pd.Series:
     """Draw ``allocation[h]`` frame units (index entries of ``strata``: record or cluster
-    ids) uniformly in every stratum h, without replacement by default. Returns the drawn
-    ids (index; repeated when drawn with replacement) with their stratum (values)."""
+    ids) uniformly in every stratum h, without replacement by default. ``allocation``:
+    whole numbers >= 0 for every stratum of ``strata`` (:func:`allocate`); a stratum that
+    ``strata`` does not hold is an error. Returns the drawn ids (index; repeated when drawn
+    with replacement) with their stratum (values)."""
     replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
+    strata = check_labels(strata, "strata", what="unit")
+    allocation = check_counts(allocation, "allocation", pd.Index(pd.unique(strata.to_numpy())))
     return _draw_within(strata, allocation, replace=replace, seed=seed)
 
 
@@ -496,15 +573,18 @@ def _allocate_and_draw(
     replace: bool,
     seed,
 ) -> tuple[pd.Series, pd.Series, pd.Series]:
-    """The steps :func:`sample_stratified` and :func:`sample_stratified_clusters` share:
-    give every frame unit (``units``: records or clusters) its stratum, count the frame
-    sizes F_h, allocate ``n`` draws (:func:`allocate`) and draw within strata
-    (:func:`draw_stratified`). Returns the frame's strata, F_h and the drawn units."""
+    """The steps :func:`sample_stratified`, :func:`sample_stratified_clusters` and
+    :func:`sample_changed` share: give every frame unit (``units``: records or clusters)
+    its stratum, count the frame sizes F_h, check and allocate ``n`` draws
+    (:func:`allocate`) and draw within strata (:func:`draw_stratified`). Returns the
+    frame's strata, F_h and the drawn units."""
+    strata = check_labels(strata, "strata", what=unit_name)
     missing = units.difference(strata.index)
     if len(missing):
         raise ValueError(f"{len(missing)} {unit_name}(s) have no stratum: {examples(missing)}")
     strata = strata.reindex(units)
     F = strata.value_counts(sort=False)
+    F, n, method, sd, _, take_all, _ = _check_allocation(F, n, method, sd, None, take_all, 2)
     alloc = _allocation(F, n, method=method, sd=sd, cost=None, take_all=take_all, minimum=2)
     return strata, F, _draw_within(strata, alloc, replace=replace, seed=seed)
 
@@ -524,7 +604,6 @@ def sample_stratified(
     draws (:func:`allocate`), draw records within strata (:func:`draw_stratified`) and
     review their true clusters (:func:`stratified_sample`). ``strata``: stratum of every
     record of ``truth`` (e.g. :func:`size_strata` of the prediction)."""
-    n, method, _ = _check_allocation(n, method, 2)
     replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
     truth = validate_membership(truth, name="truth")
     _, F, drawn = _allocate_and_draw(
@@ -549,7 +628,6 @@ def sample_stratified_clusters(
     reviewing them gives a sample of predicted clusters (call
     :meth:`~er_evaluation.sampling.Sample.reviewed_predicted` with the reviewed truth),
     which estimates precision-type metrics by duality."""
-    n, method, _ = _check_allocation(n, method, 2)
     replace, seed = check_flag(replace, "replace"), check_seed(seed, generator=True)
     clustering = validate_membership(clustering)
     clusters = pd.Index(pd.unique(clustering.to_numpy()))
@@ -617,22 +695,15 @@ def sample_changed(
     stratified by ``strata`` (labels of the records, e.g. :func:`size_strata` of ``a``;
     default one stratum "changed"), and review their true clusters. The frame is the changed records only: estimate the
     paired difference with :func:`~er_evaluation.estimators.change.compare_changed`."""
-    n, method, _ = _check_allocation(n, method, 2)
     seed = check_seed(seed, generator=True)
+    truth = validate_membership(truth, name="truth")
     changed = changed_records(a, b)
     ids = changed.index[changed.to_numpy()]
     if len(ids) == 0:
         raise ValueError("versions A and B agree on every record: nothing changed to sample")
     if strata is None:
-        labels = pd.Series("changed", index=ids, name="stratum")
-    else:
-        missing = ids.difference(strata.index)
-        if len(missing):
-            raise ValueError(
-                f"{len(missing)} changed record(s) have no stratum: {examples(missing)}"
-            )
-        labels = strata.reindex(ids)
-    F = labels.value_counts(sort=False)
-    alloc = _allocation(F, n, method=method, sd=sd, cost=None, take_all=take_all, minimum=2)
-    drawn = _draw_within(labels, alloc, replace=False, seed=seed)
-    return _stratified_sample(validate_membership(truth, name="truth"), drawn, F, replace=False)
+        strata = pd.Series("changed", index=ids, name="stratum")
+    _, F, drawn = _allocate_and_draw(
+        ids, "changed record", strata, n, method, sd, take_all, False, seed
+    )
+    return _stratified_sample(truth, drawn, F, replace=False)

@@ -183,15 +183,25 @@ def union_sample(
 def combine_estimates(estimates: Sequence[Estimate], *, level: float | None = None) -> Estimate:
     """Inverse-variance weighted combination of independent estimates of one metric
     (e.g. one per wave): value Σ w_k E_k with w_k ∝ 1/SE_k², SE (Σ 1/SE_k²)^-1/2, normal
-    interval at ``level`` (default: the first estimate's). Every estimate needs a finite,
-    positive SE and the same metric."""
+    interval at ``level`` (default: the first estimate's), clipped to the metric's range
+    ([0, 1]; [-1, 1] for a difference). Every estimate needs a finite, positive SE, the same
+    metric and the same prediction."""
     if level is not None:
         level = check_level(level)
     if not estimates:
         raise ValueError("no estimates to combine")
+    if not all(isinstance(e, Estimate) for e in estimates):
+        kinds = sorted({type(e).__name__ for e in estimates if not isinstance(e, Estimate)})
+        raise ValueError(f"estimates must be Estimate results, got {', '.join(kinds)}")
     metrics = {e.metric for e in estimates}
     if len(metrics) > 1:
         raise ValueError(f"estimates of different metrics cannot be combined: {sorted(metrics)}")
+    predictions = {e.prediction for e in estimates}
+    if len(predictions) > 1:
+        raise ValueError(
+            "estimates of different predictions cannot be combined: "
+            f"{sorted(map(str, predictions))}; combine the waves' estimates of one prediction"
+        )
     se = np.array([e.std_error for e in estimates], dtype=float)
     if not np.isfinite(se).all() or (se <= 0).any():
         raise ValueError("every estimate needs a finite, positive standard error to be weighted")
@@ -201,14 +211,15 @@ def combine_estimates(estimates: Sequence[Estimate], *, level: float | None = No
     level = estimates[0].level if level is None else level
     z = z_value(level)
     first = estimates[0]
+    low = -1.0 if first.metric.endswith(" difference") else 0.0
     return Estimate(
         metric=first.metric,
         estimator=first.estimator,
         design=f"{len(estimates)} waves combined",
         value=value,
         std_error=std_error,
-        ci_low=value - z * std_error,
-        ci_high=value + z * std_error,
+        ci_low=max(value - z * std_error, low),
+        ci_high=min(value + z * std_error, 1.0),
         level=float(level),
         ci_method="normal",
         n_units=sum(e.n_units for e in estimates),

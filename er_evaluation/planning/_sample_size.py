@@ -15,15 +15,18 @@ import pandas as pd
 from er_evaluation._parameters import (
     check_choice,
     check_count,
+    check_labels,
     check_level,
+    check_names,
     check_proportion,
     z_value,
 )
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import ALLOCATIONS, allocate
 from er_evaluation.planning._frames import DesignFrame, predicted_cluster_frame, record_frame
+from er_evaluation.planning._models import cluster_sizes
 from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
-from er_evaluation.planning._sources import PLAN_METRICS, P
+from er_evaluation.planning._sources import F1, PLAN_METRICS, P, strata_of
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import check_estimable
 
@@ -128,9 +131,14 @@ def _check_plan(
     }
     if (pilot is None) == (error_rate is None):
         raise ValueError("give exactly one of pilot= (a reviewed sample) or error_rate=")
+    if pilot is not None and not isinstance(pilot, Sample):
+        raise ValueError(
+            f"pilot must be a reviewed Sample (e.g. benchmark_sample(...)), got "
+            f"{type(pilot).__name__}"
+        )
     if isinstance(error_rate, pd.Series):
-        for rate in error_rate.to_numpy():
-            check_proportion(rate, "error_rate")
+        for stratum, rate in error_rate.items():
+            check_proportion(rate, f"error_rate[{stratum!r}]")
     elif error_rate is not None:
         error_rate = check_proportion(error_rate, "error_rate")
     checked["error_rate"] = error_rate
@@ -146,6 +154,45 @@ def _check_plan(
                 "one sample of predicted clusters belongs to one prediction"
             )
     return checked
+
+
+def _check_has_pairs(prediction: pd.Series, metric: str) -> None:
+    """A pairwise metric needs record pairs, and precision (and F1) predicted links."""
+    if len(prediction) < 2:
+        raise ValueError(
+            f"the prediction has {len(prediction)} record: it has no record pair, so "
+            f"{metric} is undefined and there is nothing to plan"
+        )
+    if metric in (P, F1):
+        sizes = cluster_sizes(prediction)
+        if int(sizes.max()) < 2:
+            raise ValueError(
+                f"the prediction has no predicted link (its {len(sizes):,} predicted "
+                f"clusters are all singletons): {metric} is undefined, there is nothing to plan"
+            )
+
+
+def _check_variance(frame: DesignFrame, take_all: list, design: str, pilot, error_rate) -> None:
+    """Refuse a variance model that says every sample is exact: a half-width of 0 would
+    be promised for a design that is not a census. (Strata of singleton predicted
+    clusters are exact on the predicted-cluster design: they hold no predicted link.)"""
+    sampled = ~frame.sizes.index.isin(take_all)
+    if design == "predicted_clusters":
+        sampled &= (frame.unit_records > 1).to_numpy()
+    if not sampled.any() or (frame.sd.to_numpy()[sampled] > 0).any():
+        return
+    if pilot is not None:
+        raise ValueError(
+            f"the pilot shows no variation in any sampled stratum ({pilot.n_units:,} reviewed "
+            "units, all alike): it cannot say how much a sample varies, so no half-width can "
+            "be promised; review a larger pilot, or plan from an assumed error rate "
+            "(error_rate=...)"
+        )
+    raise ValueError(
+        f"error_rate={error_rate} gives every sampled stratum a standard deviation of 0 (a "
+        "prediction without errors, or without links to err on), so no half-width can be "
+        "promised; assume a positive error rate (e.g. 0.01)"
+    )
 
 
 def plan_sample_size(
@@ -180,6 +227,12 @@ def plan_sample_size(
     variance model says). Returns a :class:`Plan`; a :class:`PlanWarning` (also in
     ``Plan.warnings``) when the record design is asked for precision or F1 on a
     heavy-tailed prediction, whose variance it under-estimates.
+
+    Refused, with the reason: a stratum label missing or of mixed types, a ``take_all``
+    stratum that ``strata`` does not hold, a prediction without record pairs (or, for
+    precision and F1, without predicted links), a pilot without two reviewed units in any
+    stratum, and a variance model that gives every sampled stratum a standard deviation
+    of 0 (the half-width it would promise is 0 for any sample).
     """
     prediction = validate_membership(prediction, name="prediction")
     if design is None:
@@ -189,13 +242,20 @@ def plan_sample_size(
     )
     half_width, level, error_rate = checked["half_width"], checked["level"], checked["error_rate"]
     method, minimum, min_draws = checked["method"], checked["minimum"], checked["min_draws"]
+    _check_has_pairs(prediction, metric)
     if strata is None:
         strata = pd.Series("all", index=prediction.index, name="stratum")
-    take_all = list(take_all)
+    strata = strata_of(check_labels(strata, "strata"), prediction)
+    take_all = check_names(take_all, "take_all", pd.unique(strata.to_numpy()))
+    if baseline is not None:
+        baseline = validate_membership(baseline, name="baseline")
+    if isinstance(error_rate, pd.Series):
+        check_names(error_rate.index, "error_rate", pd.unique(strata.to_numpy()))
     if design == "predicted_clusters":
         frame = predicted_cluster_frame(prediction, strata, pilot, error_rate)
     else:
         frame = record_frame(prediction, strata, metric, pilot, error_rate, baseline)
+    _check_variance(frame, take_all, design, pilot, error_rate)
     z = z_value(level)
     N = len(prediction)
     draws = _smallest_allocation(

@@ -7,7 +7,6 @@ The formulas are in :mod:`er_evaluation.planning`'s docstring and in each functi
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -103,14 +102,30 @@ def stratum_sd_from_cluster_rates(
     if (w * A).sum() == 0:
         raise ValueError("the prediction has no predicted links: precision is undefined")
     precision = (w @ B) / (w @ A)
-    u = (B - precision * A) / ((w @ A) / len(prediction))
+    u = _exact_zero(B - precision * A, B + precision * A) / ((w @ A) / len(prediction))
     # the stratum of a predicted cluster of size s: that of the largest present size <= s
     h = label_of[np.clip(np.searchsorted(present, s, side="right") - 1, 0, None)]
     frame = pd.DataFrame({"h": h, "w": w, "wu": w * u, "wuu": w * u**2})
     agg = frame.groupby("h")[["w", "wu", "wuu"]].sum()
-    var = (agg["wuu"] / agg["w"] - (agg["wu"] / agg["w"]) ** 2).clip(lower=0)
+    var = _variance(agg)
     groups = pd.Index(pd.unique(labels.to_numpy()))
     return np.sqrt(var).reindex(groups).fillna(0.0).rename("sd")
+
+
+def _exact_zero(u: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``u`` with 0 where it is 0 up to the rounding of the sums that make it (``scale``:
+    the sum of their absolute values): a prediction without errors has u = 0 exactly, and
+    a planner must not read a spread into rounding."""
+    return np.where(np.abs(u) <= 1e-12 * scale, 0.0, u)
+
+
+def _variance(agg: pd.DataFrame) -> pd.Series:
+    """Per stratum, the weighted variance E[u²] - E[u]² of the sums ``w``, ``wu``, ``wuu``;
+    0 where it is below the rounding error of that difference (1e-12 E[u²]): values that
+    are all alike have no spread, and a planner must not read one into rounding."""
+    second = agg["wuu"] / agg["w"]
+    var = second - (agg["wu"] / agg["w"]) ** 2
+    return var.where(var > 1e-12 * second, 0.0)
 
 
 def _pilot_weights(sample: Sample) -> np.ndarray:
@@ -128,18 +143,38 @@ def _pilot_weights(sample: Sample) -> np.ndarray:
     )
 
 
-def _weighted_sd(labels: np.ndarray, w: np.ndarray, u: np.ndarray, strata: Iterable) -> pd.Series:
+def _weighted_sd(
+    labels: np.ndarray,
+    w: np.ndarray,
+    u: np.ndarray,
+    strata: pd.Series,
+    units: np.ndarray,
+) -> pd.Series:
     """Per stratum, the weighted standard deviation of u (weights: inverse selection
     probabilities) with the divisor of S_h² (F_h - 1 for a census: the weighted variance
-    times k/(k - 1), k the reviewed values in h); strata without a reviewed unit get the
-    largest one seen."""
+    times k/(k - 1), k the reviewed values in h). A stratum needs values from at least two
+    reviewed units (``units``: the unit of each value) for a spread, unless the pilot
+    holds all of its frame units (``strata``: the stratum of every frame unit; a census of
+    a one-unit stratum has S_h = 0): strata with fewer get the largest S_h seen; a pilot
+    without two reviewed units in any stratum is an error (one value per stratum would
+    claim no variance at all)."""
     frame = pd.DataFrame({"h": labels, "w": w, "wu": w * u, "wuu": w * u**2, "k": 1.0})
     agg = frame.groupby("h")[["w", "wu", "wuu", "k"]].sum()
-    m = agg["wu"] / agg["w"]
     k = agg["k"]
-    var = (agg["wuu"] / agg["w"] - m**2).clip(lower=0) * (k / (k - 1)).where(k > 1, 1.0)
-    sd = np.sqrt(var).reindex(pd.Index(list(strata)))
-    return sd.fillna(sd.max() if sd.notna().any() else 0.0).rename("sd")
+    var = _variance(agg) * (k / (k - 1)).where(k > 1, 1.0)
+    reviewed = pd.Series(units).groupby(labels).nunique().reindex(var.index)
+    values = pd.Series(labels).value_counts().reindex(var.index)
+    complete = values >= strata.value_counts().reindex(var.index)
+    sd = np.sqrt(var.where((reviewed >= 2) | complete)).reindex(pd.Index(pd.unique(strata)))
+    if sd.isna().all():
+        counts = reviewed.reindex(sd.index).fillna(0).astype(int)
+        raise ValueError(
+            f"the pilot has fewer than 2 reviewed units in every stratum "
+            f"({', '.join(f'{h!r}: {c}' for h, c in counts.items())}): a stratum's standard "
+            "deviation needs at least 2; review a larger pilot, or plan from an assumed "
+            "error rate (error_rate=...)"
+        )
+    return sd.fillna(sd.max()).rename("sd")
 
 
 def stratum_sd_from_clusters(
@@ -150,8 +185,8 @@ def stratum_sd_from_clusters(
     ``sample_clusters(prediction, n).reviewed_predicted(truth)``): u(ĉ) = (B(ĉ) - P̂ A(ĉ))/Ā
     for every reviewed predicted cluster (A = C(|ĉ|,2), B = Σ_c C(|c ∩ ĉ|, 2), P̂ = Σ w B /
     Σ w A, Ā = |P|/N), weighted by w = inverse selection probability, grouped by
-    ``cluster_strata`` (index: cluster id). Strata without a reviewed cluster get the
-    largest S_h seen."""
+    ``cluster_strata`` (index: cluster id). Strata with fewer than two reviewed clusters
+    get the largest S_h seen; a pilot with fewer than two in every stratum is an error."""
     prediction = validate_membership(prediction, name="prediction")
     if pilot.sample_of != "predicted":
         raise ValueError(
@@ -191,9 +226,10 @@ def stratum_sd_from_clusters(
     if (w * A).sum() == 0:
         raise ValueError("the pilot has no predicted link: it cannot estimate precision")
     precision = float(w @ reviewed.to_numpy() / (w @ A))
-    u = (reviewed.to_numpy() - precision * A) / a_bar
+    B = reviewed.to_numpy()
+    u = _exact_zero(B - precision * A, B + precision * A) / a_bar
     labels = cluster_strata.reindex(units).to_numpy()
-    return _weighted_sd(labels, w, u, pd.unique(cluster_strata.to_numpy()))
+    return _weighted_sd(labels, w, u, cluster_strata, np.asarray(units))
 
 
 def _record_u(prediction: pd.Series, sample: Sample, metric: str) -> pd.DataFrame:
@@ -217,11 +253,11 @@ def _record_u(prediction: pd.Series, sample: Sample, metric: str) -> pd.DataFram
     index = {c: i for i, c in enumerate(names)}
     mean = (w * size) @ X / (w @ size)
     g = np.asarray(phi.evaluate(mean, index)[1], dtype=float)
-    u = X @ g
+    u = _exact_zero(X @ g, np.abs(X) @ np.abs(g))
     ref = sample.reference
     ref = ref[ref.index.isin(prediction.index)]
     unit = sample.units.get_indexer(ref.to_numpy())
-    return pd.DataFrame({"w": w[unit], "u": u[unit]}, index=ref.index)
+    return pd.DataFrame({"w": w[unit], "u": u[unit], "unit": unit}, index=ref.index)
 
 
 def stratum_sd_from_sample(
@@ -242,8 +278,9 @@ def stratum_sd_from_sample(
     (p_c: its selection probability; for a stratified pilot, the draws' expansion weights
     F_g/n_g per record of c). S_h² is the weighted variance of u over the records in h.
     With ``baseline`` (another prediction of the same records) u is the difference
-    u(prediction) - u(baseline): the paired difference's linearised value. Strata without a
-    reviewed record get the largest S_h seen (a conservative guess)."""
+    u(prediction) - u(baseline): the paired difference's linearised value. Strata without
+    records of two reviewed clusters get the largest S_h seen (a conservative guess); a
+    pilot without two reviewed clusters in any stratum is an error."""
     if metric not in PLAN_METRICS:
         raise ValueError(f"unknown metric {metric!r}; the planner supports {PLAN_METRICS}")
     strata = strata_of(strata, prediction)
@@ -256,7 +293,11 @@ def stratum_sd_from_sample(
         frame = frame.assign(u=frame["u"] - other["u"])
     labels = strata.reindex(frame.index).to_numpy()
     return _weighted_sd(
-        labels, frame["w"].to_numpy(), frame["u"].to_numpy(), pd.unique(strata.to_numpy())
+        labels,
+        frame["w"].to_numpy(),
+        frame["u"].to_numpy(),
+        strata,
+        frame["unit"].to_numpy(),
     )
 
 
