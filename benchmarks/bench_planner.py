@@ -56,7 +56,7 @@ from er_evaluation.designs import sample_stratified, sample_stratified_clusters,
 from er_evaluation.estimators import estimate_table
 from er_evaluation.planning import default_design, plan_sample_size
 from er_evaluation.sampling import sample_records
-from er_evaluation.simulation import misattribute
+from er_evaluation.simulation import misattribute, zipf_clustering
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_stratified import BANDS, EXACT, F1, SMOKE_RECORDS, P, R, rng, zipf_truth  # noqa: E402
@@ -66,11 +66,16 @@ SUMMARY = DATA / "bench_planner.csv"
 KEYS = ["truth", "rate", "metric", "design", "source", "target"]
 
 
+TRUTHS = ("rldata", "patentsview", "zipf2", "zipf1.5")
+
+
 def load_truth(name: str, smoke: bool = False) -> pd.Series:
     if smoke:  # a small Zipf truth stands for each
         return zipf_truth(SMOKE_RECORDS)
-    if name == "zipf":
-        return zipf_truth()
+    if name == "zipf2":
+        return zipf_clustering(200_000, 2.0, max_size=5_000, seed=0)
+    if name == "zipf1.5":
+        return zipf_clustering(200_000, 1.5, max_size=20_000, seed=0)
     if name == "patentsview":
         truth = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
     elif name == "rldata":
@@ -110,16 +115,23 @@ def _plan(pred, truth, metric, design, target, source, rate, seed):
     return plan, strata, labels
 
 
-def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, seed) -> dict:
+def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, seed, pilots) -> dict:
+    """One cell: the plan (from the rate, or one per pilot: ``pilots`` pilots, each
+    planning an equal share of the ``reps`` replicates) and its replicates."""
     t0 = time.perf_counter()
-    plan, strata, labels = _plan(pred, truth, metric, design, target, source, rate, (seed, 7))
+    n_plans = 1 if source == "rate" else max(1, min(pilots, reps))
+    plans = [
+        _plan(pred, truth, metric, design, target, source, rate, (*seed, 7, k))
+        for k in range(n_plans)
+    ]
     values, halves, covered, cost = [], [], [], []
     for r in range(reps):
+        plan, strata, labels = plans[r % n_plans]
         if plan.design == "predicted_clusters":
-            s = sample_stratified_clusters(pred, labels, plan.draws, seed=rng(seed, r))
+            s = sample_stratified_clusters(pred, labels, plan.draws, seed=rng(*seed, r))
             s = s.reviewed_predicted(truth)
         else:
-            s = sample_stratified(truth, strata, plan.draws, seed=rng(seed, r))
+            s = sample_stratified(truth, strata, plan.draws, seed=rng(*seed, r))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # reliability flags are not measured here
             row = estimate_table({"p": pred}, s, (metric,), validate=False).iloc[0]
@@ -130,13 +142,20 @@ def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, see
     sd = float(np.std(values, ddof=1))
     achieved = 1.96 * sd
     cov = float(np.mean(covered))
-    out = {
-        "planned_draws": plan.n_draws,
-        "planned_half_width": plan.half_width,
-        "floor_bound": plan.half_width < 0.98 * target,
+    planned = np.array([p.half_width for p, _, _ in plans])
+    draws = np.array([p.n_draws for p, _, _ in plans])
+    # the plans' half-width where the design's variance is a mixture over the pilots
+    planned_half = 1.96 * math.sqrt(float(np.mean((planned / 1.96) ** 2)))
+    return {
+        "plans": n_plans,
+        "planned_draws": float(draws.mean()),
+        "planned_draws_min": int(draws.min()),
+        "planned_draws_max": int(draws.max()),
+        "planned_half_width": planned_half,
+        "floor_bound": bool(np.mean(planned < 0.98 * target) > 0.5),
         "achieved_half_width": achieved,
         "achieved/target": achieved / target,
-        "achieved/planned": achieved / plan.half_width if plan.half_width > 0 else math.nan,
+        "achieved/planned": achieved / planned_half if planned_half > 0 else math.nan,
         "ratio_mc_se_rel": 1 / math.sqrt(2 * (reps - 1)),
         "reported/target": float(np.nanmean(halves)) / target,
         "coverage": cov,
@@ -146,12 +165,11 @@ def run_cell(truth, pred, exact, metric, design, target, source, rate, reps, see
         "reps": reps,
         "seconds": time.perf_counter() - t0,
     }
-    return out
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--truth", choices=["zipf", "patentsview", "rldata"])
+    parser.add_argument("--truth", choices=list(TRUTHS))
     parser.add_argument(
         "--report",
         type=Path,
@@ -169,6 +187,13 @@ def main(argv=None) -> int:
         help="default: the planner's design for the metric; records: the record design",
     )
     parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument(
+        "--pilots",
+        type=int,
+        default=20,
+        help="pilot and benchmark sources: pilots per cell, each planning an equal share of "
+        "the replicates (the achieved half-width is that of pilot-then-plan)",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -189,7 +214,7 @@ def main(argv=None) -> int:
             for design in ("default", "records"):
                 run(
                     parser.parse_args(
-                        ["--truth", "zipf", "--rates", "0.1", "--targets", "0.05", "--reps", "2"]
+                        ["--truth", "zipf2", "--rates", "0.1", "--targets", "0.05", "--reps", "2"]
                         + ["--sources", "rate", "pilot", "benchmark", "--design", design]
                         + ["--out", str(out)]
                     ),
@@ -243,6 +268,7 @@ def run(args: argparse.Namespace, smoke: bool = False) -> None:
                             rate,
                             args.reps,
                             seed,
+                            args.pilots,
                         ),
                     }
                     _save(row, args.out)
@@ -262,7 +288,7 @@ PLAN_SEED = {P: 1, R: 2, F1: 3}
 def report(df: pd.DataFrame) -> str:
     """Markdown table of summary rows, and the mean achieved/target over the cells whose
     size the variance model set (not the 30-draw floor)."""
-    order = {"rldata": 0, "patentsview": 1, "zipf": 2}
+    order = {name: i for i, name in enumerate(TRUTHS)}
     df = df.assign(_o=df["truth"].map(order)).sort_values(
         ["_o", "metric", "design", "rate", "target", "source"]
     )

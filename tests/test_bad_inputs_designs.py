@@ -343,13 +343,21 @@ def _rate():
 
 
 def test_planner_refuses_a_pilot_without_variation_instead_of_promising_half_width_0():
-    """A pilot of 3 true clusters the prediction got right: no spread, no half-width."""
+    """A pilot of 3 true clusters the prediction got right: no spread in the paired
+    difference of two identical predictions, so no half-width; for one prediction the plan
+    rests on the error rate the pilot's pessimistic bound allows, not on the spread it
+    shows."""
     clusters = TRUTH.unique()[:3]
     pilot = benchmark_sample(
         TRUTH[TRUTH.isin(clusters)], weights="cluster_size", population_size=len(TRUTH)
     )
     with pytest.raises(ValueError, match="the pilot shows no variation in any sampled stratum"):
-        plan_sample_size(TRUTH, None, 0.05, metric="pairwise_recall", pilot=pilot)
+        plan_sample_size(
+            TRUTH, None, 0.05, metric="pairwise_recall", pilot=pilot, baseline=TRUTH.copy()
+        )
+    plan = plan_sample_size(TRUTH, None, 0.05, metric="pairwise_recall", pilot=pilot)
+    assert plan.half_width > 0 and (plan.table["sd"] > 0).all()
+    assert "pessimistic rate" in plan.assumptions["variance source"]
 
 
 def test_planner_refuses_a_pilot_of_one_reviewed_unit_per_stratum():

@@ -25,6 +25,7 @@ from er_evaluation.designs import (
 from er_evaluation.planning import (
     HEAVY_TAIL_EFFECTIVE_CLUSTERS,
     MIN_PLANNED_DRAWS,
+    PILOT_CONFIDENCE,
     PlanWarning,
     default_design,
     link_effective_clusters,
@@ -33,6 +34,7 @@ from er_evaluation.planning import (
     plan_sample_size,
     planned_variance,
     rate_for_precision,
+    rate_for_recall,
     stratum_sd_from_cluster_rates,
     stratum_sd_from_clusters,
     stratum_sd_from_rates,
@@ -506,3 +508,58 @@ def test_cli_plan_is_the_library_plan_with_the_default_bands(tmp_path, capsys):
     # the flags of the library's refusals
     assert main([*args, "--metric", "pairwise_recall", "--take-all-size", "6"]) == 1
     assert "--take-all-size needs size strata: give --bands too" in capsys.readouterr().err
+
+
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
+def test_record_rate_models_on_deconvolved_true_sizes():
+    """Singletons and pairs (RLdata-like) misattributed at 10%: misattribution turns true
+    singletons into predicted pairs, so the predicted sizes taken for the true ones
+    under-state recall's S_h; the deconvolved sizes give the census S_h (within 10%)."""
+    rng = np.random.default_rng(11)
+    sizes = np.where(rng.random(3000) < 0.25, 2, 1)
+    truth = pd.Series(np.repeat(np.arange(len(sizes)), sizes))
+    pred = misattribute(truth, 0.1, seed=12)
+    census = benchmark_sample(truth, weights="cluster_size", multiplicity=truth.value_counts())
+    one = pd.Series("all", index=pred.index)
+    actual = stratum_sd_from_sample(pred, census, one, "pairwise_recall")["all"]
+    model = stratum_sd_from_rates(pred, one, 0.1, "pairwise_recall")["all"]
+    assert model == pytest.approx(actual, rel=0.1)
+    # two strata: the predicted sizes stand for the true ones (documented as optimistic)
+    two = pd.Series(np.arange(len(pred)) % 2, index=pred.index)
+    assert stratum_sd_from_rates(pred, two, 0.1, "pairwise_recall").max() < 0.95 * actual
+    f1 = stratum_sd_from_sample(pred, census, one, "pairwise_f1")["all"]
+    assert stratum_sd_from_rates(pred, one, 0.1, "pairwise_f1")["all"] == pytest.approx(
+        f1, rel=0.15
+    )
+
+
+def test_rate_for_recall_inverts_the_binomial_model():
+    assert rate_for_recall(0.81) == pytest.approx(0.1)
+    assert rate_for_recall(1.0) == 0.0
+    with pytest.raises(ValueError, match="recall must be in"):
+        rate_for_recall(1.2)
+
+
+def test_pilot_plan_rests_on_the_pilot_or_its_pessimistic_rate_whichever_is_larger():
+    """A pilot of 3 predicted clusters per band of a heavy-tailed prediction: the plan's S_h
+    is the larger of the pilot's and the misattribution model's at the rate of the lower
+    end of the pilot's one-sided 80% interval of precision."""
+    from er_evaluation.estimators import estimate
+    from er_evaluation.simulation import zipf_clustering
+
+    truth = zipf_clustering(20_000, 2.0, max_size=2_000, seed=3)
+    pred = misattribute(truth, 0.05, seed=4)
+    strata = size_strata(pred, SIZE_BANDS)
+    labels = pd.Series(strata.to_numpy(), index=pred.to_numpy()).groupby(level=0).first()
+    pilot = sample_stratified_clusters(
+        pred, labels, labels.value_counts().clip(upper=3), seed=5
+    ).reviewed_predicted(truth)
+    plan = plan_review(pred, 0.002, pilot=pilot)
+    sd = plan.table.set_index("stratum")["sd"]
+    observed = stratum_sd_from_clusters(pred, pilot, labels).reindex(sd.index)
+    low = estimate(pred, pilot, "pairwise_precision", level=2 * PILOT_CONFIDENCE - 1).ci_low
+    modelled = stratum_sd_from_cluster_rates(pred, labels, rate_for_precision(pred, low))
+    expected = np.maximum(observed, modelled.reindex(sd.index))
+    np.testing.assert_allclose(sd.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    assert (modelled.reindex(sd.index) > observed).any()  # the pilot alone under-states
+    assert "pessimistic rate" in plan.assumptions["variance source"]

@@ -32,10 +32,18 @@ S_h comes from one of:
   u(ĉ) = (B(ĉ) - P A(ĉ)) / Ā of every reviewed cluster (A = C(|ĉ|, 2) predicted links,
   B = Σ_c C(|c ∩ ĉ|, 2) true ones, Ā = |P|/N), weighted by the inverse of its selection
   probability (:func:`stratum_sd_from_clusters`); a reviewed sample of *true* clusters
-  gives only its precision estimate P̂, turned into the misattribution rate at which the
-  rate model below gives P̂ (:func:`rate_for_precision`). For records, the reviewed true clusters' weight-share values,
-  each record of a reviewed cluster weighted by the inverse of its selection probability
-  (:func:`stratum_sd_from_sample`);
+  gives only its precision estimate, turned into the misattribution rate at which the
+  rate model below gives it (:func:`rate_for_precision`). For records, the reviewed true
+  clusters' weight-share values, each record of a reviewed cluster weighted by the inverse
+  of its selection probability (:func:`stratum_sd_from_sample`). A pilot's S_h is too
+  small more often than not where few units carry errors (on a Zipf(2) truth, 10 predicted
+  clusters per band gave half the census S_h in the small bands), so a pilot plan takes,
+  per stratum, the larger of the pilot's S_h and the rate model's at the pilot's
+  *pessimistic* rate: the rate at the lower end of the pilot's one-sided 80% interval of
+  precision (:func:`rate_for_precision`) or recall (ε = 1 - √R, :func:`rate_for_recall`),
+  the larger of the two for F1 (:data:`PILOT_CONFIDENCE`; Cochran 1977, ch. 4, plans
+  from an upper confidence limit of S²). Not for a paired difference, which has no rate
+  model;
 - **assumed misattribution rate** ε (q = 1 - ε). Predicted clusters
   (:func:`stratum_sd_from_cluster_rates`): the forward model of misattribution (Binette et
   al. 2023, §2.4) — a true cluster of t records keeps K ~ Binomial(t, q) of them together
@@ -43,24 +51,27 @@ S_h comes from one of:
   records A = C(s, 2) and B = C(K, 2); the true sizes are deconvolved from the predicted
   ones (:func:`true_size_counts`); S_h is the spread of u over the exact (K, M)
   distribution of the clusters whose size s falls in h (a singleton that received a record
-  is a false pair in the pairs' stratum). The record models below take the prediction's
-  cluster sizes as the true ones. Records, recall (:func:`stratum_sd_from_rates`): the record's true cluster keeps K ~ Binomial(s,
-  q) records together, with
+  is a false pair in the pairs' stratum). Records, recall (:func:`stratum_sd_from_rates`):
+  the record's true cluster of s records keeps K ~ Binomial(s, q) records together, with
 
       Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial),
 
   u = (K(K-1)/(2s) - q²(s-1)/2)/Ā with Ā = mean (s-1)/2, so S_h² = mean_h[Var K(K-1)/(4s²)]
   / Ā². Records, precision and F1: where misattributed records land (their out-links) has
-  no simple closed form, so the prediction is taken as the truth, misattributed at rate ε,
-  and S_h is the census standard deviation of that simulated population.
+  no simple closed form, so a truth is simulated, misattributed at rate ε, and S_h is the
+  census standard deviation of that population. The true sizes s: on the uniform record
+  design those deconvolved from the predicted ones (:func:`true_size_counts`); with
+  several record strata the predicted sizes stand for them (optimistic: misattribution
+  turns true singletons into predicted pairs).
 
 :class:`Plan` carries the answer with every assumption it used (design, variance source,
 interval). :func:`plan_review` is the plan the command line and the app ask for: the
 design chosen for the metric, size strata with the default bands
-(:data:`~er_evaluation.designs.SIZE_BANDS`) and a take-all size. Measured (``benchmarks/bench_planner.py``, README "Planner"): see the README
-for achieved/target half-widths per truth; the record design's precision (and the F1
-built on it) is under-estimated on heavy-tailed predictions, for which the planner warns
-(:class:`PlanWarning`).
+(:data:`~er_evaluation.designs.SIZE_BANDS`) and a take-all size. Measured
+(``benchmarks/bench_planner.py``, benchmarks/README.md "Planner"): the achieved over the
+target half-width per truth, error rate, metric and source; the record design's precision
+(and the F1 built on it) is under-estimated on heavy-tailed predictions, for which the
+planner warns (:class:`PlanWarning`).
 """
 
 from er_evaluation.planning._assembly import plan_review
@@ -69,6 +80,7 @@ from er_evaluation.planning._models import (
     DECONVOLVE_MAX_SIZE,
     model_precision,
     rate_for_precision,
+    rate_for_recall,
     true_size_counts,
 )
 from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
@@ -79,6 +91,7 @@ from er_evaluation.planning._sample_size import (
     plan_sample_size,
 )
 from er_evaluation.planning._sources import (
+    PILOT_CONFIDENCE,
     PLAN_METRICS,
     stratum_sd_from_cluster_rates,
     stratum_sd_from_clusters,
@@ -89,6 +102,7 @@ from er_evaluation.planning._sources import (
 __all__ = [
     "Plan",
     "PlanWarning",
+    "PILOT_CONFIDENCE",
     "PLAN_METRICS",
     "PLAN_DESIGNS",
     "DECONVOLVE_MAX_SIZE",
@@ -104,6 +118,7 @@ __all__ = [
     "model_precision",
     "true_size_counts",
     "rate_for_precision",
+    "rate_for_recall",
     "stratum_sd_from_rates",
     "stratum_sd_from_sample",
 ]

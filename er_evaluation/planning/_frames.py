@@ -53,6 +53,14 @@ def link_effective_clusters(prediction: pd.Series) -> float:
     return total**2 / float((links**2).sum()) if total > 0 else math.inf
 
 
+def _by_size(prediction: pd.Series, labels: pd.Series) -> bool:
+    """Whether the strata of the predicted clusters (``labels``, index: cluster id) are a
+    function of predicted size, as the misattribution model's strata must be."""
+    sizes = cluster_sizes(prediction).reindex(labels.index)
+    frame = pd.DataFrame({"s": sizes.to_numpy(), "h": labels.to_numpy()})
+    return bool((frame.groupby("s")["h"].nunique() <= 1).all())
+
+
 def cluster_labels(strata: pd.Series, prediction: pd.Series) -> pd.Series:
     """Stratum of every predicted cluster (index: cluster id) from record-level labels
     that must be constant within each predicted cluster (e.g. size bands)."""
@@ -93,30 +101,51 @@ def predicted_cluster_frame(
     from the misattribution model at an assumed rate or at the rate a pilot of true
     clusters estimates."""
     labels = cluster_labels(strata, prediction)
-    if pilot is not None and pilot.sample_of == "predicted":
-        sd = stratum_sd_from_clusters(prediction, pilot, labels)
-        source = (
-            f"from a reviewed pilot of {pilot.n_units:,} predicted clusters "
-            f"({pilot.n_draws:,} draws, design {pilot.design!r})"
+    model = (
+        " (a cluster of t records, t deconvolved from the predicted sizes, keeps "
+        "K ~ Binomial(t, 1 - rate) and receives Poisson(rate t) foreign records)"
+    )
+    if pilot is not None:
+        words, rate = pilot_rate(prediction, pilot)
+        modelled = (
+            stratum_sd_from_cluster_rates(prediction, labels, rate)
+            if _by_size(prediction, labels)
+            else None
         )
-    else:
-        if pilot is not None:
-            p_hat, rate = pilot_rate(prediction, pilot)
-            source = (
-                f"misattribution model at rate {rate:.4f}, the rate at which it gives "
-                f"the precision P̂ = {p_hat:.4f} estimated from the reviewed "
-                f"pilot/benchmark of {pilot.n_units:,} true clusters (design {pilot.design!r})"
+        if pilot.sample_of == "predicted":
+            observed = stratum_sd_from_clusters(prediction, pilot, labels)
+            sd = (
+                observed
+                if modelled is None
+                else np.maximum(observed, modelled.reindex(observed.index))
             )
+            source = (
+                f"from a reviewed pilot of {pilot.n_units:,} predicted clusters "
+                f"({pilot.n_draws:,} draws, design {pilot.design!r})"
+            )
+            if modelled is not None:
+                source += (
+                    f", or where larger the misattribution model at the pilot's pessimistic "
+                    f"rate ({words}){model}: a pilot's few clusters per stratum seldom show "
+                    f"the rare impure ones"
+                )
         else:
-            if isinstance(error_rate, pd.Series):
-                raise ValueError("the predicted-cluster design takes one error_rate value")
-            rate = float(error_rate)
-            source = f"misattribution model at an assumed misattribution rate {rate}"
+            if modelled is None:
+                raise ValueError(
+                    "a pilot of true clusters plans strata of predicted cluster size only: "
+                    "give a pilot of predicted clusters for these strata"
+                )
+            sd = modelled
+            source = (
+                f"misattribution model at the rate of the reviewed pilot/benchmark of "
+                f"{pilot.n_units:,} true clusters (design {pilot.design!r}; {words}){model}"
+            )
+    else:
+        if isinstance(error_rate, pd.Series):
+            raise ValueError("the predicted-cluster design takes one error_rate value")
+        rate = float(error_rate)
         sd = stratum_sd_from_cluster_rates(prediction, labels, rate)
-        source += (
-            " (a cluster of t records, t = a predicted size, keeps K ~ Binomial(t, 1 - rate) "
-            "and receives Poisson(rate t) foreign records)"
-        )
+        source = f"misattribution model at an assumed misattribution rate {rate}{model}"
     F = labels.value_counts(sort=False)
     unit_records = cluster_sizes(prediction).groupby(labels).mean().reindex(F.index)
     return DesignFrame(
@@ -150,6 +179,14 @@ def record_frame(
             f"from the reviewed pilot/benchmark ({pilot.n_units:,} true clusters, "
             f"{pilot.n_draws:,} draws, design {pilot.design!r})"
         )
+        if baseline is None:  # where two predictions differ has no rate model
+            words, rate = pilot_rate(prediction, pilot, metric)
+            modelled = stratum_sd_from_rates(prediction, strata, rate, metric)
+            sd = np.maximum(sd, modelled.reindex(sd.index))
+            source += (
+                f", or where larger the misattribution model at the pilot's pessimistic rate "
+                f"({words}): a pilot's few records seldom show the rare split clusters"
+            )
     else:
         sd = stratum_sd_from_rates(prediction, strata, error_rate, metric)
         source = f"from an assumed misattribution rate {error_rate} " + (

@@ -25,6 +25,8 @@ __all__ = [
     "cluster_sizes",
     "model_precision",
     "rate_for_precision",
+    "rate_for_recall",
+    "true_clustering",
     "true_size_counts",
 ]
 
@@ -153,3 +155,24 @@ def rate_for_precision(prediction: pd.Series, precision: float) -> float:
             above = False
         lo, hi = (mid, hi) if above else (lo, mid)
     return (lo + hi) / 2
+
+
+def rate_for_recall(recall: float) -> float:
+    """The misattribution rate at which the forward model gives pairwise recall ``recall``:
+    a true cluster of t records keeps K ~ Binomial(t, q) together, E C(K, 2) = q² C(t, 2)
+    for every t, so recall = q² and ε = 1 - √recall (whatever the cluster sizes)."""
+    if not 0 <= recall <= 1:
+        raise ValueError(f"recall must be in [0, 1], got {recall!r}")
+    return 1.0 - math.sqrt(recall)
+
+
+def true_clustering(prediction: pd.Series, error_rate: float) -> pd.Series:
+    """A clustering of about as many records as ``prediction`` (ids 0..n-1) whose cluster
+    sizes are the true sizes of :func:`true_size_counts` (counts rounded to whole
+    clusters): the population the record design's rate models simulate, instead of taking
+    the predicted sizes for the true ones."""
+    t, count = true_size_counts(prediction, error_rate)
+    sizes = np.repeat(t.astype(np.int64), np.round(count).astype(np.int64))
+    if not len(sizes):
+        raise ValueError("the prediction has no records")
+    return pd.Series(np.repeat(np.arange(len(sizes)), sizes), name="truth")
