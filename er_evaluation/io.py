@@ -8,9 +8,12 @@ traceback.
 from __future__ import annotations
 
 import errno
+import lzma
 import os
 import tempfile
 import warnings
+import zipfile
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -105,6 +108,20 @@ def _read_csv(path: Path, sep: str, encoding: str) -> pd.DataFrame:
         raise InputFileError(
             f"{path}: not {encoding} text{_where_undecodable(path, encoding)}; save the file "
             "as UTF-8, or give its encoding (e.g. latin-1)"
+        ) from error
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile) as error:
+        # a compressed file's decoder says what went wrong but never which file
+        suffix = path.suffix.lower()
+        if suffix not in _COMPRESSION:
+            raise
+        kind = _COMPRESSION[suffix]
+        raise InputFileError(
+            f"{path}: cannot decompress it as {kind} ({error}); a name ending in {suffix} is "
+            f"read as {kind}-compressed: if the file is plain text, drop {suffix} from its name"
+        ) from error
+    except ImportError as error:  # pandas needs zstandard for .zst
+        raise InputFileError(
+            f"{path}: reading {path.suffix} files needs a package that is not installed ({error})"
         ) from error
 
 

@@ -11,6 +11,8 @@ side by side without translation. A name is ``<family>_<quantity>``, e.g.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -36,6 +38,8 @@ __all__ = [
     "estimable_metrics",
     "fscore_name",
     "pair_metric_names",
+    "parse_fscore",
+    "suggest",
 ]
 
 Family = Literal[
@@ -158,6 +162,17 @@ BLOCKING: tuple[str, ...] = tuple(m.name for m in _STATISTICS if m.family == "bl
 TRUTH_STATISTICS: tuple[str, ...] = tuple(m.name for m in _STATISTICS if m.family == "truth")
 
 _FSCORE_FAMILIES = ("pairwise", "cluster", "bcubed")
+_FSCORE_NAME = re.compile(r"(pairwise|cluster|bcubed)_f([0-9]*\.?[0-9]+)")
+
+
+def parse_fscore(name: str) -> tuple[str, float] | None:
+    """(family, beta) of an F-score named as :func:`fscore_name` names it
+    (``"pairwise_f2"`` -> ``("pairwise", 2.0)``, ``"bcubed_f0.5"`` -> ``("bcubed", 0.5)``),
+    None for any other name."""
+    match = _FSCORE_NAME.fullmatch(name) if isinstance(name, str) else None
+    if match is None or float(match.group(2)) <= 0:
+        return None
+    return match.group(1), float(match.group(2))
 
 
 def fscore_name(family: str, beta: float) -> str:
@@ -213,29 +228,53 @@ def check_estimable(
     return metric
 
 
-def check_metric_names(
-    names: str | Iterable[str], allowed: Iterable[str], *, what: str = "metric"
-) -> list[str]:
-    """``names`` (one name or several) as a list, after checking each is in ``allowed``.
+def suggest(given: Iterable, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the first of ``given`` that is close to one of
+    ``choices`` (a typo), else ""."""
+    choices = [str(c) for c in choices]
+    for name in given:
+        close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.75)
+        if close:
+            return f" (did you mean {close[0]!r}?)"
+    return ""
 
-    Raises ValueError naming the unknown names and listing the valid choices (a
-    registered metric that is not allowed here is said to be unavailable, not unknown),
-    or when no name is given.
+
+def check_metric_names(
+    names: str | Iterable[str],
+    allowed: Iterable[str],
+    *,
+    what: str = "metric",
+    fscores: Iterable[str] = (),
+) -> list[str]:
+    """``names`` (one name or several) as a list, after checking each is in ``allowed``
+    or is the F-score of one of the families ``fscores`` with some beta (``pairwise_f2``:
+    :func:`parse_fscore`).
+
+    Raises ValueError naming the unknown names (with the closest valid name for a typo)
+    and listing the valid choices (a registered metric that is not allowed here is said to
+    be unavailable, not unknown), or when no name is given.
     """
     allowed = tuple(allowed)
+    fscores = tuple(fscores)
+    shown = (*allowed, *(f"{family}_f<beta>" for family in fscores))
     chosen = [names] if isinstance(names, str) else list(names)
     if not chosen:
-        raise ValueError(f"no {what} given: name at least one of {', '.join(allowed)}")
-    bad = [n for n in chosen if n not in allowed]
+        raise ValueError(f"no {what} given: name at least one of {', '.join(shown)}")
+
+    def known(name) -> bool:
+        parts = parse_fscore(name)
+        return name in allowed or (parts is not None and parts[0] in fscores)
+
+    bad = [n for n in chosen if not known(n)]
     if bad:
         unknown = [n for n in bad if n not in REGISTRY]
         problem = (
-            f"unknown {what}(s) {', '.join(map(repr, unknown))}"
+            f"unknown {what}(s) {', '.join(map(repr, unknown))}{suggest(unknown, allowed)}"
             if unknown
             else f"{what}(s) {', '.join(map(repr, bad))} not available here"
         )
         if unknown and len(unknown) < len(bad):
-            known = [n for n in bad if n in REGISTRY]
-            problem += f"; {', '.join(map(repr, known))} not available here"
-        raise ValueError(f"{problem}; choose from: {', '.join(allowed)}")
+            unavailable = [n for n in bad if n in REGISTRY]
+            problem += f"; {', '.join(map(repr, unavailable))} not available here"
+        raise ValueError(f"{problem}; choose from: {', '.join(shown)}")
     return chosen

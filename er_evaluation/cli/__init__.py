@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
 import warnings
 
@@ -21,8 +22,40 @@ from er_evaluation import __version__, _progress
 from er_evaluation.cli._common import flag_terms, resolve_output_format
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with the closest valid name in the error on a mistyped flag,
+    command or choice (``did you mean '--metrics'?``)."""
+
+    def error(self, message: str):
+        super().error(message + _suggestion(message, self))
+
+
+def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
+    from er_evaluation.vocabulary import suggest
+
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        return suggest([choice.group(1)], re.findall(r"'([^']*)'", choice.group(2)))
+    unknown = re.match(r"unrecognized arguments: (.*)", message)
+    if unknown:
+        flags = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+        given = [t.split("=")[0] for t in unknown.group(1).split() if t.startswith("-")]
+        return suggest(given, flags)
+    return ""
+
+
+def _command_parser(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` ran: ``er-eval review status``'s own."""
+    while True:
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, actions[0].dest, None) if actions else None
+        if name is None:
+            return parser
+        parser = actions[0].choices[name]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="er-eval",
         description="Evaluate entity resolution: exact metrics, summaries and sampling-based "
         "estimates with confidence intervals. 'er-eval COMMAND --help' documents each command.",
@@ -101,7 +134,9 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # named by the command's parser, which knows the flags a typo missed
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -27,7 +27,7 @@ import pandas as pd
 
 from er_evaluation._progress import stage
 from er_evaluation.clustering import from_frame
-from er_evaluation.errors import ClusteringError
+from er_evaluation.errors import ClusteringError, examples
 from er_evaluation.io import read_table
 
 COLUMN_RULE = (
@@ -137,6 +137,14 @@ def add_clustering_options(parser: argparse.ArgumentParser, *, engine: bool = Tr
         default="utf-8",
         help="text encoding of CSV/TSV inputs (default utf-8; e.g. latin-1)",
     )
+    parser.add_argument(
+        "--id-type",
+        choices=ID_TYPES,
+        default="auto",
+        help="record ids as text (str) or integers (int) in every file; auto (default): "
+        "text, except that where one file has integer ids (Parquet) and another plain "
+        "integers as text (CSV: 7, not 007 nor +7), the text ids are read as integers",
+    )
     if not engine:
         return
     parser.add_argument(
@@ -238,6 +246,76 @@ def read_clustering(
     return from_frame(frame, id_col=id_col, cluster_col=cluster_col, name=name or path)
 
 
+ID_TYPES = ("auto", "str", "int")
+_PLAIN_INTEGER = r"0|-?[1-9][0-9]*"
+
+
+def _id_kind(ids: pd.Index) -> str:
+    if pd.api.types.is_integer_dtype(ids.dtype):
+        return "int"
+    if pd.api.types.infer_dtype(ids, skipna=False) == "string":
+        return "str"
+    return "other"
+
+
+def _as_integers(clustering: pd.Series, label: str) -> pd.Series:
+    ids = clustering.index
+    text = pd.Series(ids.astype(str), index=ids)
+    bad = ~text.str.fullmatch(r"[+-]?[0-9]+")
+    if bad.any():
+        raise ClusteringError(
+            f"{label}: --id-type int, but {int(bad.sum()):,} record id(s) are not integers: "
+            f"{examples(text[bad])}"
+        )
+    numbers = pd.Index(text.astype(np.int64).to_numpy(), name=ids.name)
+    twice = numbers.duplicated(keep=False)
+    if twice.any():
+        raise ClusteringError(
+            f"{label}: --id-type int makes different record ids one integer: "
+            f"{examples(ids[twice])}; use --id-type str"
+        )
+    return clustering.set_axis(numbers)
+
+
+def common_ids(clusterings: list, labels: list[str], id_type: str = "auto") -> list:
+    """``clusterings`` (membership Series; tables held by an engine pass unchanged) with
+    record ids of one type, by ``--id-type``: ``str`` writes integer ids as text, ``int``
+    reads text ids as integers (an id that is not one is an error naming the file), and
+    ``auto`` reads text ids as integers when another file has integer ids and every text
+    id is a plain integer (``7``; ``007``, ``+7`` or ``7.0`` keep the files apart: an error
+    naming both files and the way out)."""
+    series = [(i, c) for i, c in enumerate(clusterings) if isinstance(c, pd.Series)]
+    kinds = {i: _id_kind(c.index) for i, c in series}
+    out = list(clusterings)
+    if id_type == "str":
+        for i, c in series:
+            if kinds[i] != "str":
+                out[i] = c.set_axis(c.index.astype(str))
+        return out
+    if id_type == "int":
+        for i, c in series:
+            if kinds[i] != "int":
+                out[i] = _as_integers(c, labels[i])
+        return out
+    if not ({"int", "str"} <= set(kinds.values())):
+        return out
+    integers = next(labels[i] for i in kinds if kinds[i] == "int")
+    for i, c in series:
+        if kinds[i] != "str":
+            continue
+        text = pd.Series(c.index, dtype=object)
+        plain = text.str.fullmatch(_PLAIN_INTEGER)
+        if not plain.all():
+            raise ClusteringError(
+                f"record ids have different types: {integers} has integer ids, {labels[i]} "
+                f"text ids that are not all plain integers ({examples(text[~plain])}); "
+                "give --id-type str to compare them as text, or --id-type int to read every "
+                "id as an integer"
+            )
+        out[i] = _as_integers(c, labels[i])
+    return out
+
+
 def label_of(spec: str) -> str:
     """The file part of a ``FILE:ID_COL:CLUSTER_COL`` spec (for row and column labels)."""
     return split_spec(spec)[0]
@@ -245,10 +323,10 @@ def label_of(spec: str) -> str:
 
 def _kind(name, column: pd.Series) -> str:
     """ "count", "proportion" (four decimals) or "real" for a result column."""
-    from er_evaluation.vocabulary import REGISTRY
+    from er_evaluation.vocabulary import REGISTRY, parse_fscore
 
     metric = REGISTRY.get(str(name))
-    if metric is not None and metric.kind != "count":
+    if (metric is not None and metric.kind != "count") or parse_fscore(str(name)):
         return "proportion"
     if str(name) in _VALUE_COLUMNS:
         return "proportion"

@@ -38,6 +38,7 @@ from er_evaluation.cli import _breakdown
 from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
+    common_ids,
     emit,
     label_of,
     plain,
@@ -47,7 +48,7 @@ from er_evaluation.errors import CoverageWarning
 from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, compare, estimate_table
 from er_evaluation.estimators.pairwise import ESTIMATORS
 from er_evaluation.sampling import Sample, benchmark_sample
-from er_evaluation.vocabulary import ESTIMABLE
+from er_evaluation.vocabulary import ESTIMABLE, ESTIMATOR_METRICS, check_metric_names
 
 _TABLE_COLUMNS = [
     "estimator",
@@ -76,10 +77,9 @@ def register(subparsers) -> None:
         "--metrics",
         nargs="+",
         default=list(ESTIMABLE[:3]),
-        choices=ESTIMABLE,
         metavar="METRIC",
         help=f"metrics to estimate (default: {' '.join(ESTIMABLE[:3])}; any of "
-        f"{', '.join(ESTIMABLE)})",
+        f"{', '.join(ESTIMABLE)}, or pairwise_f<beta> such as pairwise_f2)",
     )
     parser.add_argument(
         "--estimator",
@@ -223,6 +223,11 @@ def load_inputs(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample,
         if name in predictions:
             raise ValueError(f"prediction {path!r} is given twice")
         predictions[name] = read_clustering(spec, args, f"prediction {path}")
+    names = list(predictions)
+    reference, *read = common_ids(
+        [reference, *predictions.values()], [label_of(args.reference), *paths], args.id_type
+    )
+    predictions = dict(zip(names, read, strict=True))
     sample = benchmark_sample(reference, weights=args.weights)
     source = (
         f"reference {label_of(args.reference)}: {sample.n_records:,} records of {sample.n_units} "
@@ -234,6 +239,10 @@ def load_inputs(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample,
 def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
     """The command's result table (tidy, one row per prediction x metric, or per
     difference with ``--paired``) and a one-line description of the data."""
+    # a mistyped metric stops the command before any file is read
+    check_metric_names(
+        args.metrics, ESTIMATOR_METRICS, what="estimable metric", fscores=("pairwise",)
+    )
     predictions, sample, source = load_inputs(args)
     options = {
         "estimator": args.estimator,

@@ -7,7 +7,8 @@
 PREDICTION and REFERENCE are clustering files covering the same records. A clustering
 file is FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet): a two-column file is read
 as (record id, cluster id); with more columns, name the two. CSV ids are read as text,
-so 007 and 7 are different records. Records present on one side only stop the command
+so 007 and 7 are different records, except that plain integer ids (7) match a Parquet
+file's integer ids (``--id-type`` forces one type). Records present on one side only stop the command
 with an error naming them, unless ``--on-missing restrict`` evaluates on the shared
 records and says how many were dropped. Metrics come from
 :func:`er_evaluation.metrics.evaluate` (one contingency table shared by all metrics).
@@ -24,6 +25,7 @@ import pandas as pd
 from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
+    common_ids,
     emit,
     flag_terms,
     format_text,
@@ -56,9 +58,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--metrics",
         nargs="+",
-        choices=list(METRIC_FUNCTIONS),
         metavar="METRIC",
-        help=f"metrics to compute (default: all): {', '.join(METRIC_FUNCTIONS)}",
+        help=f"metrics to compute (default: all): {', '.join(METRIC_FUNCTIONS)}; also "
+        "F-scores of another beta by name (pairwise_f2, cluster_f0.5, bcubed_f2)",
     )
     parser.add_argument(
         "--on-missing",
@@ -80,6 +82,10 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from er_evaluation.metrics import evaluate
+    from er_evaluation.metrics.table import check_metrics
+
+    if args.metrics is not None:
+        check_metrics(args.metrics)  # a mistyped name stops the command before any reading
 
     if args.demo:
         if args.files:
@@ -92,9 +98,13 @@ def run(args: argparse.Namespace) -> int:
                 f"expected two files, PREDICTION and REFERENCE, got {len(args.files)} "
                 "(or use --demo)"
             )
-        label = label_of(args.files[0])
-        prediction = {label: read_clustering(args.files[0], args, name=label)}
-        reference = read_clustering(args.files[1], args, name=label_of(args.files[1]))
+        labels = [label_of(spec) for spec in args.files]
+        read = [
+            read_clustering(spec, args, name=label)
+            for spec, label in zip(args.files, labels, strict=True)
+        ]
+        first, reference = common_ids(read, labels, args.id_type)
+        prediction = {labels[0]: first}
         notes = []
         on_missing = args.on_missing
     with warnings.catch_warnings(record=True) as caught:

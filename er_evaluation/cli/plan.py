@@ -31,7 +31,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from er_evaluation.cli._common import add_clustering_options, emit, read_clustering
+from er_evaluation.cli._common import (
+    add_clustering_options,
+    common_ids,
+    emit,
+    read_clustering,
+    split_spec,
+)
 from er_evaluation.designs import SIZE_BANDS
 from er_evaluation.io import read_table
 from er_evaluation.planning import PLAN_METRICS, plan_review
@@ -127,11 +133,18 @@ def _inputs(args: argparse.Namespace):
         return prediction, pilot, None
     if not args.prediction:
         raise ValueError("give a PREDICTION file (or --demo)")
-    prediction = read_clustering(args.prediction, args, "prediction")
-    baseline = read_clustering(args.baseline, args, "baseline") if args.baseline else None
+    specs = {"prediction": args.prediction, "baseline": args.baseline, "pilot": args.pilot}
+    given = {role: spec for role, spec in specs.items() if spec}
+    read = common_ids(
+        [read_clustering(spec, args, role) for role, spec in given.items()],
+        [split_spec(spec)[0] for spec in given.values()],
+        args.id_type,
+    )
+    clusterings = dict(zip(given, read, strict=True))
+    prediction, baseline = clusterings["prediction"], clusterings.get("baseline")
     pilot = None
     if args.pilot:
-        reviewed = read_clustering(args.pilot, args, "pilot")
+        reviewed = clusterings["pilot"]
         if args.pilot_of == "predicted":
             unknown = reviewed.index.difference(prediction.index)
             if len(unknown):

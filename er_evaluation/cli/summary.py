@@ -24,6 +24,7 @@ import pandas as pd
 from er_evaluation.cli._common import (
     add_clustering_options,
     add_output_options,
+    common_ids,
     emit,
     format_text,
     label_of,
@@ -82,9 +83,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.files:
             raise ValueError("no CLUSTERING file given (or use --demo)")
-        clusterings = {
-            label_of(spec): read_clustering(spec, args, name=label_of(spec)) for spec in args.files
-        }
+        labels = [label_of(spec) for spec in args.files]
+        read = [
+            read_clustering(spec, args, name=label)
+            for spec, label in zip(args.files, labels, strict=True)
+        ]
+        clusterings = dict(zip(labels, common_ids(read, labels, args.id_type), strict=True))
         names = _read_names(args) if args.names else None
         if (args.name_col or args.names_id_col) and not args.names:
             raise ValueError("--name-col and --names-id-col need --names FILE")

@@ -28,9 +28,12 @@ from er_evaluation.estimators.units import UnitTable, unit_table
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import (
     ESTIMATOR_METRICS,
+    FBETA,
     PREDICTED_SAMPLE_DUALS,
+    REGISTRY,
     check_estimable,
     check_metric_names,
+    parse_fscore,
 )
 
 __all__ = [
@@ -172,6 +175,21 @@ def _units(prediction, sample, on_missing, validate) -> UnitTable:
     return unit_table(prediction, sample, on_missing=on_missing, validate=validate)
 
 
+def _fscore_of(metric: str, options: dict) -> tuple[str, dict]:
+    """An F-score named by its result name (``pairwise_f2``) as :data:`FBETA` with its beta
+    in ``options``; any other metric unchanged. A ``beta`` that contradicts the name is an
+    error."""
+    parts = parse_fscore(metric)
+    if parts is None or metric in REGISTRY or parts[0] != "pairwise":
+        return metric, options
+    if options["beta"] not in (1.0, parts[1]):
+        raise ValueError(
+            f"metric {metric!r} is the F-score with beta={parts[1]:g}, but beta="
+            f"{options['beta']:g} was given; give one of them"
+        )
+    return FBETA, {**options, "beta": parts[1]}
+
+
 def _metric_for(sample: Sample, metric: str) -> str:
     """The metric to compute on ``sample``'s unit table: ``metric``, or for a sample of
     predicted clusters its dual (:data:`~er_evaluation.vocabulary.PREDICTED_SAMPLE_DUALS`)."""
@@ -214,7 +232,8 @@ def estimate(
     "pairwise_recall", "pairwise_f1", "cluster_precision", "cluster_recall", "cluster_f1",
     "bcubed_precision", "bcubed_recall", "bcubed_f1", "homogeneity", "completeness",
     "v_measure") or "pairwise_fbeta" (with ``beta``; the result is labelled
-    :func:`~er_evaluation.vocabulary.fscore_name`, e.g. "pairwise_f2").
+    :func:`~er_evaluation.vocabulary.fscore_name`, e.g. "pairwise_f2", a name also
+    accepted here for ``"pairwise_fbeta"`` with its beta).
 
     ``estimator``: None for the recommended one ("cluster_block" precision and "record"
     recall for cluster samples reached by uniform record sampling, "cluster" recall for
@@ -234,6 +253,7 @@ def estimate(
     """
     options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
     on_missing, validate = _check_population_options(on_missing, validate)
+    metric, options = _fscore_of(metric, options)
     ut = _units(prediction, sample, on_missing, validate)
     return _estimate_units(ut, sample, metric, estimator=estimator, name=name, **options)
 
@@ -256,16 +276,19 @@ def estimate_table(
     :class:`Estimate` fields. One contingency per prediction serves all metrics. Each
     prediction must be a full population (see :func:`estimate`); with PatentsView
     versions, whose populations differ, use ``on_missing="restrict"``."""
-    metrics = check_metric_names(metrics, ESTIMATOR_METRICS, what="estimable metric")
+    names = check_metric_names(
+        metrics, ESTIMATOR_METRICS, what="estimable metric", fscores=("pairwise",)
+    )
     options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    metrics = [_fscore_of(metric, options) for metric in names]
     on_missing, validate = _check_population_options(on_missing, validate)
     rows = []
     bar = progress(predictions.items(), "estimates", total=len(predictions), unit="prediction")
     for name, prediction in bar:
         ut = _units(prediction, sample, on_missing, validate)
-        for metric in metrics:
+        for metric, chosen in metrics:
             rows.append(
-                _estimate_units(ut, sample, metric, estimator=estimator, name=str(name), **options)
+                _estimate_units(ut, sample, metric, estimator=estimator, name=str(name), **chosen)
             )
     return estimates_frame(rows)
 
@@ -311,6 +334,7 @@ def compare(
     if baseline not in names:
         raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
     options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
+    metric, options = _fscore_of(metric, options)
     on_missing, validate = _check_population_options(on_missing, validate)
     m = _metric_for(sample, metric)
     uts = {str(k): _units(p, sample, on_missing, validate) for k, p in predictions.items()}

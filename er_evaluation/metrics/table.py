@@ -18,17 +18,27 @@ from er_evaluation._contingency_table import Contingency
 from er_evaluation._progress import progress
 from er_evaluation.engines import as_table
 from er_evaluation.metrics._validation import OnMissing, check_contingency
-from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_precision, bcubed_recall
-from er_evaluation.metrics.cluster import cluster_f1, cluster_precision, cluster_recall
+from er_evaluation.metrics.bcubed import bcubed_f1, bcubed_fbeta, bcubed_precision, bcubed_recall
+from er_evaluation.metrics.cluster import (
+    cluster_f1,
+    cluster_fbeta,
+    cluster_precision,
+    cluster_recall,
+)
 from er_evaluation.metrics.information import completeness, homogeneity, v_measure
 from er_evaluation.metrics.merge_split import (
     generalized_merge_distance,
     merge_count,
     split_count,
 )
-from er_evaluation.metrics.pairwise import pairwise_f1, pairwise_precision, pairwise_recall
+from er_evaluation.metrics.pairwise import (
+    pairwise_f1,
+    pairwise_fbeta,
+    pairwise_precision,
+    pairwise_recall,
+)
 from er_evaluation.metrics.rand import adjusted_rand_index, fowlkes_mallows, rand_index
-from er_evaluation.vocabulary import REGISTRY, check_metric_names
+from er_evaluation.vocabulary import REGISTRY, check_metric_names, parse_fscore
 
 __all__ = ["METRIC_FUNCTIONS", "evaluate"]
 
@@ -94,7 +104,8 @@ def evaluate(
     name, or ``"prediction"``) or a mapping name -> membership vector; any clustering
     may be a table held by DuckDB or Spark (:func:`er_evaluation.engines.table`).
     ``metrics`` lists names from :data:`METRIC_FUNCTIONS` (default: all of them, in
-    registry order). Each prediction's contingency against ``reference`` is
+    registry order) or F-scores of another beta under their result names
+    (``pairwise_f2``, ``cluster_f0.5``, ``bcubed_f2``: :func:`~er_evaluation.vocabulary.fscore_name`). Each prediction's contingency against ``reference`` is
     computed once and shared by all metrics; ``on_missing`` is passed to the
     kernel (``"error"`` raises naming records missing on either side,
     ``"restrict"`` evaluates on shared records with a warning giving the count).
@@ -114,8 +125,8 @@ def evaluate(
                 f"table (er_evaluation.engines.table), got {type(prediction).__name__}"
             )
         ct = check_contingency(prediction, reference, on_missing=on_missing)
-        rows.append({metric: METRIC_FUNCTIONS[metric](ct) for metric in chosen})
-    table = pd.DataFrame(rows, index=pd.Index(list(named), name="prediction"), columns=chosen)
+        rows.append({metric: function(ct) for metric, function in chosen.items()})
+    table = pd.DataFrame(rows, index=pd.Index(list(named), name="prediction"), columns=list(chosen))
     return table
 
 
@@ -136,7 +147,27 @@ def _named_predictions(predictions: pd.Series | Mapping[str, pd.Series]) -> dict
     )
 
 
-def _chosen_metrics(metrics: str | Sequence[str] | None) -> list[str]:
+_FBETA_FUNCTIONS = {"pairwise": pairwise_fbeta, "cluster": cluster_fbeta, "bcubed": bcubed_fbeta}
+
+
+def check_metrics(metrics: str | Sequence[str]) -> list[str]:
+    """``metrics`` as a list if :func:`evaluate` computes each (a name of
+    :data:`METRIC_FUNCTIONS` or an F-score such as ``pairwise_f2``), else a ValueError
+    naming the unknown ones, with the closest name for a typo."""
+    return check_metric_names(metrics, METRIC_FUNCTIONS, fscores=_FBETA_FUNCTIONS)
+
+
+def _chosen_metrics(metrics: str | Sequence[str] | None) -> dict[str, Callable]:
+    """Name -> function of a Contingency for every requested metric: the registry's, and
+    the F-scores of any beta under their result names (``pairwise_f2``)."""
     if metrics is None:
-        return list(METRIC_FUNCTIONS)
-    return check_metric_names(metrics, METRIC_FUNCTIONS)
+        return dict(METRIC_FUNCTIONS)
+    names = check_metrics(metrics)
+    chosen = {}
+    for name in names:
+        if name in METRIC_FUNCTIONS:
+            chosen[name] = METRIC_FUNCTIONS[name]
+        else:
+            family, beta = parse_fscore(name)
+            chosen[name] = partial(_FBETA_FUNCTIONS[family], beta=beta)
+    return chosen
