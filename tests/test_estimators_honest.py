@@ -133,8 +133,10 @@ def test_all_correct_clusters_give_a_score_interval_never_zero_width_or_full(k):
     e = _quiet(estimate, truth, sample, P)
     assert e.value == 1.0 and e.std_error == 0.0
     assert e.ci_high == 1.0 and 0.0 < e.ci_low < 1.0  # neither [1, 1] nor [0, 1]
-    # Wilson's bound for k all-equal units at 1: k / (k + z²)
-    assert e.ci_low == pytest.approx(k / (k + 1.959963984540054**2), rel=1e-9)
+    # Clopper-Pearson's bound at no error in the k/theta effective draws of k all-equal
+    # units drawn without replacement from 200 (theta = 1 - (k - 1)/199): (a/2)^(theta/k)
+    theta = 1 - (k - 1) / 199
+    assert e.ci_low == pytest.approx(0.025 ** (theta / k), rel=1e-9)
 
 
 def test_all_correct_interval_shrinks_monotonically_with_the_sample():
@@ -310,9 +312,10 @@ def test_restrict_sample_drops_emptied_units_and_recomputes_size_probabilities()
     assert restrict_sample(sample, truth) is sample  # nothing missing: unchanged
 
 
-def test_difference_with_no_reviewed_unit_where_the_predictions_differ_has_no_interval():
+def test_difference_with_no_reviewed_unit_where_the_predictions_differ_is_not_paired():
     # a and b differ only inside true clusters 3 and 4, which nobody reviewed: the sample
-    # says nothing about the difference, so SE 0 must not become a zero-width interval
+    # says nothing about the difference, so SE 0 must not become a zero-width interval;
+    # the interval combines the two estimates' own intervals as if independent
     truth = pd.Series([0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4], index=list("abcdefghijk"))
     a = pd.Series([0, 0, 1, 1, 2, 2, 3, 3, 3, 4, 4], index=truth.index)
     b = a.copy()
@@ -331,8 +334,8 @@ def test_difference_with_no_reviewed_unit_where_the_predictions_differ_has_no_in
     for metric in (P, R, F1):
         with pytest.warns(UnreliableEstimateWarning, match="agree on all 3 reviewed units"):
             d = compare({"b": b, "a": a}, sample, metric).iloc[0]
-        assert d.std_error == 0
-        assert math.isnan(d.ci_low) and math.isnan(d.ci_high)
+        assert d.std_error == 0 and d.value == 0
+        assert d.ci_low < 0 < d.ci_high
         assert not d.reliable
 
 

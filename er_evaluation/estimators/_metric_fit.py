@@ -14,6 +14,7 @@ from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.diagnostics import (
     NAIVE_REASON,
     Diagnostics,
+    bounded_estimator,
     diagnose,
     fit_concentration,
 )
@@ -106,6 +107,14 @@ def to_estimate(
         bounds_of = stratified_interval if isinstance(fit, StratifiedFit) else interval
         lo, hi = bounds_of(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
         diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
+        if (
+            bounds is not None
+            and np.isfinite(value)
+            and bounded_estimator(fit.phi, fit.Y, fit.index)
+        ):
+            # the plug-in of a bounded estimator lies in bounds: only the bias correction
+            # of a tiny sample leaves them, and the diagnostics say so
+            value = min(max(value, bounds[0]), bounds[1])
     if not np.isfinite(value):
         warn_undefined(
             f"{metric} of {name or 'the prediction'}",

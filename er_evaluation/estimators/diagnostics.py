@@ -51,6 +51,7 @@ __all__ = [
     "MIN_POPULATION_UNITS",
     "TOP_UNITS",
     "assess",
+    "bounded_estimator",
     "concentration",
 ]
 
@@ -155,7 +156,7 @@ NAIVE_REASON = (
 )
 
 
-def _bounded(phi, Y: np.ndarray, index) -> bool:
+def bounded_estimator(phi, Y: np.ndarray, index) -> bool:
     """Whether ``phi`` stays in its range on any sample: a ratio ``B/A`` with
     ``0 <= B <= A`` on every sampled unit, an F-score of two such ratios, or the difference
     of two bounded estimates (a scaled ratio, e.g. the cluster precision, is not)."""
@@ -163,9 +164,9 @@ def _bounded(phi, Y: np.ndarray, index) -> bool:
         b, a = (Y[:, index[c.name]] for c in phi.args)
         return bool(np.all((b >= 0) & (b <= a * (1 + _TOL) + _TOL)))
     if isinstance(phi, FBeta):
-        return all(_bounded(a, Y, index) for a in phi.args)
+        return all(bounded_estimator(a, Y, index) for a in phi.args)
     if isinstance(phi, Linear) and phi.coefs == (1.0, -1.0) and phi.const == 0.0:
-        return all(_bounded(a, Y, index) for a in phi.args)
+        return all(bounded_estimator(a, Y, index) for a in phi.args)
     return False
 
 
@@ -179,7 +180,7 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
     # units move both estimates): the population flag is for single estimates
     single = not (isinstance(fit.phi, Linear) and len(fit.phi.args) == 2)
     uses_links = single and any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
-    bounded = _bounded(fit.phi, fit.Y, fit.index)
+    bounded = bounded_estimator(fit.phi, fit.Y, fit.index)
     return assess(
         value,
         std_error,
@@ -225,9 +226,11 @@ def assess(
     when not applicable), or the sample is too small or too concentrated
     (``n_effective < MIN_EFFECTIVE_UNITS``). A census is exact and always reliable.
     ``unit`` names the sampled units in the reason ("cluster", "block"); ``bounded``: the
-    estimator stays within ``bounds`` on any sample of the right population (a ratio
-    ``B/A`` with ``0 <= B <= A`` per unit), so an estimate outside them can only come from
-    a population that is not the sampled one."""
+    estimator's units satisfy ``0 <= B <= A`` (a ratio ``B/A`` of them, an F-score or a
+    difference of such ratios), so its plug-in value stays within ``bounds`` and only the
+    second-order bias correction can take it out, on a sample of very few draws (the
+    estimate is then reported at the nearest bound); an unbounded estimator out of range
+    points at the wrong population or at its own sampling noise."""
     units = f"{n_units} reviewed {unit}{'s' if n_units != 1 else ''}"
     n_eff, share = float(n_effective), float(top_share)
 
@@ -238,18 +241,24 @@ def assess(
         lo, hi = bounds
         tol = _TOL * max(1.0, abs(hi - lo))
         if value < lo - tol or value > hi + tol:
-            why = (
-                "the population passed is not the one the sample was drawn from (e.g. a "
-                "version lacking some reviewed records, or the wrong prediction); pass that "
-                "population, or restrict the sample to this one first "
-                "(on_missing='restrict_sample')"
-            )
-            if not bounded:
-                why = (
-                    f"either {why}, or sampling noise of this estimator, which is not bounded "
-                    f"by construction (review more units, or use a bounded estimator such "
-                    f"as the cluster-block precision)"
+            if bounded:
+                # 0 <= B <= A on every unit keeps the plug-in ratio inside: only the
+                # second-order correction can take it out, and only on a tiny sample
+                return out(
+                    False,
+                    f"with {n_draws} draws the second-order bias correction (Binette et al. "
+                    f"2023, eq. 8) moves the estimate to {value:.4g}, outside [{lo:g}, "
+                    f"{hi:g}]; it is reported at the nearest bound. The correction needs "
+                    f"more units: review at least {_more(n_draws, n_eff)} more",
                 )
+            why = (
+                "either the population passed is not the one the sample was drawn from "
+                "(e.g. a version lacking some reviewed records, or the wrong prediction; "
+                "pass that population, or restrict the sample to this one first, "
+                "on_missing='restrict_sample'), or sampling noise of this estimator, which "
+                "is not bounded by construction (review more units, or use a bounded "
+                "estimator such as the cluster-block precision)"
+            )
             return out(False, f"estimate {value:.4g} is outside [{lo:g}, {hi:g}]: {why}")
     if census:
         return out(True)

@@ -34,7 +34,13 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit, ndtr, ndtri, stdtrit  # scipy.stats would add ~1 s to every import
+from scipy.special import (  # scipy.stats would add ~1 s to every import
+    betaincinv,
+    expit,
+    ndtr,
+    ndtri,
+    stdtrit,
+)
 
 from er_evaluation._parameters import (
     check_choice,
@@ -43,7 +49,7 @@ from er_evaluation._parameters import (
     check_seed,
     z_value,
 )
-from er_evaluation.estimators.diagnostics import fit_concentration
+from er_evaluation.estimators.diagnostics import bounded_estimator as _bounded
 from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
 
 __all__ = [
@@ -373,9 +379,146 @@ def fieller_bounds(mean, cov, theta, n, weights, z):
     return lo, hi, ok
 
 
-MIN_EVENTS_FIELLER = 8.0
-"""Effective number of units on each side of a ratio (correct part ``B`` and errors
-``A - B``) from which the ``"score"`` interval uses Fieller's instead of Wilson's."""
+MIN_EVENTS = 8.0
+"""Effective number of draws carrying each side of a ratio (its correct part ``B`` and
+its errors ``A - B``) from which :func:`ratio_bounds` trusts the sample variance (Fieller's
+interval) rather than the counts (Clopper-Pearson on effective counts)."""
+
+
+def kish_size(mean, var, n):
+    """Kish's (1965) effective number of draws ``(Σ y)² / Σ y²`` of a non-negative per-draw
+    column, from its mean ``ȳ``, sample variance ``s²`` (divisor n - 1) and number of draws
+    ``n``: ``n² ȳ² / ((n - 1) s² + n ȳ²)`` (0 for an all-zero column). Vectorised."""
+    n = np.asarray(n, dtype=float)
+    mean = np.asarray(mean, dtype=float)
+    second = (n - 1) * np.clip(var, 0.0, None) + n * mean * mean
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(second > 0, n * n * mean * mean / np.where(second > 0, second, 1.0), 0.0)
+
+
+def clopper_pearson(errors, trials, level):
+    """Clopper & Pearson's (1934) interval ``(lo, hi)`` of a proportion with ``errors``
+    successes in ``trials`` (both may be fractional effective counts: the beta quantiles
+    ``B(a/2; x, n - x + 1)`` and ``B(1 - a/2; x + 1, n - x)``; 0 and 1 at the ends).
+    Vectorised."""
+    x = np.asarray(errors, dtype=float)
+    m = np.asarray(trials, dtype=float)
+    a = (1.0 - level) / 2.0
+    tiny = 1e-12
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        lo = np.where(
+            x > tiny, betaincinv(np.maximum(x, tiny), np.maximum(m - x + 1, tiny), a), 0.0
+        )
+        hi = np.where(m - x > tiny, betaincinv(x + 1, np.maximum(m - x, tiny), 1 - a), 1.0)
+    return lo, hi
+
+
+def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
+    """The score interval of a bounded ratio ``R = b/a`` (``b = c_num'M``, ``a = c_den'M``
+    with ``0 <= B <= A`` on every draw: precision, recall), vectorised over leading axes.
+
+    ``value``: the bias-corrected estimate; ``mean`` (..., k), ``cov`` (..., k, k): the
+    column means and sample covariance over the ``n`` draws; ``theta``: the
+    finite-population correction; ``df``: degrees of freedom (default ``n - 1``).
+
+    - When both sides of the ratio are carried by at least :data:`MIN_EVENTS` effective
+      draws (Kish sizes of ``B`` and of the errors ``A - B``), the sample variance is
+      trusted: Fieller's (1954) interval with Student's t on ``df``
+      (``{R : (b - R a)² <= t² Var(b - R a)}``), which follows the ratio's skewness.
+    - Otherwise (rare errors, an estimate at 0 or 1, few draws) the interval is built on
+      effective counts: the Korn & Graubard (1998) effective sample size
+      ``n* = v(1-v)/V · (z/t_df)²`` (V the delta-method variance), capped by the counts of
+      the rare side when it rests on fewer than ``min(MIN_EVENTS, n/2)`` effective draws
+      (``n* <= k_e/((1-v) theta)``: a handful of error-carrying draws cannot make the error
+      share precise, however small their spread), and, when V is 0 (no error seen: ``v`` at
+      0 or 1), the Kish size of the denominator ``k_a/theta``; then the Clopper-Pearson
+      interval of ``n*(1-v)`` errors in ``n*`` (at 1: ``[(a/2)^(1/n*), 1]``).
+
+    Returns ``(lo, hi)`` containing ``value`` (clipped to [0, 1])."""
+    cn, cd = weights
+    n_ = np.asarray(n, dtype=float)
+    df = np.maximum(n_ - 1.0, 1.0) if df is None else np.maximum(np.asarray(df, float), 1.0)
+    t = stdtrit(df, 0.5 + level / 2)
+    z = z_value(level)
+    b, a = mean @ cn, mean @ cd
+    sbb, saa, sab = _quad(cn, cov), _quad(cd, cov), np.einsum("...i,...ij,...j->...", cd, cov, cn)
+    k_c = kish_size(b, sbb, n_)
+    k_a = kish_size(a, saa, n_)
+    k_e = kish_size(a - b, saa + sbb - 2 * sab, n_)
+    v = np.clip(np.asarray(value, dtype=float), 0.0, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = b / a
+        var = theta / n_ * (sbb - 2 * r * sab + r * r * saa) / (a * a)
+        pq = v * (1 - v)
+        adj = (z / t) ** 2
+        n_star = np.where((var > 0) & (pq > 0), pq / np.where(var > 0, var, 1.0) * adj, np.nan)
+        few = np.minimum(MIN_EVENTS, n_ / 2) * (1 - 1e-9)
+        cap_e = (k_e < few) & (v < 1)
+        cap_c = (k_c < few) & (v > 0)
+        n_star = np.where(cap_e, np.fmin(n_star, k_e / np.where(v < 1, 1 - v, 1.0) / theta), n_star)
+        n_star = np.where(cap_c, np.fmin(n_star, k_c / np.where(v > 0, v, 1.0) / theta), n_star)
+        n_star = np.where(np.isfinite(n_star) & (n_star > 0), n_star, k_a / theta)
+    e_lo, e_hi = clopper_pearson(n_star * (1 - v), n_star, level)
+    lo, hi = 1 - e_hi, 1 - e_lo
+    flo, fhi, ok = fieller_bounds(mean, cov, theta, n_, weights, t)
+    many = ok & (k_e >= MIN_EVENTS * (1 - 1e-9)) & (k_c >= MIN_EVENTS * (1 - 1e-9))
+    lo, hi = np.where(many, flo, lo), np.where(many, fhi, hi)
+    defined = np.isfinite(np.asarray(value, dtype=float)) & (a > 0)
+    return _contain(value, np.where(defined, lo, np.nan), np.where(defined, hi, np.nan), (0.0, 1.0))
+
+
+def mover_bounds(values, lows, highs, weights, corr=None):
+    """Interval of ``Σ_h w_h θ_h`` from intervals ``[l_h, u_h]`` of its parts, by the method
+    of variance estimates recovery (MOVER; Zou & Donner 2008, Newcombe 2011):
+
+        L = Σ w θ̂ - sqrt(Σ_g Σ_h r_gh d_g d_h),   d_h = |w_h| (θ̂_h - l_h) (u_h for w_h < 0)
+        U = Σ w θ̂ + sqrt(Σ_g Σ_h r_gh e_g e_h),   e_h = |w_h| (u_h - θ̂_h) (l_h for w_h < 0)
+
+    with ``r`` the correlations of the parts' estimates (signed by the weights; identity
+    when ``corr`` is None: independent parts). ``values``, ``lows``, ``highs``: shape
+    (H, ...); ``weights``: (H,); ``corr``: (..., H, H) or None. Each part's own interval
+    carries its asymmetry (skewness, a boundary) into the combination."""
+    V, Lo, Hi = (np.asarray(x, dtype=float) for x in (values, lows, highs))
+    w = np.asarray(weights, dtype=float).reshape((-1,) + (1,) * (V.ndim - 1))
+    est = np.sum(w * V, axis=0)
+    down = np.where(w >= 0, V - Lo, Hi - V) * np.abs(w)
+    up = np.where(w >= 0, Hi - V, V - Lo) * np.abs(w)
+    if corr is None:
+        return est - np.sqrt(np.sum(down**2, axis=0)), est + np.sqrt(np.sum(up**2, axis=0))
+    s = np.sign(np.asarray(weights, dtype=float))
+    R = np.asarray(corr, dtype=float) * (s[:, None] * s[None, :])
+    D, U_ = np.moveaxis(down, 0, -1), np.moveaxis(up, 0, -1)
+    lo = est - np.sqrt(np.clip(np.einsum("...g,...gh,...h->...", D, R, D), 0.0, None))
+    hi = est + np.sqrt(np.clip(np.einsum("...g,...gh,...h->...", U_, R, U_), 0.0, None))
+    return lo, hi
+
+
+def fscore_bounds(p, p_lo, p_hi, r, r_lo, r_hi, beta, rho):
+    """Interval of ``F_beta(P, R)`` from the intervals of its parts, MOVER for a function
+    increasing in both (Zou & Donner 2008): with ``F = F_beta(P̂, R̂)``,
+
+        L = F - sqrt(dp² + dr² + 2 ρ dp dr),   dp = F - F(l_P, R̂),  dr = F - F(P̂, l_R)
+        U = F + sqrt(ep² + er² + 2 ρ ep er),   ep = F(u_P, R̂) - F,  er = F(P̂, u_R) - F
+
+    (``rho``: correlation of P̂ and R̂, 0 for independent samples), then kept inside the
+    F-measure box ``[F(l_P, l_R), F(u_P, u_R)]`` of the parts' intervals, so an F-score's
+    interval is never wider than what its own P and R intervals allow."""
+    b2 = float(beta) ** 2
+
+    def F(pp, rr):
+        pp, rr = np.asarray(pp, dtype=float), np.asarray(rr, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = b2 * pp + rr
+            return np.where(d > 0, (1 + b2) * pp * rr / np.where(d > 0, d, 1.0), 0.0)
+
+    f = F(p, r)
+    dp, dr = f - F(p_lo, r), f - F(p, r_lo)
+    ep, er = F(p_hi, r) - f, F(p, r_hi) - f
+    rho = np.clip(np.nan_to_num(np.asarray(rho, dtype=float)), -1.0, 1.0)
+    lo = f - np.sqrt(np.clip(dp**2 + dr**2 + 2 * rho * dp * dr, 0.0, None))
+    hi = f + np.sqrt(np.clip(ep**2 + er**2 + 2 * rho * ep * er, 0.0, None))
+    box_lo, box_hi = F(p_lo, r_lo), F(p_hi, r_hi)
+    return np.clip(lo, box_lo, box_hi), np.clip(hi, box_lo, box_hi)
 
 
 def _part(phi: Smooth, mean, cov, theta, n, index):
@@ -387,6 +530,21 @@ def _part(phi: Smooth, mean, cov, theta, n, index):
     return v, g, np.sqrt(np.clip(var, 0.0, None))
 
 
+def _correlation(ga, sa, gb, sb, cov, theta, n):
+    """Delta-method correlation of two estimates with gradients ``ga``, ``gb`` and SEs."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = np.einsum("...i,...ij,...j->...", ga, cov, gb) * theta / np.asarray(n, float)
+        r = np.where((sa > 0) & (sb > 0), c / np.where(sa * sb > 0, sa * sb, 1.0), 0.0)
+    return np.clip(np.nan_to_num(r), -1.0, 1.0)
+
+
+def _min_kish(mean, cov, n):
+    """The smallest Kish size over the columns with a non-zero mean (0 when none)."""
+    k = kish_size(mean, np.diagonal(cov, axis1=-2, axis2=-1), np.asarray(n, float)[..., None])
+    k = np.where(np.asarray(mean) != 0, k, np.inf).min(axis=-1)
+    return np.where(np.isfinite(k), k, 0.0)
+
+
 def score_bounds(
     phi: Smooth,
     mean: np.ndarray,
@@ -394,41 +552,33 @@ def score_bounds(
     theta: float,
     n,
     index,
-    n_eff,
-    n_events,
     level: float,
     bounds: Bounds | None,
     *,
-    student: bool = True,
+    bounded: bool = True,
+    paired: bool = True,
 ):
     """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
-    (..., k) and ``cov`` (..., k, k) so the coverage benchmark evaluates all replicates at
-    once. ``n_eff``, ``n_events``: effective numbers of units of the columns and of each
-    ratio's two sides (:mod:`~er_evaluation.estimators.diagnostics`).
+    (..., k) and ``cov`` (..., k, k: sample covariance over the ``n`` draws) so the coverage
+    benchmark evaluates all replicates at once.
 
-    - a ratio (precision, recall, and an F-score whose parts share their numerator, as
-      every pairwise F-score of one cluster sample): Fieller's interval
-      (:func:`fieller_bounds`; test inversion of ``(B̄ - R Ā)/SE``, which follows the
-      ratio's skewness; Fieller 1954), with Student's t quantile on ``n_eff - 1`` degrees
-      of freedom for a single estimate (``student``; the normal quantile for the parts of
-      a paired difference), when it is bounded and at least ``MIN_EVENTS_FIELLER``
-      effective units carry each side of the ratio; otherwise (rare errors, estimates at 0 or 1,
-      few units) Wilson's score interval on the effective sample size
-      (:func:`wilson_bounds`; Wilson 1927, Korn & Graubard 1998);
-    - another metric in [0, 1]: Wilson's interval; an F-score's interval is also kept
-      inside ``[F(P_lo, R_lo), F(P_hi, R_hi)]`` of its parts' intervals (F is increasing in
-      both), so it is always consistent with them;
-    - a paired difference ``phi_a - phi_b`` (bounds [-1, 1]): the MOVER interval of Zou &
-      Donner (2008) (Newcombe 1998, method 10) from the parts' intervals and the
-      correlation ``r`` of the two estimates: ``D - sqrt(da² + db'² - 2 r da db')``,
-      ``D + sqrt(da'² + db² - 2 r da' db)`` with ``da = v_a - lo_a``, ``da' = hi_a - v_a``,
-      ``db = v_b - lo_b``, ``db' = hi_b - v_b``;
+    - a plain ratio ``B/A`` of columns with ``0 <= B <= A`` per draw (``bounded``:
+      precision, recall): :func:`ratio_bounds` (Fieller with Student's t when both sides
+      of the ratio rest on enough draws, Clopper-Pearson on effective counts otherwise);
+    - an F-score: :func:`fscore_bounds` from its precision and recall parts' own intervals
+      and their correlation, inside the F-measure box of those intervals;
+    - a paired difference ``phi_a - phi_b`` (bounds [-1, 1]): :func:`mover_bounds` of the
+      parts' intervals with the correlation of the two estimates (Zou & Donner 2008), or
+      without it (``paired=False``: as if independent, wider) when the sample holds no
+      draw where the two predictions differ although their populations do;
+    - another metric in [0, 1]: Wilson's (1927) interval on the Korn & Graubard (1998)
+      effective sample size (:func:`wilson_bounds`);
     - anything else: value ± z·SE.
 
     The interval always contains the estimate (clipped to ``bounds``); a census
     (``theta == 0``) gives the zero-width interval at the exact value. Coverage across
-    truths, error rates and sample sizes: ``benchmarks/README.md`` (bench_coverage.py).
-    """
+    truths, error mechanisms, rates and sample sizes: ``benchmarks/README.md``
+    (``bench_coverage.py``)."""
     z = z_value(level)
     value = bias_corrected(phi, mean, cov, theta, n, index)
     if theta == 0:
@@ -436,44 +586,39 @@ def score_bounds(
     if isinstance(phi, Linear) and len(phi.args) == 2 and phi.coefs == (1.0, -1.0):
         (va, ga, sa), (vb, gb, sb) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
         (la, ha), (lb, hb) = (
-            score_bounds(
-                a, mean, cov, theta, n, index, n_eff, n_events, level, (0.0, 1.0), student=False
-            )
+            score_bounds(a, mean, cov, theta, n, index, level, (0.0, 1.0), bounded=bounded)
             for a in phi.args
         )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            c = np.einsum("...i,...ij,...j->...", ga, cov, gb) * theta / np.asarray(n, float)
-            r = np.where((sa > 0) & (sb > 0), c / np.where(sa * sb > 0, sa * sb, 1.0), 0.0)
-        r = np.clip(np.nan_to_num(r), -1.0, 1.0)
-        da, da2, db, db2 = va - la, ha - va, vb - lb, hb - vb
-        lo = (va - vb) - np.sqrt(np.clip(da**2 + db2**2 - 2 * r * da * db2, 0, None))
-        hi = (va - vb) + np.sqrt(np.clip(da2**2 + db**2 - 2 * r * da2 * db, 0, None))
+        r = _correlation(ga, sa, gb, sb, cov, theta, n) if paired else 0.0
+        lo, hi = mover_bounds([va, vb], [la, lb], [ha, hb], [1.0, -1.0], _pair_corr(r))
+        return _contain(value, lo, hi, bounds)
+    if isinstance(phi, FBeta):
+        (vp, gp, sp), (vr, gr, sr) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
+        (lp, hp), (lr, hr) = (
+            score_bounds(a, mean, cov, theta, n, index, level, bounds, bounded=bounded)
+            for a in phi.args
+        )
+        rho = _correlation(gp, sp, gr, sr, cov, theta, n)
+        lo, hi = fscore_bounds(vp, lp, hp, vr, lr, hr, phi.beta, rho)
         return _contain(value, lo, hi, bounds)
     _, _, se = _part(phi, mean, cov, theta, n, index)
     if bounds is None or tuple(bounds) != (0.0, 1.0):
         return _contain(value, value - z * se, value + z * se, bounds)
-    lo, hi = wilson_bounds(value, se, n_eff, z)
-    weights = _ratio_weights(phi, index)
-    if weights is not None:
-        # Student's t on n_eff - 1 degrees of freedom: the effective number of units, not
-        # of draws, measures how well the variance of B - R A is known
-        df = np.maximum(np.asarray(n_eff, dtype=float) - 1.0, 1.0)
-        zt = stdtrit(df, 0.5 + level / 2) if student else z
-        flo, fhi, ok = fieller_bounds(mean, cov, theta, n, weights, zt)
-        # Kish sizes of equal units are integers up to rounding: compare with a tolerance
-        use = ok & (np.asarray(n_events) >= MIN_EVENTS_FIELLER * (1 - 1e-9))
-        lo, hi = np.where(use, flo, lo), np.where(use, fhi, hi)
-    if isinstance(phi, FBeta):
-        (lp, hp), (lr, hr) = (
-            score_bounds(
-                a, mean, cov, theta, n, index, n_eff, n_events, level, bounds, student=student
-            )
-            for a in phi.args
-        )
-        f = phi._f
-        lo = np.maximum(lo, np.nan_to_num(f([lp, lr], order=0)))
-        hi = np.minimum(hi, np.nan_to_num(f([hp, hr], order=0), nan=1.0))
+    if phi.is_ratio() and bounded:
+        return ratio_bounds(value, mean, cov, theta, n, _ratio_weights(phi, index), level)
+    n_eff = _min_kish(mean, cov, n)
+    t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
+    lo, hi = wilson_bounds(value, se * t / z, n_eff / theta, z)
     return _contain(value, lo, hi, bounds)
+
+
+def _pair_corr(r):
+    """The 2 x 2 correlation matrices (..., 2, 2) of correlations ``r`` (...)."""
+    r = np.asarray(r, dtype=float)
+    out = np.empty(r.shape + (2, 2))
+    out[..., 0, 0] = out[..., 1, 1] = 1.0
+    out[..., 0, 1] = out[..., 1, 0] = r
+    return out
 
 
 def _contain(value, lo, hi, bounds: Bounds | None):
@@ -489,10 +634,17 @@ def _contain(value, lo, hi, bounds: Bounds | None):
 
 
 def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> tuple[float, float]:
-    """Score-type interval on the effective number of units (see :func:`score_bounds`)."""
-    n_eff, n_events, _ = fit_concentration(fit)
+    """The score interval of a fit (see :func:`score_bounds`)."""
     lo, hi = score_bounds(
-        fit.phi, fit.mean, fit.cov, fit.theta, fit.n, fit.index, n_eff, n_events, level, bounds
+        fit.phi,
+        fit.mean,
+        fit.cov,
+        fit.theta,
+        fit.n,
+        fit.index,
+        level,
+        bounds,
+        bounded=_bounded(fit.phi, fit.Y, fit.index),
     )
     return float(lo), float(hi)
 

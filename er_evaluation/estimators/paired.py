@@ -12,7 +12,6 @@ the interval is much tighter than combining two separate error bars.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import replace
 
@@ -20,7 +19,8 @@ import numpy as np
 
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
-from er_evaluation.estimators.intervals import N_BOOT
+from er_evaluation.estimators.diagnostics import bounded_estimator
+from er_evaluation.estimators.intervals import N_BOOT, score_bounds
 from er_evaluation.estimators.ratio import Linear, SmoothFit
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.estimators.units import UnitTable
@@ -77,13 +77,27 @@ def paired_difference(
     ):
         return e
     # The predictions differ (their population totals do) yet every reviewed unit has the
-    # same quantities under both: the sample says nothing about where they differ, so its
-    # standard error (0) and any interval built on it would claim a certainty that no
-    # census supports.
+    # same quantities under both: the sample says nothing about where they differ, so the
+    # paired standard error (0) would claim a certainty no census supports. The interval
+    # then ignores the pairing: the two estimates' own intervals combined as if they were
+    # independent (MOVER), honest but wide.
+    lo, hi = score_bounds(
+        fitted.phi,
+        fitted.mean,
+        fitted.cov,
+        fitted.theta,
+        fitted.n,
+        fitted.index,
+        level,
+        (-1.0, 1.0),
+        bounded=bounded_estimator(fitted.phi, fitted.Y, fitted.index),
+        paired=False,
+    )
     reason = (
         f"the two predictions agree on all {e.n_units} reviewed units, so the sample holds "
-        "no unit where they differ and no interval can be given; review records where they "
-        "differ (a change-focused design: er_evaluation.designs.change_strata)"
+        "no unit where they differ: the interval combines the two estimates' own intervals "
+        "without their pairing (wide); review records where they differ (a change-focused "
+        "design: er_evaluation.designs.change_strata)"
     )
     warnings.warn(
         f"{metric} of {e.prediction} is not reliable: {reason}",
@@ -92,8 +106,9 @@ def paired_difference(
     )
     return replace(
         e,
-        ci_low=math.nan,
-        ci_high=math.nan,
+        ci_low=float(lo),
+        ci_high=float(hi),
+        ci_method="score",
         diagnostics=replace(e.diagnostics, reliable=False, reason=reason),
     )
 

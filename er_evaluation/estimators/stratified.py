@@ -85,6 +85,8 @@ from er_evaluation.estimators.diagnostics import fit_concentration
 from er_evaluation.estimators.intervals import (
     DEFAULT_CI_METHOD,
     interval,
+    mover_bounds,
+    ratio_bounds,
     wilson_bounds,
 )
 from er_evaluation.estimators.ratio import (
@@ -394,7 +396,7 @@ def stratified_interval(
             f"ci_method {method!r} resamples draws without regard to strata; a stratified "
             f"sample supports {STRATIFIED_CI_METHODS}"
         )
-    if fit.variance == 0:  # a census: every stratum taken entirely
+    if fit.theta == 0:  # a census: every stratum taken entirely
         lo, hi = fit.value, fit.value
         if bounds is not None:
             lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
@@ -410,16 +412,22 @@ def stratified_interval(
 
 
 def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
-    """Interval of a separate ratio estimate: a weighted sum of stratum ratios is not one
-    ratio of two means, so Fieller's interval does not apply; ``score`` (and ``auto``) is
-    Wilson's score interval on the effective sample size (the same shared code as the
-    unstratified ``score`` interval uses at the edges) for a metric in [0, 1], the normal
-    interval for a difference; ``normal`` and ``logit`` as usual."""
+    """Interval of a separate ratio estimate ``Σ_h W_h R̂_h``: a weighted sum of stratum
+    ratios is not one ratio of two means, so Fieller's interval does not apply. ``score``
+    (and ``auto``) for a plain ratio: each sampled stratum's own score interval
+    (:func:`~er_evaluation.estimators.intervals.ratio_bounds` on the stratum's draws, with
+    its finite-population correction ``1 - n_h/F_h``; a stratum of one draw, which has no
+    variance, spans [0, 1]) combined by MOVER over independent strata (Zou & Donner 2008;
+    :func:`~er_evaluation.estimators.intervals.mover_bounds`), the take-all strata exact;
+    for another metric in [0, 1], Wilson's interval on the effective sample size; the
+    normal interval for a difference. ``normal`` and ``logit`` as usual."""
     if method == "fieller":
         raise ValueError(
             "ci_method 'fieller' is for one ratio of two means; a separate ratio estimate "
             "is a weighted sum of stratum ratios: use 'score', 'normal' or 'logit'"
         )
+    if method in ("score", "auto") and bounds == (0.0, 1.0) and fit.phi.is_ratio():
+        return _separate_ratio_bounds(fit, level)
     if method in ("score", "auto") and bounds == (0.0, 1.0):
         n_eff = fit_concentration(fit)[0]
         lo, hi = wilson_bounds(fit.value, fit.std_error, n_eff, z_value(level))
@@ -427,6 +435,47 @@ def _separate_interval(fit: StratifiedFit, level: float, method: str, bounds):
     if method in ("score", "auto"):
         method = "normal"
     return interval(fit, level, method, bounds=bounds)
+
+
+def _separate_ratio_bounds(fit: StratifiedFit, level: float) -> tuple[float, float]:
+    """Per-stratum score intervals of a separate ratio estimate, combined by MOVER."""
+    st = fit.strata
+    index = fit.index
+    num, den = fit.phi.args
+    k = len(index)
+    cn, cd = np.zeros(k), np.zeros(k)
+    cn[index[num.name]], cd[index[den.name]] = 1.0, 1.0
+    known = stratum_totals(st, den.name)
+    if known is None:  # a census of every stratum (no sampled stratum)
+        return fit.value, fit.value
+    H = len(st.names)
+    h, m, X = st.row_stratum, fit.multiplicity, fit.Y
+    n_h = st.n_draws.astype(float)
+    sums = np.zeros((H, k))
+    np.add.at(sums, h, m[:, None] * X)
+    mean_h = sums / np.maximum(n_h, 1.0)[:, None]
+    dev = X - mean_h[h]
+    second = np.zeros((H, k, k))
+    np.add.at(second, h, m[:, None, None] * dev[:, :, None] * dev[:, None, :])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        S = second / (n_h - 1.0)[:, None, None]
+    fpc = st.fpc
+    W = known / known.sum()
+    sampled = (fpc > 0) & (W > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = bias_corrected(fit.phi, mean_h, np.nan_to_num(S), fpc, np.maximum(n_h, 1.0), index)
+        lo, hi = ratio_bounds(
+            r, mean_h, np.nan_to_num(S), fpc, np.maximum(n_h, 1.0), (cn, cd), level
+        )
+    one = n_h < 2
+    lo, hi = np.where(one, 0.0, lo), np.where(one, 1.0, hi)
+    r = np.clip(r, 0.0, 1.0)
+    exact = float(np.sum(np.where(~sampled & (W > 0), W * r, 0.0)))
+    if not sampled.any():
+        return fit.value, fit.value
+    mlo, mhi = mover_bounds(r[sampled], lo[sampled], hi[sampled], W[sampled])
+    value = min(max(fit.value, 0.0), 1.0)
+    return float(min(exact + mlo, value)), float(max(exact + mhi, value))
 
 
 def stratum_table(fit: StratifiedFit) -> pd.DataFrame:

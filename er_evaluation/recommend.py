@@ -1,0 +1,356 @@
+"""The recommended design: what to review so that precision, recall and F1 come with honest
+intervals, also when a few giant predicted clusters carry most predicted links.
+
+Precision and recall need different reviews (Binette et al. 2023, §2.3 and Remark 2):
+
+- **Precision** is a ratio over *predicted* clusters, ``P = Σ_ĉ t(ĉ) / Σ_ĉ C(|ĉ|, 2)`` with
+  ``t(ĉ) = Σ_c C(|c ∩ ĉ|, 2)`` the true links inside ĉ. Reviewing a predicted cluster whole
+  (splitting its records by true entity) gives ``t(ĉ)`` exactly, and its link count is known
+  from the prediction. So the largest predicted clusters, which carry most links and reveal
+  over-merging directly, are reviewed whole (a *take-all* stratum: exact, no variance);
+  the other predicted clusters of at least two records are drawn without replacement
+  within bands of predicted size, and precision is the separate ratio estimator over the
+  strata with their known link totals (Cochran 1977, §6.10: ``P̂ = Σ_h (L_h/|P|) R̂_h``,
+  ``R̂_h`` the stratum's ratio of true to predicted links, bias-corrected as Binette et
+  al. 2023 eq. 8 within the stratum). Predicted singletons carry no link and are never
+  drawn.
+- **Recall** needs true clusters: records drawn uniformly at random, the true cluster of
+  each reviewed whole (the record recall of Binette et al. 2023, eq. 12) — or an existing
+  uniform benchmark (e.g. PatentsView's), which then needs no new draw.
+- **F1** is the F-measure of the two, its interval from theirs
+  (:func:`~er_evaluation.estimators.intervals.fscore_bounds`).
+
+Allocation for a budget of records to read. Each predicted cluster ĉ of ``s`` records costs
+``s`` records and its precision's contribution varies in proportion to its links
+``L = C(s, 2)`` (nothing else is known before any review), so Neyman's allocation with
+cost (Cochran 1977, §5.5) draws it with expected frequency ``λ L/√s``; a cluster with
+``λ L/√s >= 1`` is a *certainty unit* and is taken whole, ``λ`` set so that the expected
+records read fill the precision budget (iterated until no new certainty unit appears).
+The rest is stratified in bands of predicted size with ratio 4 (2-3, 4-15, 16-63, ...) and
+allocated by Neyman with cost, ``n_h ∝ F_h S_h / √c_h`` with ``S_h`` the root mean square
+of the links and ``c_h`` the mean size in the band, at least :data:`MIN_STRATUM_DRAWS`
+draws per band (or the whole band): the interval of each stratum needs a few draws, and
+small clusters cost little. The recall part draws the number of records whose true
+clusters are expected to hold the recall budget, with the predicted sizes standing for the
+true ones: ``Σ_ĉ |ĉ| (1 - (1 - |ĉ|/N)^m)``.
+
+Measured (``benchmarks/bench_coverage.py``, README "Interval coverage"): see the README for
+the coverage of this design's intervals per truth, error mechanism, rate and size.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.clustering import validate_membership
+from er_evaluation.designs import TAKE_ALL, allocate, draw_stratified, stratified_sample, with_ratio
+from er_evaluation.designs import unit_totals as _unit_totals
+from er_evaluation.errors import examples
+from er_evaluation.sampling import Sample, benchmark_sample
+
+__all__ = [
+    "MIN_STRATUM_DRAWS",
+    "RECALL_SHARE",
+    "DesignDraw",
+    "RecommendedDesign",
+    "expected_records",
+    "recommend_design",
+]
+
+RECALL_SHARE = 0.5
+"""Share of the budget of records given to the recall part (record draws)."""
+
+MIN_STRATUM_DRAWS = 10
+"""Fewest predicted clusters drawn in a sampled band (or the whole band)."""
+
+BAND_RATIO = 4
+"""Ratio of the predicted-size bands of the sampled part: 2-3, 4-15, 16-63, ..."""
+
+
+def expected_records(sizes: np.ndarray, draws: int) -> float:
+    """Expected number of distinct records in the clusters reached by ``draws`` records drawn
+    uniformly with replacement from clusters of the given ``sizes``:
+    ``Σ s (1 - (1 - s/N)^m)`` (N = Σ s)."""
+    s = np.asarray(sizes, dtype=float)
+    N = s.sum()
+    return float(np.sum(s * -np.expm1(draws * np.log1p(-s / N)))) if draws else 0.0
+
+
+def _draws_for(sizes: np.ndarray, budget: float) -> int:
+    """The number (at least 1) of uniform record draws whose clusters are expected to hold
+    the number of records closest to ``budget``."""
+    lo, hi = 0, 1
+    total = float(np.sum(sizes))
+    if budget >= total:
+        raise ValueError(
+            f"a recall budget of {budget:,.0f} records is the whole population "
+            f"({total:,.0f}): review every record"
+        )
+    while expected_records(sizes, hi) < budget:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if expected_records(sizes, mid) < budget else (lo, mid)
+    if lo >= 1 and budget - expected_records(sizes, lo) < expected_records(sizes, hi) - budget:
+        return lo
+    return hi
+
+
+def _bands(sizes: np.ndarray) -> np.ndarray:
+    """Band label of every size >= 2: 2-3, then [4^k, 4^(k+1) - 1] (4-15, 16-63, ...)."""
+    k = np.floor(np.log(np.maximum(sizes, 1.0)) / math.log(BAND_RATIO) + 1e-9).astype(int)
+    lo = np.where(sizes < BAND_RATIO, 2, BAND_RATIO ** np.maximum(k, 1))
+    hi = np.where(sizes < BAND_RATIO, BAND_RATIO - 1, BAND_RATIO ** (np.maximum(k, 1) + 1) - 1)
+    return np.array([f"{a}-{b}" for a, b in zip(lo, hi, strict=True)], dtype=object)
+
+
+def _certainty(links: np.ndarray, sizes: np.ndarray, budget: float) -> np.ndarray:
+    """Clusters whose Neyman-with-cost frequency ``λ L/√s`` reaches 1 for the budget."""
+    take = np.zeros(len(sizes), dtype=bool)
+    if sizes.sum() <= budget:
+        return ~take
+    measure = links * np.sqrt(sizes)  # expected cost per unit of λ: (L/√s) * s
+    while True:
+        rest = ~take
+        room = budget - sizes[take].sum()
+        if room <= 0 or not rest.any():
+            return take
+        lam = room / measure[rest].sum()
+        new = rest & (lam * links / np.sqrt(sizes) >= 1.0)
+        if not new.any():
+            return take
+        take |= new
+
+
+@dataclass(frozen=True)
+class DesignDraw:
+    """What to review for one draw of a :class:`RecommendedDesign`: ``clusters``, the
+    predicted clusters to review whole (index: predicted cluster id, value: stratum;
+    the take-all ones included), and ``records``, the record ids drawn uniformly with
+    replacement whose true clusters are reviewed whole (for recall; repeats kept)."""
+
+    clusters: pd.Series
+    records: pd.Index
+
+
+@dataclass(frozen=True, eq=False)
+class RecommendedDesign:
+    """A recommended design (module docstring) for one prediction.
+
+    ``strata``: the stratum of every predicted cluster of at least two records (index:
+    predicted cluster id; :data:`~er_evaluation.designs.TAKE_ALL` for those reviewed
+    whole, a size band otherwise); ``draws``: predicted clusters to draw per stratum (a
+    take-all stratum: all of it); ``record_draws``: records to draw for recall (0 when an
+    existing benchmark gives recall); ``expected_records``: records a reviewer is
+    expected to read per part ("take-all", "sampled clusters", "recall"); ``n_records``
+    and ``predicted_links``: N and |P| of the prediction; ``take_all_link_share``: the
+    share of |P| reviewed whole."""
+
+    prediction: pd.Series
+    strata: pd.Series
+    draws: pd.Series
+    record_draws: int
+    expected_records: dict
+    n_records: int
+    predicted_links: int
+    take_all_link_share: float
+    budget: int
+
+    @property
+    def take_all(self) -> pd.Index:
+        """Predicted cluster ids reviewed whole."""
+        return self.strata.index[(self.strata == TAKE_ALL).to_numpy()]
+
+    @property
+    def frame_sizes(self) -> pd.Series:
+        """Predicted clusters per stratum (F_h)."""
+        return self.strata.value_counts(sort=False).reindex(self.draws.index)
+
+    @property
+    def total_expected_records(self) -> float:
+        return float(sum(self.expected_records.values()))
+
+    def summary(self) -> str:
+        """What to review, with its cost in records to read."""
+        ta = self.take_all
+        ta_records = int(self.expected_records["take-all"])
+        sampled = self.draws.drop(TAKE_ALL, errors="ignore")
+        lines = [
+            f"Review these {len(ta):,} predicted clusters whole: {ta_records:,} records "
+            f"({self.take_all_link_share:.1%} of the {self.predicted_links:,} predicted "
+            f"links; exact, no sampling error).",
+            f"Draw {int(sampled.sum()):,} more predicted clusters in {len(sampled)} bands of "
+            f"predicted size and review each whole: about "
+            f"{self.expected_records['sampled clusters']:,.0f} records.",
+        ]
+        if self.record_draws:
+            lines.append(
+                f"For recall, draw {self.record_draws:,} records uniformly at random and "
+                f"review the true cluster of each: about "
+                f"{self.expected_records['recall']:,.0f} records."
+            )
+        else:
+            lines.append("Recall comes from the existing benchmark (no new record draw).")
+        lines.append(f"Expected records to read in all: {self.total_expected_records:,.0f}.")
+        if self.total_expected_records > 1.1 * self.budget:
+            lines.append(
+                f"This is more than the budget of {self.budget:,} records: the largest "
+                f"predicted clusters, and at least {MIN_STRATUM_DRAWS} clusters per band, are "
+                f"what an interval that holds on heavy-tailed clusters needs."
+            )
+        table = pd.DataFrame(
+            {"predicted clusters": self.frame_sizes, "to review": self.draws}
+        ).rename_axis("stratum")
+        return "\n".join(lines) + "\n\n" + table.to_string()
+
+    def draw(self, seed=None) -> DesignDraw:
+        """Draw the predicted clusters (without replacement within each band, the take-all
+        stratum entirely) and the records for recall (uniformly, with replacement)."""
+        rng = np.random.default_rng(seed)
+        clusters = draw_stratified(self.strata, self.draws, seed=rng)
+        pos = rng.integers(0, self.n_records, size=self.record_draws)
+        return DesignDraw(clusters=clusters, records=self.prediction.index[pos])
+
+    def precision_sample(self, draw: DesignDraw, truth: pd.Series) -> Sample:
+        """The reviewed sample of predicted clusters of ``draw``: ``truth`` gives the
+        reviewed true entity of every record of every drawn predicted cluster. Precision
+        is estimated from it by duality with the separate ratio estimator
+        (``estimate(prediction, sample, "pairwise_precision")``)."""
+        frame = self.prediction[self.prediction.isin(self.strata.index)]
+        drawn = frame[frame.isin(draw.clusters.index)]
+        sample = stratified_sample(
+            drawn,
+            draw.clusters,
+            self.frame_sizes,
+            frame="clusters",
+            unit_totals=_unit_totals(self.strata, frame),
+        )
+        return with_ratio(sample.reviewed_predicted(truth), "separate")
+
+    def recall_sample(self, draw: DesignDraw, truth: pd.Series) -> Sample:
+        """The reviewed sample of true clusters reached by the drawn records: ``truth``
+        gives the true cluster of every record of every reached true cluster (whole)."""
+        truth = validate_membership(truth, name="truth")
+        missing = draw.records.difference(truth.index)
+        if len(missing):
+            raise ValueError(
+                f"{len(missing)} drawn record(s) have no reviewed true cluster: {examples(missing)}"
+            )
+        reached = truth.reindex(draw.records).to_numpy()
+        counts = pd.Series(reached).value_counts(sort=False)
+        return benchmark_sample(
+            truth[truth.isin(counts.index)],
+            weights="cluster_size",
+            multiplicity=counts,
+            population_size=self.n_records,
+            design="records",
+        )
+
+
+def recommend_design(
+    prediction: pd.Series,
+    *,
+    records: int,
+    recall_share: float = RECALL_SHARE,
+    benchmark: Sample | None = None,
+    min_draws: int = MIN_STRATUM_DRAWS,
+) -> RecommendedDesign:
+    """The design to review for ``prediction`` with about ``records`` records to read
+    (module docstring): the predicted clusters reviewed whole (take-all), the predicted
+    clusters to draw per band of predicted size, and the records to draw for recall.
+
+    ``recall_share``: share of ``records`` for the recall part. ``benchmark``: an existing
+    uniform record benchmark (a :class:`~er_evaluation.sampling.Sample` of true clusters
+    with ``weights="cluster_size"``, e.g. PatentsView's): recall comes from it and the whole
+    budget goes to the precision part (a second wave of review). ``min_draws``: fewest
+    predicted clusters drawn per sampled band. Returns a :class:`RecommendedDesign`
+    (``.summary()`` says what to review and its cost; ``.draw(seed)`` draws it)."""
+    prediction = validate_membership(prediction, name="prediction")
+    if not isinstance(records, int | np.integer) or records < 1:
+        raise ValueError(f"records must be a whole number >= 1, got {records!r}")
+    if not 0.0 <= recall_share < 1.0:
+        raise ValueError(f"recall_share must be in [0, 1), got {recall_share!r}")
+    if min_draws < 2:
+        raise ValueError(
+            f"min_draws must be >= 2 (a stratum's variance needs two), got {min_draws}"
+        )
+    if benchmark is not None and (
+        benchmark.sample_of != "reference" or benchmark.weights != "cluster_size"
+    ):
+        raise ValueError(
+            "benchmark must be a uniform record benchmark: a sample of true clusters with "
+            "weights='cluster_size' (records drawn uniformly, their true clusters reviewed)"
+        )
+    sizes_all = prediction.value_counts(sort=False)
+    frame = sizes_all[sizes_all >= 2]
+    if frame.empty:
+        raise ValueError("the prediction has no predicted link: precision is undefined")
+    N = len(prediction)
+    recall_budget = 0.0 if benchmark is not None else recall_share * records
+    m = _draws_for(sizes_all.to_numpy(), recall_budget) if recall_budget > 0 else 0
+    budget = records - (expected_records(sizes_all.to_numpy(), m) if m else 0.0)
+    s = frame.to_numpy(dtype=float)
+    links = s * (s - 1) / 2
+    take = _certainty(links, s, budget)
+    labels = np.where(take, TAKE_ALL, _bands(s)).astype(object)
+    strata = pd.Series(labels, index=frame.index, name="stratum")
+    rest = ~take
+    draws = {}
+    if take.any():
+        draws[TAKE_ALL] = int(take.sum())
+    if rest.any():
+        bands = pd.Series(labels[rest])
+        F = bands.value_counts(sort=False)
+        L = (
+            pd.Series(links[rest])
+            .groupby(bands.to_numpy())
+            .apply(lambda x: float(np.sqrt(np.mean(x**2))))
+        )
+        c = pd.Series(s[rest]).groupby(bands.to_numpy()).mean()
+        w = F * L.reindex(F.index) / np.sqrt(c.reindex(F.index))
+        room = max(budget - s[take].sum(), 0.0)
+        n_total = room * w.sum() / float((w * c.reindex(F.index)).sum())
+        floor = int(np.minimum(min_draws, F).sum())
+        n_total = min(max(int(round(n_total)), floor), int(F.sum()))
+        while True:  # a band Neyman fills entirely takes more than its floor: add draws
+            try:
+                alloc = allocate(F, n_total, method="neyman", sd=L, cost=c, minimum=min_draws)
+                break
+            except ValueError:
+                if n_total >= int(F.sum()):
+                    raise
+                n_total += 1
+        full = alloc.index[(alloc == F.reindex(alloc.index)).to_numpy()]
+        # a band drawn entirely (Neyman's share or the minimum reached its size) is
+        # reviewed whole: it joins the take-all stratum
+        if len(full):
+            into = np.isin(labels, list(full)) & rest
+            labels[into] = TAKE_ALL
+            take = take | into
+            alloc = alloc.drop(full)
+            draws[TAKE_ALL] = int(take.sum())
+        draws.update(alloc.to_dict())
+        strata = pd.Series(labels, index=frame.index, name="stratum")
+    order = sorted(draws, key=lambda h: -1 if h == TAKE_ALL else int(h.split("-")[0]))
+    draws = pd.Series({h: draws[h] for h in order}, name="draws").astype(np.int64)
+    mean_size = pd.Series(s).groupby(labels).mean()
+    sampled = draws.drop(TAKE_ALL, errors="ignore")
+    return RecommendedDesign(
+        prediction=prediction,
+        strata=strata,
+        draws=draws,
+        record_draws=int(m),
+        expected_records={
+            "take-all": float(s[take].sum()),
+            "sampled clusters": float((sampled * mean_size.reindex(sampled.index)).sum()),
+            "recall": expected_records(sizes_all.to_numpy(), m),
+        },
+        n_records=N,
+        predicted_links=int(links.sum()),
+        take_all_link_share=float(links[take].sum() / links.sum()),
+        budget=int(records),
+    )
