@@ -1,8 +1,12 @@
 """Confidence interval methods for smooth-function estimates, selectable by ``ci_method``.
 
-- ``"score"`` (the default): Fieller's interval for ratios (with Student's t on the
-  effective number of units), Wilson's score interval on the effective sample size at the
-  edges, MOVER for paired differences (:func:`score_bounds`);
+- ``"score"`` (the default; :func:`score_bounds`): for a ratio, Fieller's interval with
+  Student's t when both its correct part and its errors rest on at least
+  :data:`MIN_EVENTS` effective draws, otherwise the Clopper-Pearson interval on the
+  Korn & Graubard (1998) effective counts (:func:`ratio_bounds`); F-scores and paired
+  differences by MOVER from their parts' intervals (:func:`fscore_bounds`,
+  :func:`mover_bounds`; Zou & Donner 2008), an F-score always inside the F-measure box of
+  its own precision and recall intervals;
 - ``"auto"`` (the previous default): ``"fieller"`` for plain ratio estimators,
   ``"studentized"`` otherwise (F-scores, the record precision, cluster-level metrics,
   differences);
@@ -442,10 +446,13 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
     z = z_value(level)
     b, a = mean @ cn, mean @ cd
     sbb, saa, sab = _quad(cn, cov), _quad(cd, cov), np.einsum("...i,...ij,...j->...", cd, cov, cn)
-    k_c = kish_size(b, sbb, n_)
+    # a side whose total is rounding noise of the denominator's carries no draw
+    noise = 1e-12 * np.abs(a)
+    k_c = np.where(b > noise, kish_size(b, sbb, n_), 0.0)
     k_a = kish_size(a, saa, n_)
-    k_e = kish_size(a - b, saa + sbb - 2 * sab, n_)
+    k_e = np.where(a - b > noise, kish_size(a - b, saa + sbb - 2 * sab, n_), 0.0)
     v = np.clip(np.asarray(value, dtype=float), 0.0, 1.0)
+    v = np.where(k_e == 0, 1.0, np.where(k_c == 0, 0.0, v))  # no error / no correct link
     with np.errstate(invalid="ignore", divide="ignore"):
         r = b / a
         var = theta / n_ * (sbb - 2 * r * sab + r * r * saa) / (a * a)
@@ -461,7 +468,9 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
     e_lo, e_hi = clopper_pearson(n_star * (1 - v), n_star, level)
     lo, hi = 1 - e_hi, 1 - e_lo
     flo, fhi, ok = fieller_bounds(mean, cov, theta, n_, weights, t)
-    many = ok & (k_e >= MIN_EVENTS * (1 - 1e-9)) & (k_c >= MIN_EVENTS * (1 - 1e-9))
+    # a zero sample variance (every draw with the same error share) says nothing about
+    # how the unseen units vary: the counts decide then
+    many = ok & (var > 0) & (k_e >= MIN_EVENTS * (1 - 1e-9)) & (k_c >= MIN_EVENTS * (1 - 1e-9))
     lo, hi = np.where(many, flo, lo), np.where(many, fhi, hi)
     defined = np.isfinite(np.asarray(value, dtype=float)) & (a > 0)
     return _contain(value, np.where(defined, lo, np.nan), np.where(defined, hi, np.nan), (0.0, 1.0))
@@ -522,11 +531,16 @@ def fscore_bounds(p, p_lo, p_hi, r, r_lo, r_hi, beta, rho):
 
 
 def _part(phi: Smooth, mean, cov, theta, n, index):
-    """Bias-corrected value, gradient and delta-method SE of one part of an estimate."""
+    """Bias-corrected value, gradient and delta-method SE of one part of an estimate (a
+    variance at the rounding level of its terms is 0: a correlation must not be read off
+    rounding noise)."""
     v = bias_corrected(phi, mean, cov, theta, n, index)
     _, g, _ = phi.evaluate(mean, index)
     with np.errstate(invalid="ignore"):
-        var = theta / np.asarray(n, dtype=float) * _quad(g, cov)
+        k = theta / np.asarray(n, dtype=float)
+        var = k * _quad(g, cov)
+        # the rounding noise of g'Sg is relative to the sum of its terms' magnitudes
+        var = np.where(var <= 1e-10 * k * _quad(np.abs(g), np.abs(cov)), 0.0, var)
     return v, g, np.sqrt(np.clip(var, 0.0, None))
 
 
