@@ -212,8 +212,8 @@ def _touched_clusters(
 
 
 def _prediction_totals(sizes: np.ndarray) -> PredictionTotals:
-    """K, |P|, Σ|ĉ|ln|ĉ| and Σ C(|ĉ|,2)² of the cluster ``sizes`` (zeros are no cluster),
-    a chunk at a time so that the temporaries stay small."""
+    """K, |P|, Σ|ĉ|ln|ĉ|, Σ C(|ĉ|,2)² and the size histogram of the cluster ``sizes``
+    (zeros are no cluster), a chunk at a time so that the temporaries stay small."""
     links, links_squared, entropy = 0, 0.0, 0.0
     for start in range(0, len(sizes), _CHUNK):
         part = sizes[start : start + _CHUNK]
@@ -222,11 +222,18 @@ def _prediction_totals(sizes: np.ndarray) -> PredictionTotals:
         pairs = pairs.astype(float)
         links_squared += float(pairs @ pairs)
         entropy += float(xlogx(part).sum())
+    if len(sizes) and sizes.max() <= 4 * len(sizes):
+        histogram = np.bincount(sizes)
+        present = np.flatnonzero(histogram[1:]) + 1
+        size_histogram = (present, histogram[present])
+    else:  # a few huge clusters: sort rather than address
+        size_histogram = np.unique(sizes[sizes > 0], return_counts=True)
     return PredictionTotals(
         n_clusters=int(np.count_nonzero(sizes)),
         links=links,
         size_entropy=entropy,
         links_squared=links_squared,
+        size_histogram=size_histogram,
     )
 
 

@@ -48,12 +48,16 @@ class PredictionTotals:
     """Totals of a whole prediction that an estimator needs beside the sampled cells: the
     number of predicted clusters K, the predicted links |P| = Σ_ĉ C(|ĉ|, 2),
     Σ_ĉ |ĉ| ln |ĉ| (the prediction's entropy sum) and Σ_ĉ C(|ĉ|, 2)² (for the Kish
-    effective number of clusters carrying the links)."""
+    effective number of clusters carrying the links); ``size_histogram``: the distinct
+    cluster sizes and how many clusters have each (None when an engine did not return
+    them), from which the reliability diagnostic names the predicted clusters to review
+    whole (:func:`er_evaluation.recommend.take_all_advice`)."""
 
     n_clusters: int
     links: int
     size_entropy: float
     links_squared: float
+    size_histogram: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, eq=False)

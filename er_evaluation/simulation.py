@@ -280,7 +280,8 @@ def _units_of(census: UnitTable, sample: Sample) -> UnitTable:
     p = np.asarray(sample.probability, dtype=float)
     m = np.asarray(sample.multiplicity, dtype=float)
     return UnitTable(
-        q={k: v[pos] for k, v in census.q.items()},
+        # the host view depends on which hosts the sample holds: not indexed from a census
+        q={k: v[pos] for k, v in census.q.items() if k != "minority_checked"},
         sample=sample,
         probability=p / (m @ p / m.sum()),
         n_records_population=census.n_records_population,

@@ -100,13 +100,15 @@ def to_estimate(
     if naive:
         se, lo, hi, value = math.nan, math.nan, math.nan, fit.plugin
         method = "none"
-        n_eff, _, share = fit_concentration(fit)
+        n_eff, share = fit_concentration(fit)
         diagnostics = Diagnostics(n_eff, share, False, NAIVE_REASON)
     else:
         value, se = fit.value, fit.std_error
         bounds_of = stratified_interval if isinstance(fit, StratifiedFit) else interval
         lo, hi = bounds_of(fit, level, method, bounds=bounds, n_boot=n_boot, seed=seed)
-        diagnostics = diagnose(fit, ut, value=value, std_error=se, level=level, bounds=bounds)
+        diagnostics = diagnose(
+            fit, ut, value=value, std_error=se, level=level, bounds=bounds, interval=(lo, hi)
+        )
         if (
             bounds is not None
             and np.isfinite(value)

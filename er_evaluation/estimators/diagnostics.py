@@ -16,18 +16,20 @@ non-negative columns):
 - **top share**: the largest share of a column's total carried by its ``TOP_UNITS``
   largest draws.
 
-A third number is known before any review: for precision-type metrics (whose
-denominator is the prediction's |P| links), the Kish size of the predicted links over the
-predicted clusters, ``(Σ_ĉ L_ĉ)²/Σ_ĉ L_ĉ²`` with ``L_ĉ = C(|ĉ|, 2)``. When a handful of giant
-predicted clusters hold most links, precision is essentially theirs, and a sample of
-records (true clusters) rarely reaches the few records that make their false links: the
-estimate and its SE are then too often both too optimistic, and no interval computed
-from the sample alone holds its level (``benchmarks/README.md``, heavy-tailed truth).
+For the precision of a sample of true clusters reached by uniform record draws (and the
+F-scores built on it) a third check compares two views of the same errors: the links of
+records sitting as a minority in their predicted cluster, seen from the reviewed minority
+records themselves and counted exactly by the reviewed entity that holds most of the
+cluster (its host; :func:`host_view_value`). When a handful of giant predicted clusters
+hold most links, a few of their foreign records carry a large part of the errors, and a
+sample that drew too few of them gives an estimate too high with an interval too narrow:
+the hosts' count then implies a precision outside the interval.
 
-An estimate is ``reliable`` when its value lies in the metric's range, a standard error
-exists, ``n_eff >= MIN_EFFECTIVE_UNITS`` and the population is not so concentrated
-(``>= MIN_POPULATION_UNITS``); otherwise ``reason`` says why and what to do. The
-thresholds come from the coverage benchmark (``benchmarks/bench_coverage.py``).
+A design-based estimate is ``reliable`` when its value lies in the metric's range, a
+standard error exists and the hosts' view agrees with its interval; otherwise ``reason``
+says why and what to do (for the hosts' view: which predicted clusters to review whole,
+and their cost in records). Measured: ``benchmarks/README.md``, "Interval coverage"
+(``benchmarks/bench_coverage.py``).
 
 Pair-label estimates (:mod:`er_evaluation.pairs`) use :func:`assess` and
 :func:`concentration` too, and add their own diagnostic of the predicted non-matches no
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from er_evaluation._take_all import take_all_advice
 from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio
 
 __all__ = [
@@ -48,7 +51,6 @@ __all__ = [
     "diagnose",
     "fit_concentration",
     "MIN_EFFECTIVE_UNITS",
-    "MIN_POPULATION_UNITS",
     "TOP_UNITS",
     "assess",
     "bounded_estimator",
@@ -56,11 +58,8 @@ __all__ = [
 ]
 
 MIN_EFFECTIVE_UNITS = 10.0
-"""Effective number of sampled units below which an estimate is flagged as not reliable."""
-
-MIN_POPULATION_UNITS = 20.0
-"""Effective number of population units carrying a known denominator (the predicted links
-over predicted clusters, for precision) below which an estimate is flagged."""
+"""Effective number of sampled draws below which a pair-label estimate is flagged as not
+reliable (:func:`assess` with ``min_effective``)."""
 
 TOP_UNITS = 3
 """Number of largest draws whose share of a column's total :func:`concentration` reports."""
@@ -85,20 +84,6 @@ class Diagnostics:
     reason: str = ""
 
 
-def event_concentration(Y: np.ndarray, phi, names) -> np.ndarray:
-    """Effective number of units carrying each side of every plain ratio ``B/A`` of ``phi``
-    (the correct part ``B`` and the errors ``A - B``): the smallest Kish size over those
-    columns of ``Y`` (..., n, k); ``inf`` when ``phi`` has no such ratio. A ratio whose
-    errors come from a handful of units has few "events", like a binomial proportion
-    with few failures."""
-    Y = np.asarray(Y, dtype=float)
-    pairs = event_columns(phi, names)
-    if not pairs:
-        return np.full(Y.shape[:-2], np.inf)
-    sides = [Y[..., b] for b, _ in pairs] + [Y[..., a] - Y[..., b] for b, a in pairs]
-    return _kish(np.stack(sides, axis=-1)).min(axis=-1)
-
-
 def _kish(Y: np.ndarray) -> np.ndarray:
     """Per-column Kish size ``(Σ y)²/Σ y²`` of ``Y`` (..., n, k); 0 for an all-zero column."""
     Y = np.abs(np.asarray(Y, dtype=float))
@@ -120,35 +105,13 @@ def concentration(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return n_eff, share
 
 
-def event_columns(phi, names) -> list[tuple[int, int]]:
-    """``(numerator, denominator)`` column positions of every plain ratio of two columns in
-    ``phi`` (``B/A`` with ``0 <= B <= A`` per unit for precision and recall: ``B`` carries the
-    correct part, ``A - B`` the errors)."""
-    index = {c: i for i, c in enumerate(names)}
-    found: list[tuple[int, int]] = []
-
-    def walk(node) -> None:
-        if isinstance(node, Ratio) and all(isinstance(a, Column) for a in node.args):
-            found.append((index[node.args[0].name], index[node.args[1].name]))
-        for a in getattr(node, "args", ()):
-            walk(a)
-
-    walk(phi)
-    return found
-
-
-def fit_concentration(fit) -> tuple[float, float, float]:
-    """``(n_eff, n_events, top_share)`` of a :class:`~er_evaluation.estimators.ratio.SmoothFit`
-    over its draws (a unit drawn k times is k draws)."""
+def fit_concentration(fit) -> tuple[float, float]:
+    """``(n_eff, top_share)`` of a :class:`~er_evaluation.estimators.ratio.SmoothFit` over
+    its draws (a unit drawn k times is k draws)."""
     reps = np.asarray(np.round(fit.multiplicity), dtype=np.int64)
-    Y = np.repeat(fit.Y, reps, axis=0)
-    n_eff, share = concentration(Y)
-    n_events = event_concentration(Y, fit.phi, fit.names)
-    return float(n_eff), float(n_events), float(share)
+    n_eff, share = concentration(np.repeat(fit.Y, reps, axis=0))
+    return float(n_eff), float(share)
 
-
-# columns whose estimator divides by, or estimates, the prediction's |P| links
-_LINK_COLUMNS = frozenset({"P_links", "Pc_tp", "Pr_z"})
 
 NAIVE_REASON = (
     "the naive estimator is the metric on the reviewed records alone: a biased baseline "
@@ -170,18 +133,17 @@ def bounded_estimator(phi, Y: np.ndarray, index) -> bool:
     return False
 
 
-def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -> Diagnostics:
-    """:class:`Diagnostics` of an estimate from its fit and its
-    :class:`~er_evaluation.estimators.units.UnitTable` (see :func:`assess`); the population
-    concentration applies to metrics built on the prediction's links (pairwise precision,
-    F-scores and their differences)."""
-    n_eff, _, share = fit_concentration(fit)
-    # a paired difference holds its coverage on a concentrated population (the same rare
-    # units move both estimates): the population flag is for single estimates
-    single = not (isinstance(fit.phi, Linear) and len(fit.phi.args) == 2)
-    uses_links = single and any(c.rsplit(":", 1)[-1] in _LINK_COLUMNS for c in fit.names)
-    bounded = bounded_estimator(fit.phi, fit.Y, fit.index)
-    return assess(
+def diagnose(
+    fit, ut, *, value: float, std_error: float, level: float, bounds, interval=None
+) -> Diagnostics:
+    """:class:`Diagnostics` of a design-based estimate from its fit and its
+    :class:`~er_evaluation.estimators.units.UnitTable`: :func:`assess` (out of range, no
+    standard error), then, for the precision of a sample of true clusters reached by
+    uniform record draws (and the F-scores built on it), the hosts' view
+    (:func:`host_view_value`): not reliable when the precision the hosts' count of foreign
+    records implies lies outside the estimate's ``interval``."""
+    n_eff, share = fit_concentration(fit)
+    d = assess(
         value,
         std_error,
         n_effective=n_eff,
@@ -192,8 +154,99 @@ def diagnose(fit, ut, *, value: float, std_error: float, level: float, bounds) -
         bounds=bounds,
         census=fit.theta == 0,
         unit="block" if ut.unit_kind == "block" else "cluster",
-        population_units=ut.links_effective if uses_links else None,
-        bounded=bounded,
+        bounded=bounded_estimator(fit.phi, fit.Y, fit.index),
+        min_effective=None,
+    )
+    if not d.reliable or interval is None or not all(map(math.isfinite, interval)):
+        return d
+    alt = host_view_value(fit, ut)
+    lo, hi = interval
+    tol = _TOL * max(1.0, abs(value))
+    if alt is None or lo - tol <= alt <= hi + tol:
+        return d
+    return Diagnostics(d.n_effective, d.top_share, False, host_view_reason(alt, ut))
+
+
+def host_view_value(fit, ut) -> float | None:
+    """The estimate with the minority links of the predicted clusters whose host was
+    reviewed taken from the hosts' count instead of from the reviewed minority records;
+    None when it does not apply (not a precision-type estimate of true clusters reached by
+    uniform record draws, or a unit table without the host view).
+
+    With uniform record draws the cluster-block precision ``P = B̄/Ā`` counts the links
+    ``(|ĉ| - 1)/2`` of every record sitting as a minority in its predicted cluster ĉ
+    (misattributed into it, or merged into a larger entity's cluster) only when such a
+    record is drawn: in a heavy-tailed prediction a handful of them, in the giant
+    clusters, carry a large part of the errors, and a sample that drew too few gives a
+    precision too high with an interval too narrow. The entity holding more than half of
+    ĉ (its host), when reviewed, counts ĉ's foreign records ``r`` exactly: their links
+    total ``H = Σ_ĉ r (|ĉ| - 1)/2`` over the hosted clusters, against ``N m̄`` seen from the
+    drawn minority records (``m̄`` the mean of ``minority_checked / p`` over the draws,
+    ``Ā`` that of the links column, ``N Ā`` estimating |P|). The hosts' view gives
+
+        P_host = (B̄/Ā) / (1 + H/|P| - m̄/Ā)
+
+    (for an F-score, ``F(P_host, R̂)``). The two are estimates of one quantity; when
+    ``P_host`` falls outside the interval the interval rests on too few of the rare
+    records that carry the errors. Measured: ``benchmarks/README.md``, "Interval
+    coverage"."""
+    sample = ut.sample
+    if (
+        ut.unit_kind != "cluster"
+        or sample.strata is not None
+        or sample.weights != "cluster_size"
+        or "minority_checked" not in ut.q
+        or not ut.predicted_links
+    ):
+        return None
+    phi, index = fit.phi, fit.index
+
+    def precision(node) -> float | None:
+        if not (isinstance(node, Ratio) and node.is_ratio()) or node.args[1].name != "P_links":
+            return None
+        b, a = fit.mean[index[node.args[0].name]], fit.mean[index["P_links"]]
+        m = ut.q["minority_checked"] / ut.probability
+        m_bar = float(fit.multiplicity @ m / fit.n)
+        if a <= 0:
+            return None
+        return float(b / a / (1 + ut.host_minority / ut.predicted_links - m_bar / a))
+
+    if isinstance(phi, FBeta):
+        p = precision(phi.args[0])
+        r_node = phi.args[1]
+        if p is None or not (isinstance(r_node, Ratio) and r_node.is_ratio()):
+            return None
+        r = float(fit.mean[index[r_node.args[0].name]] / fit.mean[index[r_node.args[1].name]])
+        b2 = phi.beta**2
+        return (1 + b2) * p * r / (b2 * p + r) if b2 * p + r > 0 else None
+    if isinstance(phi, Column):
+        return None
+    return precision(phi)
+
+
+def host_view_reason(alt: float, ut, what: str = "the estimate") -> str:
+    """The reason of a host-view flag, with the predicted clusters to review whole (the
+    certainty units of :func:`~er_evaluation._take_all.take_all_advice` for a budget of
+    twice the records this sample read, when the prediction's size histogram is known)."""
+    advice = (
+        "review the largest predicted clusters whole (er_evaluation.recommend."
+        "recommend_design lists them)"
+    )
+    if ut.size_histogram is not None:
+        # the certainty units of a precision wave reading twice the records of this sample
+        budget = 2 * ut.n_records_used
+        clusters, records, share = take_all_advice(*ut.size_histogram, budget)
+        if clusters:
+            advice = (
+                f"review these {clusters:,} predicted clusters whole: {records:,} records "
+                f"({share:.0%} of the predicted links; er_evaluation.recommend."
+                f"recommend_design lists them)"
+            )
+    return (
+        f"the reviewed entities that hold most of their predicted clusters count foreign "
+        f"records there whose links the reviewed records under-represent: with the hosts' "
+        f"count {what} would be {alt:.4g}, outside the interval, which rests on too few of "
+        f"the rare records that carry the errors; {advice}"
     )
 
 
@@ -216,15 +269,13 @@ def assess(
     bounds: tuple[float, float] | None = (0.0, 1.0),
     census: bool = False,
     unit: str = "unit",
-    population_units: float | None = None,
     bounded: bool = True,
+    min_effective: float | None = MIN_EFFECTIVE_UNITS,
 ) -> Diagnostics:
     """:class:`Diagnostics` of one estimate: ``reliable`` unless (in this order) the
-    estimate is outside ``bounds`` (the prediction's population is not the one the sample
-    was drawn from), no standard error exists, the known denominator is carried by fewer
-    than ``MIN_POPULATION_UNITS`` effective population units (``population_units``, None
-    when not applicable), or the sample is too small or too concentrated
-    (``n_effective < MIN_EFFECTIVE_UNITS``). A census is exact and always reliable.
+    estimate is outside ``bounds``, no standard error exists, or (``min_effective``, the
+    pair-label estimates' rule) the draws are too few or too concentrated
+    (``n_effective < min_effective``). A census is exact and always reliable.
     ``unit`` names the sampled units in the reason ("cluster", "block"); ``bounded``: the
     estimator's units satisfy ``0 <= B <= A`` (a ratio ``B/A`` of them, an F-score or a
     difference of such ratios), so its plug-in value stays within ``bounds`` and only the
@@ -268,15 +319,7 @@ def assess(
             f"{units}: no standard error can be estimated; review at least "
             f"{_more(n_draws, n_eff)} more",
         )
-    if population_units is not None and population_units < MIN_POPULATION_UNITS:
-        return out(
-            False,
-            f"the prediction's links are concentrated in a few predicted clusters "
-            f"({population_units:.1f} effective): precision rests on the rare reviewed "
-            f"records that reach them, and sample-based intervals under-cover; review the "
-            f"largest predicted clusters completely (a take-all stratum)",
-        )
-    if n_eff < MIN_EFFECTIVE_UNITS:
+    if min_effective is not None and n_eff < min_effective:
         what = (
             "too few"
             if share < 0.5

@@ -12,6 +12,7 @@ the interval is much tighter than combining two separate error bars.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import replace
 
@@ -19,7 +20,11 @@ import numpy as np
 
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
-from er_evaluation.estimators.diagnostics import bounded_estimator
+from er_evaluation.estimators.diagnostics import (
+    bounded_estimator,
+    host_view_reason,
+    host_view_value,
+)
 from er_evaluation.estimators.intervals import N_BOOT, score_bounds
 from er_evaluation.estimators.ratio import Linear, SmoothFit
 from er_evaluation.estimators.results import Estimate
@@ -75,7 +80,9 @@ def paired_difference(
         or not _differ_in_population(ut_a, ut_b)
         or not _agree_on_every_unit(fitted)
     ):
-        return e
+        return _host_view_check(
+            e, fit(ut_a, phi_a, cols_a, False), ut_a, fit(ut_b, phi_b, cols_b, False), ut_b, metric
+        )
     # The predictions differ (their population totals do) yet every reviewed unit has the
     # same quantities under both: the sample says nothing about where they differ, so the
     # paired standard error (0) would claim a certainty no census supports. The interval
@@ -125,3 +132,24 @@ def _agree_on_every_unit(fitted: SmoothFit) -> bool:
     a = [i for i, n in enumerate(names) if n.startswith("a:")]
     b = [names.index("b:" + names[i][2:]) for i in a]
     return bool(np.array_equal(fitted.Y[:, a], fitted.Y[:, b]))
+
+
+def _host_view_check(e: Estimate, fit_a, ut_a, fit_b, ut_b, metric: str) -> Estimate:
+    """The difference of the two predictions' hosts' views
+    (:func:`~er_evaluation.estimators.diagnostics.host_view_value`) outside the difference's
+    interval flags it (when both apply and the estimate is otherwise reliable)."""
+    if not e.reliable or not (math.isfinite(e.ci_low) and math.isfinite(e.ci_high)):
+        return e
+    alt_a, alt_b = host_view_value(fit_a, ut_a), host_view_value(fit_b, ut_b)
+    if alt_a is None or alt_b is None:
+        return e
+    alt = alt_a - alt_b
+    if e.ci_low - 1e-9 <= alt <= e.ci_high + 1e-9:
+        return e
+    reason = host_view_reason(alt, ut_a, "the difference")
+    warnings.warn(
+        f"{metric} of {e.prediction} is not reliable: {reason}",
+        UnreliableEstimateWarning,
+        stacklevel=3,
+    )
+    return replace(e, diagnostics=replace(e.diagnostics, reliable=False, reason=reason))

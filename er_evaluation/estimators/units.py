@@ -11,7 +11,13 @@ true cluster, or a block of whole true clusters) and the prediction Ĉ:
   cluster unit, |P_c| = f(c) and |P_c^-| = out(c));
 - ``exact``: true clusters of u that are exactly a predicted cluster; ``b3p`` =
   Σ_{c,ĉ} n²/|ĉ| and ``b3r`` = Σ_{c,ĉ} n²/|c| (B-cubed sums, n = |c∩ĉ|); ``nlogn`` =
-  Σ n log n and ``slogs`` = Σ_c |c| log |c| (entropy sums).
+  Σ n log n and ``slogs`` = Σ_c |c| log |c| (entropy sums);
+- ``minority_checked``: the predicted links ``|ĉ∩u| (|ĉ|-1)/2`` of u's records that sit as
+  a minority (``2|ĉ∩u| < |ĉ|``: misattributed into ĉ, or merged into a larger entity's
+  cluster) in a predicted cluster ĉ whose *host* (the entity holding more than half of it)
+  is also a sampled unit: the same links seen from the sampled records themselves, which
+  the hosts count exactly (``UnitTable.host_minority``) — see
+  :func:`~er_evaluation.estimators.diagnostics.host_view_value`.
 
 Population totals come from the full prediction (``scope="prediction"`` contingency):
 N records, |P| predicted links, number of predicted clusters, Σ_ĉ |ĉ| log |ĉ|. Grouped
@@ -57,7 +63,11 @@ class UnitTable:
     ``naive`` is the same table computed as if the reviewed records were the whole
     population (for the naive baseline). ``links_effective`` is the Kish size of the
     predicted links over the predicted clusters, ``(Σ L)²/Σ L²`` with ``L = C(|ĉ|, 2)``
-    (known from the full prediction; see :mod:`er_evaluation.estimators.diagnostics`)."""
+    (known from the full prediction; see :mod:`er_evaluation.estimators.diagnostics`).
+    ``host_minority``: the minority links of the predicted clusters whose host is a
+    sampled unit, as the hosts count them (with ``q["minority_checked"]``, the same links
+    seen from the sampled minority records); ``size_histogram``: the prediction's distinct
+    cluster sizes and their numbers of clusters (None from an engine)."""
 
     q: dict[str, np.ndarray]
     sample: Sample
@@ -70,6 +80,8 @@ class UnitTable:
     dropped_ids: pd.Index
     naive: UnitTable | None = None
     links_effective: float = math.nan
+    host_minority: float = 0.0
+    size_histogram: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def dropped_records(self) -> int:
@@ -123,6 +135,27 @@ def _quantities(
     q["plinks"] = np.bincount(unit, weights=inter * (inter - 1) / 2, minlength=n_units)
     q["pout"] = np.bincount(unit, weights=inter * (size_hat - inter), minlength=n_units)
     return q
+
+
+def _host_view(
+    ct: Contingency, pred_size: np.ndarray, unit_of_ref: np.ndarray, n_units: int
+) -> tuple[np.ndarray, float]:
+    """Per unit, the predicted links of its records sitting as a minority in a predicted
+    cluster whose host (the entity holding more than half of it) is also a sampled unit
+    (``minority_checked``), and the total of those clusters' minority links as their
+    hosts count them, ``Σ_ĉ (|ĉ| - |ĉ ∩ host|)(|ĉ| - 1)/2`` (``host_minority``)."""
+    key = ct.pred.astype(np.int64) * n_units + unit_of_ref[ct.ref]
+    codes, keys = pd.factorize(key)
+    inter = np.bincount(codes, weights=ct.count).astype(float)
+    keys = np.asarray(keys, dtype=np.int64)
+    unit, pred = keys % n_units, keys // n_units
+    size = pred_size[pred].astype(float)
+    host = 2 * inter > size
+    checked = np.isin(pred, pred[host]) & (2 * inter < size)
+    minority = np.bincount(
+        unit, weights=np.where(checked, inter * (size - 1) / 2, 0.0), minlength=n_units
+    )
+    return minority, float(np.sum((size[host] - inter[host]) * (size[host] - 1) / 2))
 
 
 def _kish(total: float, squares: float) -> float:
@@ -188,6 +221,7 @@ def unit_table(
     p = normalized_probability(sample)
     pred_size = ct.pred_size
     q = _quantities(ct, pred_size, unit_of_ref, n_units)
+    q["minority_checked"], host_minority = _host_view(ct, pred_size, unit_of_ref, n_units)
 
     # naive baseline: the reviewed records taken as the whole population
     sub_size = ct.per_prediction(ct.count.astype(float)).astype(np.int64)
@@ -214,4 +248,6 @@ def unit_table(
         dropped_ids=ct.dropped_reference_ids,
         naive=naive,
         links_effective=_kish(ct.population.links, ct.population.links_squared),
+        host_minority=host_minority,
+        size_histogram=ct.population.size_histogram,
     )
