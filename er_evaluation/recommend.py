@@ -41,15 +41,22 @@ the coverage of this design's intervals per truth, error mechanism, rate and siz
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from er_evaluation._take_all import certainty_units
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import TAKE_ALL, allocate, draw_stratified, stratified_sample, with_ratio
 from er_evaluation.designs import unit_totals as _unit_totals
-from er_evaluation.errors import examples
+from er_evaluation.errors import UnreliableEstimateWarning, examples
+from er_evaluation.estimators import compare, estimate, estimates_frame
+from er_evaluation.estimators.combined import difference_estimate, fscore_estimate
+from er_evaluation.estimators.diagnostics import Diagnostics
+from er_evaluation.estimators.results import Estimate
 from er_evaluation.sampling import Sample, benchmark_sample
 
 __all__ = [
@@ -57,6 +64,8 @@ __all__ = [
     "RECALL_SHARE",
     "DesignDraw",
     "RecommendedDesign",
+    "compare_design",
+    "estimate_design",
     "expected_records",
     "recommend_design",
 ]
@@ -106,24 +115,6 @@ def _bands(sizes: np.ndarray) -> np.ndarray:
     lo = np.where(sizes < BAND_RATIO, 2, BAND_RATIO ** np.maximum(k, 1))
     hi = np.where(sizes < BAND_RATIO, BAND_RATIO - 1, BAND_RATIO ** (np.maximum(k, 1) + 1) - 1)
     return np.array([f"{a}-{b}" for a, b in zip(lo, hi, strict=True)], dtype=object)
-
-
-def _certainty(links: np.ndarray, sizes: np.ndarray, budget: float) -> np.ndarray:
-    """Clusters whose Neyman-with-cost frequency ``λ L/√s`` reaches 1 for the budget."""
-    take = np.zeros(len(sizes), dtype=bool)
-    if sizes.sum() <= budget:
-        return ~take
-    measure = links * np.sqrt(sizes)  # expected cost per unit of λ: (L/√s) * s
-    while True:
-        rest = ~take
-        room = budget - sizes[take].sum()
-        if room <= 0 or not rest.any():
-            return take
-        lam = room / measure[rest].sum()
-        new = rest & (lam * links / np.sqrt(sizes) >= 1.0)
-        if not new.any():
-            return take
-        take |= new
 
 
 @dataclass(frozen=True)
@@ -295,7 +286,7 @@ def recommend_design(
     budget = records - (expected_records(sizes_all.to_numpy(), m) if m else 0.0)
     s = frame.to_numpy(dtype=float)
     links = s * (s - 1) / 2
-    take = _certainty(links, s, budget)
+    take = certainty_units(links, s, budget)
     labels = np.where(take, TAKE_ALL, _bands(s)).astype(object)
     strata = pd.Series(labels, index=frame.index, name="stratum")
     rest = ~take
@@ -354,3 +345,112 @@ def recommend_design(
         take_all_link_share=float(links[take].sum() / links.sum()),
         budget=int(records),
     )
+
+
+def _estimate_of(row: pd.Series) -> Estimate:
+    """The :class:`~er_evaluation.estimators.Estimate` of a row of a table of estimates."""
+    fields = {f: row[f] for f in Estimate.__dataclass_fields__ if f != "diagnostics"}
+    diagnostics = Diagnostics(
+        float(row["n_effective"]), float(row["top_share"]), bool(row["reliable"]), row["reason"]
+    )
+    return Estimate(**fields, diagnostics=diagnostics)
+
+
+def estimate_design(
+    prediction: pd.Series,
+    precision: Sample,
+    recall: Sample,
+    *,
+    name: str | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Precision, recall and F1 of ``prediction`` from the two reviewed samples of a
+    :class:`RecommendedDesign` (:meth:`RecommendedDesign.precision_sample`: the predicted
+    clusters reviewed whole; :meth:`RecommendedDesign.recall_sample`, or an existing
+    uniform record benchmark: the records' true clusters). Precision by duality with the
+    separate ratio estimator over the strata (Binette et al. 2023, Remark 2; Cochran 1977,
+    §6.10), recall with the record estimator (eq. 12), F1 the F-measure of the two,
+    independent samples (:func:`~er_evaluation.estimators.combined.fscore_estimate`).
+    Returns the table of estimates (one row per metric)."""
+    with warnings.catch_warnings():
+        # each estimate's own warnings are re-issued below, once, for the table
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        p = estimate(prediction, precision, "pairwise_precision", level=level, name=name)
+        r = estimate(prediction, recall, "pairwise_recall", level=level, name=name)
+    rows = [p, r, fscore_estimate(p, r)]
+    for e in rows:
+        if not e.reliable:
+            warnings.warn(
+                f"{e.metric} of {name or 'the prediction'} is not reliable: {e.diagnostics.reason}",
+                UnreliableEstimateWarning,
+                stacklevel=2,
+            )
+    return estimates_frame(rows)
+
+
+def compare_design(
+    predictions: Mapping[str, pd.Series],
+    precision: Mapping[str, Sample],
+    recall: Sample,
+    *,
+    baseline: str | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Differences ``metric(other) - metric(baseline)`` of precision, recall and F1 between
+    predictions reviewed with the recommended design: each prediction's own sample of
+    predicted clusters (``precision``, by name; independent samples, so the precision
+    difference combines their intervals without correlation), one record sample shared by
+    all (``recall``: the recall difference is paired, :func:`~er_evaluation.estimators.compare`),
+    and the F1 difference from the two F1 estimates with the correlation their paired
+    recalls give them. Returns the table of estimates (three rows per difference)."""
+    names = [str(k) for k in predictions]
+    if len(names) < 2:
+        raise ValueError("compare_design needs at least two predictions")
+    baseline = names[0] if baseline is None else str(baseline)
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
+    missing = [n for n in names if n not in precision]
+    if missing:
+        raise ValueError(f"no sample of predicted clusters for prediction(s) {missing}")
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        single = {
+            n: estimate_design(predictions[n], precision[n], recall, name=n, level=level)
+            for n in names
+        }
+        for n in names:
+            if n == baseline:
+                continue
+            a = {
+                m: _estimate_of(row)
+                for m, row in single[n].set_index("metric", drop=False).iterrows()
+            }
+            b = {
+                m: _estimate_of(row)
+                for m, row in single[baseline].set_index("metric", drop=False).iterrows()
+            }
+            dr = _estimate_of(
+                compare(
+                    {n: predictions[n], baseline: predictions[baseline]},
+                    recall,
+                    "pairwise_recall",
+                    baseline=baseline,
+                    level=level,
+                ).iloc[0]
+            )
+            P, R, F = "pairwise_precision", "pairwise_recall", "pairwise_f1"
+            dp = difference_estimate(a[P], b[P])
+            # the two F1 correlate through the paired recalls only
+            cov_r = (a[R].std_error ** 2 + b[R].std_error ** 2 - dr.std_error**2) / 2
+            ga, gb = _recall_slope(a[P].value, a[R].value), _recall_slope(b[P].value, b[R].value)
+            sf = a[F].std_error * b[F].std_error
+            rho = ga * gb * cov_r / sf if sf > 0 and np.isfinite(cov_r) else 0.0
+            df = difference_estimate(a[F], b[F], rho=float(np.clip(rho, -1.0, 1.0)))
+            rows += [dp, dr, df]
+    return estimates_frame(rows)
+
+
+def _recall_slope(p: float, r: float) -> float:
+    """dF1/dR at (p, r): 2 p² / (p + r)²."""
+    return 2 * p * p / (p + r) ** 2 if p + r > 0 else 0.0

@@ -167,3 +167,63 @@ def test_misattribution_design_is_reproducible():
     a = recommend_design(pred, records=1_500)
     b = recommend_design(pred, records=1_500)
     assert a.strata.equals(b.strata) and a.draws.equals(b.draws)
+
+
+def test_fscore_and_difference_of_independent_estimates_by_hand():
+    import math
+
+    from er_evaluation.estimators import Estimate
+    from er_evaluation.estimators.combined import difference_estimate, fscore_estimate
+    from er_evaluation.estimators.intervals import fscore_bounds
+
+    def est(metric, v, se, lo, hi, name="A"):
+        return Estimate(metric, "x", "d", v, se, lo, hi, 0.95, "score", 10, 10, 100, v, name)
+
+    p = est("pairwise_precision", 0.8, 0.05, 0.7, 0.88)
+    r = est("pairwise_recall", 0.9, 0.02, 0.85, 0.94)
+    f = fscore_estimate(p, r)
+    assert f.value == pytest.approx(2 * 0.8 * 0.9 / 1.7)
+    dp, dr = 2 * 0.9**2 / 1.7**2, 2 * 0.8**2 / 1.7**2
+    assert f.std_error == pytest.approx(math.hypot(dp * 0.05, dr * 0.02))
+    assert (f.ci_low, f.ci_high) == pytest.approx(
+        tuple(float(x) for x in fscore_bounds(0.8, 0.7, 0.88, 0.9, 0.85, 0.94, 1.0, 0.0))
+    )
+    assert f.metric == "pairwise_f1" and f.n_records == 200
+    d = difference_estimate(est("pairwise_precision", 0.8, 0.05, 0.7, 0.88, "B"), p)
+    assert d.value == 0.0 and d.std_error == pytest.approx(math.sqrt(2) * 0.05)
+    assert (d.ci_low, d.ci_high) == pytest.approx((-math.hypot(0.1, 0.08), math.hypot(0.08, 0.1)))
+    with pytest.raises(ValueError, match="different predictions"):
+        fscore_estimate(p, est("pairwise_recall", 0.9, 0.02, 0.85, 0.94, "B"))
+    with pytest.raises(ValueError, match="one metric"):
+        difference_estimate(p, r)
+
+
+def test_estimate_and_compare_a_reviewed_recommended_design(heavy):
+    from er_evaluation.recommend import compare_design, estimate_design
+
+    truth, a = heavy
+    b = merge_entities(truth, 0.1, seed=2, keep=0.5)
+    da, db = recommend_design(a, records=8_000), recommend_design(b, records=8_000)
+    draw_a, draw_b = da.draw(seed=1), db.draw(seed=2)
+    recall = da.recall_sample(draw_a, truth)
+    t = _quiet(estimate_design, a, da.precision_sample(draw_a, truth), recall, name="A")
+    assert list(t["metric"]) == ["pairwise_precision", "pairwise_recall", "pairwise_f1"]
+    p, r, f = (t.iloc[i] for i in range(3))
+
+    def F(x, y):
+        return 2 * x * y / (x + y)
+
+    assert F(p.ci_low, r.ci_low) - 1e-12 <= f.ci_low <= f.value <= f.ci_high
+    assert f.ci_high <= F(p.ci_high, r.ci_high) + 1e-12
+    ct = contingency(a, truth)
+    assert abs(p.value - pairwise_precision(ct)) < 0.05
+    samples = {"A": da.precision_sample(draw_a, truth), "B": db.precision_sample(draw_b, truth)}
+    d = _quiet(compare_design, {"B": b, "A": a}, samples, recall, baseline="A")
+    assert list(d["metric"]) == [
+        "pairwise_precision difference",
+        "pairwise_recall difference",
+        "pairwise_f1 difference",
+    ]
+    assert (d["ci_low"] <= d["value"]).all() and (d["value"] <= d["ci_high"]).all()
+    exact = pairwise_precision(contingency(b, truth)) - pairwise_precision(ct)
+    assert abs(d.iloc[0]["value"] - exact) < 0.05
