@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from er_evaluation._parameters import check_count, check_proportion
 from er_evaluation._take_all import certainty_units
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import TAKE_ALL, allocate, draw_stratified, stratified_sample, with_ratio
@@ -261,14 +262,10 @@ def recommend_design(
     predicted clusters drawn per sampled band. Returns a :class:`RecommendedDesign`
     (``.summary()`` says what to review and its cost; ``.draw(seed)`` draws it)."""
     prediction = validate_membership(prediction, name="prediction")
-    if not isinstance(records, int | np.integer) or records < 1:
-        raise ValueError(f"records must be a whole number >= 1, got {records!r}")
-    if not 0.0 <= recall_share < 1.0:
-        raise ValueError(f"recall_share must be in [0, 1), got {recall_share!r}")
-    if min_draws < 2:
-        raise ValueError(
-            f"min_draws must be >= 2 (a stratum's variance needs two), got {min_draws}"
-        )
+    records = check_count(records, "records")
+    if check_proportion(recall_share, "recall_share") == 1.0:
+        raise ValueError("recall_share must be below 1: precision needs its part of the budget")
+    min_draws = check_count(min_draws, "min_draws (a stratum's variance needs two)", minimum=2)
     if benchmark is not None and (
         benchmark.sample_of != "reference" or benchmark.weights != "cluster_size"
     ):

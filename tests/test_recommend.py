@@ -151,6 +151,8 @@ def test_bad_arguments_are_named(heavy):
         recommend_design(pred, records=0)
     with pytest.raises(ValueError, match="recall_share"):
         recommend_design(pred, records=100, recall_share=1.0)
+    with pytest.raises(ValueError, match="recall_share"):
+        recommend_design(pred, records=100, recall_share=-0.1)
     with pytest.raises(ValueError, match="min_draws"):
         recommend_design(pred, records=100, min_draws=1)
     with pytest.raises(ValueError, match="no predicted link"):
