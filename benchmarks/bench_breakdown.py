@@ -26,7 +26,7 @@ Each estimate is the library's own smooth function and columns (the per-unit tot
 a census of each truth, indexed by each replicate's draws); values, standard errors, the
 default ``score`` interval and the ``reliable`` rule are computed for all replicates at
 once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
-``concentration``), and the first replicate of every cell is checked against the public
+``effective_units``), and the first replicate of every cell is checked against the public
 functions (``blocking_table``, ``estimate_by_group``, ``compare_by_group``,
 ``group_equality_test``, ``estimate_summary``). The equality test's size is the
 rejection rate at 5% of its statistic centred at the true differences (the test as if
@@ -75,19 +75,14 @@ from er_evaluation.estimators.blocking import (
     _reviewed_codes,
     blocked_link_counts,
 )
-from er_evaluation.estimators.diagnostics import (
-    MIN_EFFECTIVE_UNITS,
-    MIN_POPULATION_UNITS,
-    concentration,
-    event_concentration,
-)
+from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, bounded_estimator
 from er_evaluation.estimators.groups import (
     effective_units,
     equality_p_value,
     equality_statistic,
     group_unit_tables,
 )
-from er_evaluation.estimators.intervals import MIN_EVENTS_FIELLER, score_bounds
+from er_evaluation.estimators.intervals import MIN_EVENTS, score_bounds
 from er_evaluation.estimators.ratio import Linear, bias_corrected
 from er_evaluation.estimators.truth import SUMMARY_RATIOS, summary_units
 from er_evaluation.sampling import Sample, benchmark_sample
@@ -156,9 +151,7 @@ def grouped_prediction(truth, groups, mechanism, rates, keep, seed) -> pd.Series
     return out
 
 
-def replicates(
-    phi, cols: dict, draws: np.ndarray, bounds, population_units=None, paired=False
-) -> dict:
+def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict:
     """Value, SE, default interval and the library's reliable rule for every replicate
     (rows of ``draws``: positions of the drawn units in the census)."""
     names = phi.columns()
@@ -168,25 +161,32 @@ def replicates(
     mean = Y.mean(axis=1)
     dev = Y - mean[:, None, :]
     cov = np.einsum("rni,rnj->rij", dev, dev) / (n - 1)
+    census = np.stack([np.asarray(cols[c], dtype=float) for c in names], axis=-1)
+    bounded = bounded_estimator(phi, census, index)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = bias_corrected(phi, mean, cov, 1.0, n, index)
         _, g, _ = phi.evaluate(mean, index)
         se = np.sqrt(np.clip(np.einsum("ri,rij,rj->r", g, cov, g) / n, 0, None))
-        n_eff, _ = concentration(Y)
-        n_events = event_concentration(Y, phi, names)
-        lo, hi = score_bounds(phi, mean, cov, 1.0, n, index, n_eff, n_events, LEVEL, bounds)
+        n_events = effective_units(Y, phi, names)
+        lo, hi = score_bounds(phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded)
+    agree = np.zeros(len(value), dtype=bool)
     if paired:
-        # the library gives no interval when the two versions agree on every reviewed unit
+        # the library gives the unpaired interval (and a flag) when the two versions agree
+        # on every reviewed unit
         a = [i for i, c in enumerate(names) if c.startswith("a:")]
         b = [names.index("b:" + names[i][2:]) for i in a]
         agree = (Y[:, :, a] == Y[:, :, b]).all(axis=(1, 2))
-        lo, hi = np.where(agree, np.nan, lo), np.where(agree, np.nan, hi)
-    reliable = np.isfinite(se) & np.isfinite(value) & (n_eff >= MIN_EFFECTIVE_UNITS)
+        if agree.any():
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                ulo, uhi = score_bounds(
+                    phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded, paired=False
+                )
+            lo, hi = np.where(agree, ulo, lo), np.where(agree, uhi, hi)
+    reliable = np.isfinite(se) & np.isfinite(value) & ~agree
     if bounds is not None:
         reliable &= (value >= bounds[0] - 1e-9) & (value <= bounds[1] + 1e-9)
-    if population_units is not None and population_units < MIN_POPULATION_UNITS:
-        reliable &= False
     return {
         "value": value,
         "std_error": se,
@@ -195,11 +195,6 @@ def replicates(
         "reliable": reliable,
         "n_events": n_events,
     }
-
-
-def _links(ut, names) -> float | None:
-    """The population concentration the library checks for a precision-type estimate."""
-    return ut.links_effective if any(c.rsplit(":", 1)[-1] == "P_links" for c in names) else None
 
 
 def _difference(pa, ca, pb, cb):
@@ -240,8 +235,8 @@ def _rows(base: dict, rep: dict, true_value: float) -> dict:
     cov = covered.sum() / m if m else math.nan
     rel = finite & ok
     # a candidate rule, not the library's: also flag estimates whose errors (or correct
-    # part) rest on fewer than MIN_EVENTS_FIELLER effective units
-    rel_events = rel & (rep["n_events"] >= MIN_EVENTS_FIELLER)
+    # part) rest on fewer than MIN_EVENTS effective units
+    rel_events = rel & (rep["n_events"] >= MIN_EVENTS)
     return {
         **base,
         "true_value": true_value,
@@ -371,9 +366,7 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
                 for g in tables["a"]:
                     for m in GROUP_METRICS:
                         phi, cols = fns[("a", g, m)]
-                        rep = replicates(
-                            phi, cols, draws[n], (0.0, 1.0), _links(tables["a"][g], phi.columns())
-                        )
+                        rep = replicates(phi, cols, draws[n], (0.0, 1.0))
                         _check(
                             f"{name} {mechanism} {scenario} n={n} {g} {m}", rep, want.loc[(g, m)]
                         )

@@ -55,6 +55,7 @@ __all__ = [
     "assess",
     "bounded_estimator",
     "concentration",
+    "event_columns",
 ]
 
 MIN_EFFECTIVE_UNITS = 10.0
@@ -103,6 +104,23 @@ def concentration(Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     top = np.sort(Y, axis=-2)[..., -k:, :].sum(axis=-2)
     share = np.where(s1 > 0, top / np.where(s1 > 0, s1, 1.0), 0.0).max(axis=-1)
     return n_eff, share
+
+
+def event_columns(phi, names) -> list[tuple[int, int]]:
+    """``(numerator, denominator)`` column positions of every plain ratio of two columns in
+    ``phi`` (``B/A`` with ``0 <= B <= A`` per unit for precision and recall: ``B`` carries the
+    correct part, ``A - B`` the errors)."""
+    index = {c: i for i, c in enumerate(names)}
+    found: list[tuple[int, int]] = []
+
+    def walk(node) -> None:
+        if isinstance(node, Ratio) and all(isinstance(a, Column) for a in node.args):
+            found.append((index[node.args[0].name], index[node.args[1].name]))
+        for a in getattr(node, "args", ()):
+            walk(a)
+
+    walk(phi)
+    return found
 
 
 def fit_concentration(fit) -> tuple[float, float]:

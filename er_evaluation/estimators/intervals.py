@@ -636,14 +636,15 @@ def _pair_corr(r):
 
 
 def _contain(value, lo, hi, bounds: Bounds | None):
-    """Clip to ``bounds`` and widen to contain the (clipped) estimate: never inverted."""
+    """Clip to ``bounds`` and widen to contain the (clipped) estimate: never inverted; an
+    undefined estimate has no interval."""
     v = np.asarray(value, dtype=float)
     if bounds is not None:
         v = np.clip(v, *bounds)
         lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
     finite = np.isfinite(v)
-    lo = np.where(finite, np.fmin(lo, v), lo)
-    hi = np.where(finite, np.fmax(hi, v), hi)
+    lo = np.where(finite, np.fmin(lo, v), np.nan)
+    hi = np.where(finite, np.fmax(hi, v), np.nan)
     return lo, hi
 
 

@@ -81,7 +81,12 @@ def paired_difference(
         or not _agree_on_every_unit(fitted)
     ):
         return _host_view_check(
-            e, fit(ut_a, phi_a, cols_a, False), ut_a, fit(ut_b, phi_b, cols_b, False), ut_b, metric
+            e,
+            fit(ut_a, phi_a, cols_a, naive=False),
+            ut_a,
+            fit(ut_b, phi_b, cols_b, naive=False),
+            ut_b,
+            metric,
         )
     # The predictions differ (their population totals do) yet every reviewed unit has the
     # same quantities under both: the sample says nothing about where they differ, so the
