@@ -1,4 +1,4 @@
-"""Issue 8, the single cases: F1 consistent with its parts, no impossible outputs, no
+"""Single cases of honest outputs: F1 consistent with its parts, no impossible outputs, no
 zero-width interval but for a census, no decision by rounding noise, diagnostics and the
 reliability flag, the convention for predictions lacking reviewed records."""
 
@@ -287,7 +287,7 @@ def test_wilson_bounds_is_the_textbook_formula_where_it_is_finite(v, se, n):
 def test_wilson_bounds_stays_finite_at_extreme_standard_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow warning either
-        # issue 10, item 6: an SE far larger than the value (n* -> 0) tends to [0, 1]
+        # an SE far larger than the value (n* -> 0) tends to [0, 1]
         assert [float(b) for b in wilson_bounds(1e-300, 0.1, 5, 1.96)] == [0.0, 1.0]
         assert [float(b) for b in wilson_bounds(0.5, 1e300, 5, 1.96)] == [0.0, 1.0]
         # an SE too small to square is the point
