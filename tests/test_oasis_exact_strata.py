@@ -45,9 +45,9 @@ def test_substituted_sums_hand_computed():
 
 @pytest.mark.parametrize("decay", [False, True])
 def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
-    """Exact expectation over all 8^4 draw paths of an OASIS run whose strata hold both
-    predictions and complete at different times: E[A] = T TP / N, E[C] = T FN / N and
-    E[D] = T PP / N."""
+    """Exact expectation over all draw paths (up to 8^4) of an OASIS run whose strata hold
+    both predictions and complete at different times, a completed stratum leaving the
+    proposal: E[A] = T TP / N, E[C] = T FN / N and E[D] = T PP / N."""
     labels = np.array([0, 1, 0, 1, 1, 1, 0, 1])
     predicted = np.array([0, 0, 1, 0, 1, 1, 0, 1])
     scores = [0.1, 0.2, 0.3, 0.35, 0.6, 0.7, 0.8, 0.9]
@@ -60,8 +60,12 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     expected = np.zeros(3)
     mass = 0.0
 
+    closed = []
+
     def walk(sampler, prob, drawn, weights):
         nonlocal mass
+        if np.any(sampler._v == 0):
+            closed.append(len(drawn))
         if len(drawn) == n_draws:
             idx = np.array(drawn)
             sums = _substituted_sums(
@@ -72,6 +76,8 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
             return
         v = sampler._v
         for k in range(strata.n_strata):
+            if v[k] == 0:  # a completed stratum is no longer drawn
+                continue
             for i in strata.members(k):
                 nxt = copy.deepcopy(sampler)
                 draw = Draw(int(i), k, v[k] / strata.sizes[k], float(sampler.omega[k] / v[k]))
@@ -83,6 +89,7 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     assert root.strata.mixed
     walk(root, 1.0, [], [])
     assert mass == pytest.approx(1.0)
+    assert closed  # some paths completed a stratum before their last draw
     tp, fn = np.sum(labels * predicted), np.sum(labels * (1 - predicted))
     n = len(labels)
     pp = np.sum(predicted)
@@ -176,3 +183,43 @@ def test_cells_of_the_draws_match_the_cells_of_the_pool(by_prediction):
         np.testing.assert_array_equal(cell_t, codes[run.index])
         np.testing.assert_array_equal(sizes, pool_sizes)
         assert sizes.sum() == pool.n_pairs
+
+
+def _tied_pool(n: int = 1545, predicted_matches: int = 100, matches: int = 90):
+    """Scores tied at the prediction (0 or 1): two strata, the predicted matches a small one."""
+    labels = np.zeros(n, dtype=int)
+    labels[:matches] = 1
+    predicted = np.zeros(n, dtype=int)
+    predicted[:predicted_matches] = 1
+    return pool_of(labels, predicted, scores=predicted.astype(float))
+
+
+def test_a_completed_stratum_leaves_the_proposal_so_a_budget_bounds_the_draws():
+    """A 1,545-pair pool with tied scores: OASIS's two strata, the 100 predicted matches
+    holding nearly all of the proposal. Once they are all labelled they are no longer
+    drawn; before, 500 labels took over 400,000 draws (most of them repeats there)."""
+    pool = _tied_pool()
+    sampler = OASISSampler(pool, 0)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 500)
+    assert int(run.new_label.sum()) == 500
+    top = sampler.strata.codes[0]  # the predicted matches' stratum
+    assert sampler._v[top] == 0  # completed, out of the proposal
+    # coupon collector on the 100 (about 100 H_100 = 519 draws), then draws among the
+    # 1,445 others, most of them new
+    assert run.n_draws < 2000
+    # after the stratum completed, no draw went there
+    first = {int(i): t for t, i in reversed(list(enumerate(run.index)))}
+    completed_at = max(first[i] for i in range(100))
+    assert not np.any(pool.predicted[run.index[completed_at + 1 :]] == 1)
+    result = estimate_from_labels(run, pool.predicted)
+    assert result.precision.value == pytest.approx(0.9)  # the census of the predicted matches
+    assert result.precision.std_error == 0
+
+
+def test_oasis_stops_when_every_stratum_is_complete():
+    pool = _tied_pool(n=60, predicted_matches=10, matches=9)
+    sampler = OASISSampler(pool, 1)
+    run = sample_labels(pool, sampler, LabelOracle(pool.labels), 60)
+    assert int(run.new_label.sum()) == 60 and sampler.draw() is None
+    result = estimate_from_labels(run, pool.predicted)
+    assert result.recall.value == pytest.approx(1.0) and result.recall.std_error == 0

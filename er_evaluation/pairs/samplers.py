@@ -484,6 +484,12 @@ class OASISSampler(_Base):
         self._w1 = self.omega * self.lam
         self._mixed = st.mixed
         self._eps_omega = epsilon * self.omega
+        # completed strata: every pair labelled, taken out of the proposal
+        self._seen = np.zeros(pool.n_pairs, dtype=bool)
+        self._distinct = [0] * st.n_strata  # distinct labelled pairs per stratum
+        self._found = [[0, 0] for _ in range(st.n_strata)]  # their sums of l lhat and l
+        self._open: np.ndarray | None = None  # 1.0 per open stratum once one completed
+        self._closed_sums = np.zeros(3)  # what the completed strata add to each draw
         self._v = self._proposal()
 
     @property
@@ -544,16 +550,26 @@ class OASISSampler(_Base):
         else:
             opt = self.f_hat * self._w0 * np.sqrt(pi)
             opt += self._w1 * np.sqrt(af * af + (bf * bf - af * af) * pi)
+        eps_omega, omega = self._eps_omega, self.omega
+        if self._open is not None:
+            opt = opt * self._open
+            share = float(np.sum(omega * self._open))
+            if share == 0:  # every pair labelled: nothing left to draw
+                self._cum = np.zeros(len(omega))
+                return self._cum.copy()
+            eps_omega, omega = eps_omega * self._open / share, omega * self._open / share
         total = opt.sum()
         if total <= 0:
-            v = self.omega.copy()
+            v = omega.copy()
         else:
-            v = self._eps_omega + ((1 - self.epsilon) / total) * opt
+            v = eps_omega + ((1 - self.epsilon) / total) * opt
         self._cum = np.cumsum(v)
         return v
 
-    def draw(self) -> Draw:
+    def draw(self) -> Draw | None:
         v = self._v
+        if not self._cum[-1] > 0:  # every stratum completed: every pair is labelled
+            return None
         u1, u2 = self.rng.random(2)
         cum = self._cum
         k = min(int(np.searchsorted(cum, u1 * cum[-1], side="right")), len(v) - 1)
@@ -576,12 +592,39 @@ class OASISSampler(_Base):
             self.n0[k] += 1.0
         lhat = float(self._predicted[index])
         w = last.weight
+        # a completed stratum is no longer drawn: each draw adds its known share instead
         self._sums += (w * label * lhat, w * lhat, w * label)
+        if self._open is not None:
+            self._sums += self._closed_sums
         den = self._alpha * self._sums[1] + (1 - self._alpha) * self._sums[2]
         if den > 0:
             self.f_hat = float(self._sums[0] / den)
         self._last = None
+        if not self._seen[index]:
+            self._seen[index] = True
+            self._distinct[k] += 1
+            if label:
+                self._found[k][0] += int(lhat)
+                self._found[k][1] += 1
+            if self._distinct[k] == self._sizes[k]:
+                self._complete(k)
         self._v = self._proposal()
+
+    def _complete(self, k: int) -> None:
+        """Take stratum k, every pair of it labelled, out of the proposal. A draw there
+        would only repeat known labels; the estimator counts a completed stratum exactly
+        from then on (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`: each later
+        draw adds its known share N_k / N of the stratum's means), which needs q_t > 0 only
+        on the strata still open, so it stays unbiased. On a small pool with tied scores the
+        draws otherwise kept returning to a completed stratum holding most of the proposal
+        (1,545 pairs, 2 strata: 400,000 draws for 441 labels)."""
+        if self._open is None:
+            self._open = np.ones(self.strata.n_strata)
+        self._open[k] = 0.0
+        start, stop = self._offsets[k], self._offsets[k + 1]
+        predicted = float(np.sum(self._predicted[self._order[start:stop]]))
+        exact = np.array([self._found[k][0], predicted, self._found[k][1]], dtype=np.float64)
+        self._closed_sums = self._closed_sums + exact / self.n_pairs
 
     def warm_start(self, index: np.ndarray, label: np.ndarray, weight: np.ndarray) -> None:
         """Start from earlier labelled draws (label reuse): every draw's label is added to
@@ -605,8 +648,11 @@ class OASISSampler(_Base):
         self._v = self._proposal()
 
     def current_weights(self, indices: np.ndarray) -> np.ndarray:
+        """omega_k / v_k of the current proposal; infinite for a completed stratum (no
+        longer drawn)."""
         codes = self.strata.codes[np.asarray(indices)]
-        return self.omega[codes] / self._v[codes]
+        with np.errstate(divide="ignore"):
+            return self.omega[codes] / self._v[codes]
 
     def params(self) -> dict:
         return {
