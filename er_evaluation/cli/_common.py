@@ -49,6 +49,8 @@ _COUNT_COLUMNS = {
 }
 # columns of estimate tables that hold a metric's value (proportions or scores)
 _VALUE_COLUMNS = {"value", "std_error", "ci_low", "ci_high", "plugin", "level"}
+# columns of approximate counts, shown with one decimal (Kish's effective sample size)
+_APPROXIMATE_COUNTS = {"n_effective"}
 
 
 def plain(doc: str | None) -> str:
@@ -328,6 +330,8 @@ def _kind(name, column: pd.Series) -> str:
     metric = REGISTRY.get(str(name))
     if (metric is not None and metric.kind != "count") or parse_fscore(str(name)):
         return "proportion"
+    if str(name) in _APPROXIMATE_COUNTS:
+        return "approximate"
     if str(name) in _VALUE_COLUMNS:
         return "proportion"
     if metric is not None or str(name) in _COUNT_COLUMNS:
@@ -351,6 +355,10 @@ def _text_cell(value, kind: str, integral: bool) -> str:
         return "nan"
     if kind == "count" and integral:
         return f"{int(value):,}"
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return f"{int(value):,}"  # a count among other values (a table of statistics)
+    if kind == "approximate" and isinstance(value, (int, float, np.number)):
+        return f"{value:,.1f}"
     if kind in ("count", "real", "proportion") and isinstance(value, (int, float, np.number)):
         return f"{value:,.4f}" if abs(value) >= 1000 else f"{value:.4f}"
     return str(value)
@@ -359,7 +367,8 @@ def _text_cell(value, kind: str, integral: bool) -> str:
 def format_text(table: pd.DataFrame) -> pd.DataFrame:
     """Every numeric cell of ``table`` as text: counts as integers with thousands
     separators (a count column holding a fraction, e.g. a median of 2.5, keeps four
-    decimals), proportions and other reals with four decimals."""
+    decimals; an integer in a column of mixed values is a count too), effective sample
+    sizes with one decimal, proportions and other reals with four decimals."""
     out = pd.DataFrame(index=table.index)
     for name in table.columns:
         column = table[name]

@@ -44,7 +44,7 @@ from er_evaluation.cli._common import (
     plain,
     read_clustering,
 )
-from er_evaluation.errors import CoverageWarning
+from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, compare, estimate_table
 from er_evaluation.estimators.pairwise import ESTIMATORS
 from er_evaluation.sampling import Sample, benchmark_sample
@@ -270,9 +270,10 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
             rows, line = _breakdown.blocking_rows(args, predictions, sample, options)
             table = pd.concat([table, rows], ignore_index=True)
             source = f"{source}\n{line}"
-    # the per-prediction counts are in the table's dropped_records column
+    # the per-prediction counts are in the table's dropped_records column, and every
+    # unreliable estimate has its one 'not reliable' line in the note
     for w in caught:
-        if not issubclass(w.category, CoverageWarning):
+        if not issubclass(w.category, (CoverageWarning, UnreliableEstimateWarning)):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return table, source
 
@@ -280,7 +281,11 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
 def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
     level = table["level"].iloc[0]
     method = table["ci_method"].iloc[0]
-    lines = [source, f"{level:.0%} confidence intervals ({method})"]
+    lines = [
+        source,
+        f"{level:.0%} confidence intervals ({method}); n_effective: the number of equally "
+        "weighted reviewed units the sample is worth (Kish)",
+    ]
     dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
     if (dropped > 0).any():
         lines.append(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+import numpy as np
 import pandas as pd
 
 from er_evaluation.cli._common import add_output_options, emit, plain
@@ -115,15 +116,19 @@ def run_agreement(args: argparse.Namespace) -> int:
     if args.per_record:
         emit(result.per_record.set_index("sampled_record"), args)
         return 0
+    # counts stay integers beside the shares in every format
     table = pd.DataFrame(
         {
-            "value": [
-                result.n_units,
-                result.identical_share,
-                result.n_links,
-                result.link_agreement,
-                result.kappa,
-            ]
+            "value": np.array(
+                [
+                    int(result.n_units),
+                    float(result.identical_share),
+                    int(result.n_links),
+                    float(result.link_agreement),
+                    float(result.kappa),
+                ],
+                dtype=object,
+            )
         },
         index=pd.Index(
             ["double_reviewed", "identical_share", "link_decisions", "link_agreement", "kappa"],

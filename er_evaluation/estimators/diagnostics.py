@@ -345,7 +345,7 @@ def assess(
         )
         return out(
             False,
-            f"{units} ({n_eff:.1f} effective): {what} for a {level:.0%} interval; review at "
-            f"least {_more(n_draws, n_eff)} more",
+            f"{units}, worth {n_eff:.1f} equally weighted ones (n_effective): {what} for a "
+            f"{level:.0%} interval; review at least {_more(n_draws, n_eff)} more",
         )
     return out(True)

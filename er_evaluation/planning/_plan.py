@@ -59,13 +59,32 @@ class Plan:
             f"{self.metric} of half-width {self.half_width:.4f} "
             f"(target {self.target_half_width:.4f}).",
             "",
-            self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}"),
+            self.table.to_string(index=False, formatters=_formatters(self.table)),
             "",
             "Assumptions:",
         ]
         lines += [f"  {k}: {v}" for k, v in self.assumptions.items()]
         lines += [f"WARNING: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+
+def _number(value) -> str:
+    """A count, or a number of 1,000 or more, with thousands separators and no decimals (as
+    in the summary's first line); a smaller number with four significant digits."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(value)
+    if isinstance(value, (int, np.integer)) or abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def _formatters(table: pd.DataFrame) -> dict:
+    return {
+        name: _number
+        for name in table.columns
+        if pd.api.types.is_numeric_dtype(table[name])
+        and not pd.api.types.is_bool_dtype(table[name])
+    }
 
 
 def planned_variance(
