@@ -142,12 +142,12 @@ def model_precision(prediction: pd.Series, error_rate: float) -> float:
 
 def rate_for_precision(prediction: pd.Series, precision: float) -> float:
     """The misattribution rate at which :func:`model_precision` equals ``precision``
-    (bisection; the model's precision decreases with the rate)."""
+    (bisection to within 1e-5; the model's precision decreases with the rate)."""
     if not 0 < precision <= 1:
         raise ValueError(f"precision must be in (0, 1], got {precision!r}")
     model_precision(prediction, 0.0)  # a prediction without links is an error here
     lo, hi = 0.0, 1.0
-    for _ in range(30):
+    for _ in range(17):
         mid = (lo + hi) / 2
         try:
             above = model_precision(prediction, mid) > precision
