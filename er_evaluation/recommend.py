@@ -194,10 +194,55 @@ class RecommendedDesign:
                 f"predicted clusters, and at least {MIN_STRATUM_DRAWS} clusters per band, are "
                 f"what an interval that holds on heavy-tailed clusters needs."
             )
+        return "\n".join(lines) + "\n\n" + self.table().to_string()
+
+    def table(self) -> pd.DataFrame:
+        """Per stratum (index): ``predicted_clusters`` (F_h), ``to_review`` (the draws; a
+        take-all stratum: all of it) and ``expected_records`` (the records of a take-all
+        stratum; a band's draws times its mean predicted size); then a row "recall" with
+        the records to draw and the records their true clusters are expected to hold."""
+        sizes = self.prediction.value_counts(sort=False).reindex(self.strata.index)
+        mean_size = sizes.groupby(self.strata.to_numpy()).mean().reindex(self.draws.index)
         table = pd.DataFrame(
-            {"predicted clusters": self.frame_sizes, "to review": self.draws}
-        ).rename_axis("stratum")
-        return "\n".join(lines) + "\n\n" + table.to_string()
+            {
+                "predicted_clusters": self.frame_sizes,
+                "to_review": self.draws,
+                "expected_records": self.draws * mean_size,
+            }
+        )
+        if self.record_draws:
+            table.loc["recall"] = [np.nan, self.record_draws, self.expected_records["recall"]]
+        return table.rename_axis("stratum")
+
+    def review_table(self, draw: DesignDraw) -> pd.DataFrame:
+        """The records to review for ``draw``, one row per record and part (index: record
+        id): ``part`` "precision" (a record of a drawn predicted cluster: review the cluster
+        whole, splitting its records by true entity) or "recall" (a drawn record: find its
+        true cluster), ``predicted_cluster``, ``stratum`` (the band or take-all stratum;
+        "recall") and ``draws`` (times the record was drawn; 1 for a predicted cluster's
+        records)."""
+        cluster_of = self.prediction
+        drawn = cluster_of[cluster_of.isin(draw.clusters.index)]
+        precision = pd.DataFrame(
+            {
+                "part": "precision",
+                "predicted_cluster": drawn.to_numpy(),
+                "stratum": draw.clusters.reindex(drawn.to_numpy()).to_numpy(),
+                "draws": 1,
+            },
+            index=drawn.index,
+        )
+        counts = pd.Series(1, index=draw.records).groupby(level=0, sort=False).sum()
+        recall = pd.DataFrame(
+            {
+                "part": "recall",
+                "predicted_cluster": cluster_of.reindex(counts.index).to_numpy(),
+                "stratum": "recall",
+                "draws": counts.to_numpy(),
+            },
+            index=counts.index,
+        )
+        return pd.concat([precision, recall]).rename_axis("record_id")
 
     def draw(self, seed=None) -> DesignDraw:
         """Draw the predicted clusters (without replacement within each band, the take-all

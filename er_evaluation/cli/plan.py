@@ -1,5 +1,22 @@
-"""er-eval plan: how many predicted clusters or records to review, per stratum, for a
-target interval half-width.
+"""er-eval plan: what to review, with its cost in records to read.
+
+    er-eval plan PREDICTION --records 3000 [--benchmark REF] [--write-sample FILE] [--seed 0]
+    er-eval plan --demo --records 3000      # PatentsView 2022-06-30: a second wave to the
+                                            # Binette 2022 benchmark
+
+The recommended design (er_evaluation.recommend.recommend_design), for a budget of
+--records records to read: the largest predicted clusters reviewed whole (they carry most
+predicted links and reveal over-merging directly: exact, no sampling error), more
+predicted clusters drawn within bands of predicted size and reviewed whole (precision),
+and records drawn uniformly at random, the true cluster of each reviewed (recall); F1
+from the two. It holds its intervals where a few giant predicted clusters carry most
+links. With --benchmark (an existing uniform record benchmark: true clusters of records
+drawn uniformly, e.g. PatentsView's) recall comes from the benchmark and the whole budget
+goes to the predicted clusters: a second wave that completes it. --write-sample draws the
+design (--seed) and writes the records to review, one row per record: part "precision"
+(review the predicted cluster whole: split its records by true entity) or "recall" (find
+the drawn record's true cluster), its predicted cluster, stratum, the stratum's predicted
+clusters and draws, and the record's draws.
 
     er-eval plan PREDICTION --half-width 0.02 (--pilot REF | --error-rate 0.05)
                  [--metric pairwise_precision] [--design auto|predicted-clusters|records]
@@ -8,6 +25,8 @@ target interval half-width.
                  [--baseline OTHER_PREDICTION]
     er-eval plan --demo --half-width 0.02   # PatentsView 2022-06-30, Binette 2022 benchmark as pilot
 
+With --half-width instead of --records: how many predicted clusters or records to review,
+per stratum, for a target interval half-width of one metric (the sample-size planner).
 Designs (--design auto picks the first for precision, the second for recall and F1):
 predicted-clusters = whole predicted clusters drawn within bands of predicted size, the
 largest reviewed entirely (precision by duality; right on heavy-tailed cluster sizes);
@@ -39,15 +58,17 @@ from er_evaluation.cli._common import (
     split_spec,
 )
 from er_evaluation.designs import SIZE_BANDS
-from er_evaluation.io import read_table
+from er_evaluation.io import read_table, write_table_atomic
 from er_evaluation.planning import PLAN_METRICS, plan_review
+from er_evaluation.recommend import RECALL_SHARE, recommend_design
 from er_evaluation.sampling import benchmark_sample
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "plan",
-        help="plan a (stratified) sample: records to review for a target interval half-width",
+        help="what to review: the recommended design for a budget of records to read, or "
+        "the sample size for a target interval half-width",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -60,7 +81,32 @@ def register(subparsers) -> None:
         help="PatentsView 2022-06-30 with the Binette 2022 benchmark as pilot",
     )
     parser.add_argument(
-        "--half-width", type=float, required=True, help="target interval half-width (e.g. 0.02)"
+        "--records",
+        type=int,
+        help="budget of records to read: the recommended design (precision from predicted "
+        "clusters reviewed whole, recall from records drawn uniformly)",
+    )
+    parser.add_argument(
+        "--benchmark",
+        help="with --records: an existing uniform record benchmark (true clusters of records "
+        "drawn uniformly) that gives recall; the budget goes to the predicted clusters",
+    )
+    parser.add_argument(
+        "--recall-share",
+        type=float,
+        default=RECALL_SHARE,
+        help=f"with --records: share of the budget for the recall part ({RECALL_SHARE})",
+    )
+    parser.add_argument(
+        "--write-sample",
+        metavar="FILE",
+        help="with --records: draw the design and write the records to review (CSV, Parquet)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of --write-sample's draw (0)")
+    parser.add_argument(
+        "--half-width",
+        type=float,
+        help="instead of --records: the sample size for this target interval half-width",
     )
     parser.add_argument("--metric", choices=PLAN_METRICS, default="pairwise_precision")
     parser.add_argument(
@@ -159,7 +205,68 @@ def _inputs(args: argparse.Namespace):
     return prediction, pilot, baseline
 
 
+def _recommended(args: argparse.Namespace) -> int:
+    """--records: the recommended design, printed, and the sample to review written."""
+    misplaced = [
+        flag
+        for flag, value in (
+            ("--pilot", args.pilot),
+            ("--error-rate", args.error_rate),
+            ("--baseline", args.baseline),
+            ("--strata", args.strata),
+            ("--bands", args.bands),
+            ("--take-all-size", args.take_all_size),
+        )
+        if value is not None
+    ]
+    if misplaced:
+        raise ValueError(
+            f"{', '.join(misplaced)}: options of the sample-size planner (--half-width), not "
+            "to the recommended design (--records)"
+        )
+    if args.demo:
+        if args.prediction or args.benchmark:
+            raise ValueError("--demo uses the bundled data: give no PREDICTION or --benchmark")
+        from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
+
+        prediction = load_patentsview_predictions(["2022-06-30"])["2022-06-30"]
+        benchmark = benchmark_sample(load_patentsview_benchmark())
+    else:
+        if not args.prediction:
+            raise ValueError("give a PREDICTION file (or --demo)")
+        prediction = read_clustering(args.prediction, args, "prediction")
+        benchmark = None
+        if args.benchmark:
+            benchmark = benchmark_sample(read_clustering(args.benchmark, args, "benchmark"))
+    design = recommend_design(
+        prediction, records=args.records, recall_share=args.recall_share, benchmark=benchmark
+    )
+    if args.write_sample:
+        table = design.review_table(design.draw(seed=args.seed))
+        path = write_table_atomic(table.reset_index(), args.write_sample)
+        print(f"wrote {len(table):,} records to review to {path}", file=sys.stderr)
+    if args.format == "table" and not args.output:
+        sys.stdout.write(design.summary() + "\n")
+        return 0
+    emit(design.table(), args)
+    print(design.summary(), file=sys.stderr)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if (args.records is None) == (args.half_width is None):
+        raise ValueError(
+            "give --records N (the recommended design for a budget of N records to read) "
+            "or --half-width H (the sample size for a target interval half-width)"
+        )
+    if args.records is not None:
+        return _recommended(args)
+    for flag, value in (
+        ("--benchmark", args.benchmark),
+        ("--write-sample", args.write_sample),
+    ):
+        if value is not None:
+            raise ValueError(f"{flag} belongs to the recommended design (--records)")
     prediction, pilot, baseline = _inputs(args)
     if (pilot is None) == (args.error_rate is None):
         raise ValueError("give exactly one of --pilot (a reviewed sample) or --error-rate")
