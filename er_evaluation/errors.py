@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -87,6 +88,17 @@ def smallest(ids, k: int = 5) -> Offenders:
     except TypeError:
         first = values[:k].tolist()
     return Offenders(first, len(ids))
+
+
+def suggest(given: Iterable, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the first of ``given`` that is close to one of
+    ``choices`` (a typo), else ""."""
+    choices = [str(c) for c in choices]
+    for name in given:
+        close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.75)
+        if close:
+            return f" (did you mean {close[0]!r}?)"
+    return ""
 
 
 def examples(ids: Iterable, k: int = 5) -> str:

@@ -11,13 +11,13 @@ side by side without translation. A name is ``<family>_<quantity>``, e.g.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from er_evaluation._parameters import check_beta
+from er_evaluation.errors import suggest
 
 __all__ = [
     "BLOCKING",
@@ -39,7 +39,6 @@ __all__ = [
     "fscore_name",
     "pair_metric_names",
     "parse_fscore",
-    "suggest",
 ]
 
 Family = Literal[
@@ -226,17 +225,6 @@ def check_estimable(
             f"({', '.join(PREDICTED_SAMPLE_DUALS)}, by duality): {remedy}"
         )
     return metric
-
-
-def suggest(given: Iterable, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the first of ``given`` that is close to one of
-    ``choices`` (a typo), else ""."""
-    choices = [str(c) for c in choices]
-    for name in given:
-        close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.75)
-        if close:
-            return f" (did you mean {close[0]!r}?)"
-    return ""
 
 
 def check_metric_names(

@@ -20,6 +20,7 @@ import warnings
 
 from er_evaluation import __version__, _progress
 from er_evaluation.cli._common import flag_terms, resolve_output_format
+from er_evaluation.errors import suggest
 
 
 class Parser(argparse.ArgumentParser):
@@ -31,8 +32,6 @@ class Parser(argparse.ArgumentParser):
 
 
 def _suggestion(message: str, parser: argparse.ArgumentParser) -> str:
-    from er_evaluation.vocabulary import suggest
-
     choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice:
         return suggest([choice.group(1)], re.findall(r"'([^']*)'", choice.group(2)))

@@ -41,6 +41,25 @@ def unique_ids(values: Iterable, what: str) -> tuple:
     return tuple(dict.fromkeys(check_id(v, what) for v in values))
 
 
+def id_kind(record_id: Any) -> str:
+    """ "text" or "number": record ids of one benchmark are all one or all the other."""
+    return "text" if isinstance(record_id, str) else "number"
+
+
+def check_one_id_type(ids: Sequence) -> None:
+    """A :class:`ReviewError` when ``ids`` mix text and numbers: ``1`` and ``"1"`` would be
+    two records, and a benchmark holding both could not be exported or estimated from."""
+    ids = list(dict.fromkeys(ids))
+    kinds = [id_kind(i) for i in ids]
+    if len(set(kinds)) > 1:
+        text = [i for i, k in zip(ids, kinds, strict=True) if k == "text"]
+        numbers = [i for i, k in zip(ids, kinds, strict=True) if k == "number"]
+        raise ReviewError(
+            f"record ids mix text ({examples(text)}) and numbers ({examples(numbers)}): 1 "
+            "and '1' would be two records; give every id as the prediction holds it"
+        )
+
+
 def _check_prediction(prediction: Any) -> pd.Series:
     if not isinstance(prediction, pd.Series):
         raise ReviewError(
@@ -87,6 +106,7 @@ def validate_review(
     if shown_records is None:
         raise ReviewError("give the shown records (the predicted cluster) or the prediction")
     shown = unique_ids(shown_records, "shown_records")
+    check_one_id_type([sampled, *shown, *removed, *added])
     cluster = None if predicted_cluster is None else check_id(predicted_cluster, "cluster id")
     shown_set = set(shown)
     if sampled not in shown_set:

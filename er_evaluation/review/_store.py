@@ -27,9 +27,16 @@ from typing import Any
 
 import pandas as pd
 
+from er_evaluation.errors import suggest
 from er_evaluation.io import write_membership
 from er_evaluation.review import _replay
-from er_evaluation.review._checks import ValidReview, check_reviewer, validate_review
+from er_evaluation.review._checks import (
+    ValidReview,
+    check_one_id_type,
+    check_reviewer,
+    id_kind,
+    validate_review,
+)
 from er_evaluation.review._model import (
     ReviewError,
     ReviewEvent,
@@ -205,6 +212,7 @@ class ReviewStore:
                 raise ReviewError("an adjudication cannot be independent of the reviews it settles")
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")  # check and append under one write lock
+            _check_id_kind(conn, [valid.sampled_record])
             if based_on != UNCHECKED:
                 events = _decoded(conn, "WHERE sampled_record = ?", (fields["sampled_record"],))
                 if independent:
@@ -334,6 +342,7 @@ class ReviewStore:
         fields = [_fields(valid, who, note, version, "review") for valid, who, note in rows]
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
+            _check_id_kind(conn, [valid.sampled_record for valid, _, _ in rows])
             events = [_insert(conn, f) for f in fields]
             conn.execute("COMMIT")
         return events
@@ -400,7 +409,16 @@ class ReviewStore:
         events = self._events()
         if reviewer is None:
             return _replay.current(events)
-        return _replay.with_reviewer(events, check_reviewer(reviewer))
+        reviewer = check_reviewer(reviewer)
+        known = sorted({e.reviewer for e in _replay.own_decisions(events)})
+        if reviewer not in known:
+            # a mistyped name would silently give the benchmark of everyone's decisions
+            raise ReviewError(
+                f"{self.path}: no decision by reviewer {reviewer!r}"
+                f"{suggest([reviewer], known)}; the reviewers are "
+                f"{', '.join(map(repr, known)) or 'none yet'}"
+            )
+        return _replay.with_reviewer(events, reviewer)
 
     def true_clusters(self, *, reviewer: str | None = None) -> pd.Series:
         """Membership vector of the reviewed benchmark derived from the decisions in force
@@ -464,6 +482,9 @@ class _Connection:
 
     def __init__(self, path: Path, timeout: float) -> None:
         self.path = path
+        if _read_only(path):
+            self.conn = _open_read_only(path, timeout)
+            return
         try:
             self.conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as err:
@@ -501,6 +522,36 @@ class _Connection:
         return None
 
 
+def _read_only(path: Path) -> bool:
+    """An existing store that this process may not change: the file, or its folder (where
+    SQLite keeps the write-ahead log beside it), is not writable."""
+    return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _open_read_only(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection to a store in a folder this process cannot write (a shared
+    or archived project): with the write-ahead log and its index present, SQLite reads
+    through them; without a log, everything is in the file and it is opened as immutable
+    (SQLite then creates no index file beside it)."""
+    log, index = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if log.exists() and log.stat().st_size > 0 and not index.exists():
+        raise ReviewError(
+            f"{path}: the store is read-only here and its write-ahead log has no index file "
+            f"beside it; open it once where it can be written (its owner), then read it here"
+        )
+    mode = "mode=ro" if log.exists() and log.stat().st_size > 0 else "immutable=1"
+    try:
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=timeout, isolation_level=None
+        )
+        conn.execute("PRAGMA user_version").fetchone()
+    except sqlite3.Error as err:
+        raise ReviewError(
+            f"{path}: cannot open the read-only review store (is it a review store file?): {err}"
+        ) from err
+    return conn
+
+
 def _switch_to_wal(conn: sqlite3.Connection, timeout: float) -> str:
     """Set WAL mode, waiting up to ``timeout`` seconds for other connections: the switch
     needs an exclusive lock, and SQLite reports "database is locked" at once, without its
@@ -535,6 +586,21 @@ def _fields(valid: ValidReview, reviewer: str, notes: Any, version: Any, role: s
         "based_on": None,
         "role": role,
     }
+
+
+def _check_id_kind(conn: sqlite3.Connection, sampled: list) -> None:
+    """Refuse (nothing written) decisions whose record ids are not of the kind, text or
+    number, of the store's first decision: a store holding both could not be exported."""
+    row = conn.execute("SELECT sampled_record FROM events ORDER BY event_id LIMIT 1").fetchone()
+    first = [_plain(row[0])] if row is not None else []
+    try:
+        check_one_id_type([*first, *sampled])
+    except ReviewError as error:
+        conn.execute("ROLLBACK")
+        stored = (
+            f"; the store's records are {id_kind(first[0])}s, e.g. {first[0]!r}" if first else ""
+        )
+        raise ReviewError(f"{error}{stored}") from None
 
 
 def _insert(conn: sqlite3.Connection, fields: dict) -> ReviewEvent:
