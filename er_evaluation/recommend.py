@@ -34,8 +34,14 @@ small clusters cost little. The recall part draws the number of records whose tr
 clusters are expected to hold the recall budget, with the predicted sizes standing for the
 true ones: ``Σ_ĉ |ĉ| (1 - (1 - |ĉ|/N)^m)``.
 
-Measured (``benchmarks/bench_coverage.py``, README "Interval coverage"): see the README for
-the coverage of this design's intervals per truth, error mechanism, rate and size.
+Measured (``benchmarks/bench_coverage.py``; ``benchmarks/README.md``, "Interval coverage
+across regimes"; four truths, three error mechanisms at 5-20%, a budget of twice the
+records of n = 50-400 uniform draws, 400 replicates per cell): of the 624 cells whose
+estimates vary, 411 cover 93-98%, 21 cover 90.2-92.8% (17 of them recall or recall
+differences, whose record draws are those of the uniform design) and 192 cover more than
+98% (conservative, mostly F1, precision and their differences on over-merged predictions).
+Precision covers at least 92.2% in every cell, where uniform record draws fall to 84.5% on
+heavy tails.
 """
 
 from __future__ import annotations
