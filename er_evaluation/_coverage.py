@@ -4,13 +4,12 @@ with a :class:`~er_evaluation.errors.CoverageWarning` saying how many."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Literal
 
 import pandas as pd
 
 from er_evaluation._parameters import check_choice
-from er_evaluation.errors import CoverageError, CoverageWarning, examples, smallest
+from er_evaluation.errors import CoverageError, CoverageWarning, examples, smallest, warn
 
 __all__ = ["OnMissing", "check_on_missing", "drop_missing"]
 
@@ -41,10 +40,9 @@ def drop_missing(
             f"{examples(smallest(ids))}. "
             f"Pass on_missing='restrict' to evaluate on the shared records only."
         )
-    warnings.warn(
+    warn(
         f"dropped {len(ids)} of {total} {side} record(s) absent from the {other} "
         f"(e.g. {examples(smallest(ids), 3)}); evaluating on shared records only",
         CoverageWarning,
-        stacklevel=3,
     )
     return ids

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import sys
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,17 +46,29 @@ class UnreliableEstimateWarning(UserWarning):
     why and what to do."""
 
 
-def warn_undefined(metric: str, reason: str, *, stacklevel: int = 3) -> float:
+_PACKAGE = __name__.split(".")[0]
+
+
+def warn(message: str | Warning, category: type[Warning] = UserWarning) -> None:
+    """The package's one way to warn: :func:`warnings.warn` attributed to the line that
+    called into the package (the frame just outside its outermost frame on the stack),
+    however deep inside the warning arose, so that a user sees their own line and
+    ``-W error`` or a filter by module works on their code."""
+    depth, outermost = 0, 0
+    frame = sys._getframe(0)
+    while frame is not None:
+        if str(frame.f_globals.get("__name__", "")).split(".")[0] == _PACKAGE:
+            outermost = depth
+        frame = frame.f_back
+        depth += 1
+    warnings.warn(message, category, stacklevel=outermost + 2)
+
+
+def warn_undefined(metric: str, reason: str) -> float:
     """The one warning for a metric or estimate that is undefined on its input: an
     :class:`UndefinedMetricWarning` reading "``metric`` is undefined: ``reason``; NaN
-    returned", and the NaN to return. ``stacklevel`` is :func:`warnings.warn`'s, counted
-    from this function: 3 (the default) names the caller of the public function that
-    calls ``warn_undefined``, i.e. the user's line."""
-    warnings.warn(
-        f"{metric} is undefined: {reason}; NaN returned",
-        UndefinedMetricWarning,
-        stacklevel=stacklevel,
-    )
+    returned" at the caller's line (:func:`warn`), and the NaN to return."""
+    warn(f"{metric} is undefined: {reason}; NaN returned", UndefinedMetricWarning)
     return float("nan")
 
 

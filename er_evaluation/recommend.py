@@ -59,7 +59,7 @@ from er_evaluation._take_all import certainty_units
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import TAKE_ALL, allocate, draw_stratified, stratified_sample, with_ratio
 from er_evaluation.designs import unit_totals as _unit_totals
-from er_evaluation.errors import UnreliableEstimateWarning, examples
+from er_evaluation.errors import UnreliableEstimateWarning, examples, warn
 from er_evaluation.estimators import compare, estimate, estimates_frame
 from er_evaluation.estimators.combined import difference_estimate, fscore_estimate
 from er_evaluation.estimators.diagnostics import Diagnostics
@@ -428,10 +428,9 @@ def estimate_design(
     rows = [p, r, fscore_estimate(p, r)]
     for e in rows:
         if not e.reliable:
-            warnings.warn(
+            warn(
                 f"{e.metric} of {name or 'the prediction'} is not reliable: {e.diagnostics.reason}",
                 UnreliableEstimateWarning,
-                stacklevel=2,
             )
     return estimates_frame(rows)
 

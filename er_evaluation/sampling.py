@@ -24,7 +24,6 @@ multiplicity.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -33,7 +32,7 @@ import pandas as pd
 
 from er_evaluation._parameters import check_count, check_flag, check_multiplicity, check_seed
 from er_evaluation.clustering import validate_membership
-from er_evaluation.errors import CoverageError, PopulationWarning, examples
+from er_evaluation.errors import CoverageError, PopulationWarning, examples, warn
 from er_evaluation.strata import Strata
 
 __all__ = [
@@ -203,12 +202,11 @@ class Sample:
                     f"which was drawn from {self.population_size:,} units; {cut}"
                 )
         elif n_records <= n_reviewed and not self.is_census:
-            warnings.warn(
+            warn(
                 f"{name} holds only the {n_reviewed:,} reviewed records of the sample: the "
                 "estimate is the sample's own value, right only if the sample covers the "
                 f"whole population; otherwise {cut}",
                 PopulationWarning,
-                stacklevel=4,
             )
 
     def __repr__(self) -> str:

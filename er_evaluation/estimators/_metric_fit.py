@@ -5,11 +5,10 @@ estimates (:mod:`er_evaluation.estimators.api`) and the paired differences
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
-from er_evaluation.errors import UnreliableEstimateWarning, warn_undefined
+from er_evaluation.errors import UnreliableEstimateWarning, warn, warn_undefined
 from er_evaluation.estimators.cluster_metrics import cluster_metric_function
 from er_evaluation.estimators.diagnostics import (
     NAIVE_REASON,
@@ -121,13 +120,11 @@ def to_estimate(
         warn_undefined(
             f"{metric} of {name or 'the prediction'}",
             "no predicted or no true link carries weight in this sample",
-            stacklevel=4,
         )
     elif not naive and not diagnostics.reliable:
-        warnings.warn(
+        warn(
             f"{metric} of {name or 'the prediction'} is not reliable: {diagnostics.reason}",
             UnreliableEstimateWarning,
-            stacklevel=3,
         )
     return Estimate(
         metric=metric,

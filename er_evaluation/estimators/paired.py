@@ -13,12 +13,11 @@ the interval is much tighter than combining two separate error bars.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import replace
 
 import numpy as np
 
-from er_evaluation.errors import UnreliableEstimateWarning
+from er_evaluation.errors import UnreliableEstimateWarning, warn
 from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
 from er_evaluation.estimators.diagnostics import (
     bounded_estimator,
@@ -111,11 +110,7 @@ def paired_difference(
         "without their pairing (wide); review records where they differ (a change-focused "
         "design: er_evaluation.designs.change_strata)"
     )
-    warnings.warn(
-        f"{metric} of {e.prediction} is not reliable: {reason}",
-        UnreliableEstimateWarning,
-        stacklevel=2,
-    )
+    warn(f"{metric} of {e.prediction} is not reliable: {reason}", UnreliableEstimateWarning)
     return replace(
         e,
         ci_low=float(lo),
@@ -152,9 +147,5 @@ def _host_view_check(e: Estimate, fit_a, ut_a, fit_b, ut_b, metric: str) -> Esti
     if e.ci_low - 1e-9 <= alt <= e.ci_high + 1e-9:
         return e
     reason = host_view_reason(alt, ut_a, "the difference")
-    warnings.warn(
-        f"{metric} of {e.prediction} is not reliable: {reason}",
-        UnreliableEstimateWarning,
-        stacklevel=3,
-    )
+    warn(f"{metric} of {e.prediction} is not reliable: {reason}", UnreliableEstimateWarning)
     return replace(e, diagnostics=replace(e.diagnostics, reliable=False, reason=reason))

@@ -77,7 +77,7 @@ def on_records(
     ct = check_contingency(prediction, reference, on_missing=on_missing)
     if ct.n_shared == 0:
         # stack: warn_undefined, on_records, the public metric, its caller
-        return warn_undefined(metric, "there are no records", stacklevel=4)
+        return warn_undefined(metric, "there are no records")
     return compute(ct)
 
 

@@ -77,9 +77,7 @@ def generalized_merge_distance(
         worst = 2 * ct.n_shared - ct.n_pred_clusters - ct.n_ref_clusters
         if worst == 0:
             return warn_undefined(
-                "normalized generalized merge distance",
-                "both clusterings are all singletons (0/0)",
-                stacklevel=5,  # warn_undefined, gmd, on_records, the public metric, its caller
+                "normalized generalized merge distance", "both clusterings are all singletons (0/0)"
             )
         return distance / worst
 

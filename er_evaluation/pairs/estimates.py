@@ -375,9 +375,7 @@ def estimate_from_labels(
     betas = _betas(beta)
     level = check_level(level)
     check_choice(ci_method, "ci_method", CI_METHODS)
-    out = ratio_estimates(
-        run, predicted, _alphas(betas), pair_metric_names(betas), level, variance, stacklevel=4
-    )
+    out = ratio_estimates(run, predicted, _alphas(betas), pair_metric_names(betas), level, variance)
     return PairEstimates(out[0], out[1], tuple(out[2:]))
 
 
@@ -388,15 +386,13 @@ def ratio_estimates(
     names: Sequence[str],
     level: float,
     variance: str = "martingale",
-    *,
-    stacklevel: int = 3,
 ) -> list[Estimate]:
     """The estimates of :func:`estimate_from_labels`, checked arguments, by the internal
     weight of each ratio: precision, recall, then F = TP / (alpha PP + (1 - alpha) AP) for
     every ``alphas``, named ``names`` (2 + len(alphas) of them). Also the F-measures of
     :func:`~er_evaluation.pairs.estimate_measure`, whose components carry their own
     names. The run, ``predicted`` and ``variance`` are checked here; an undefined
-    estimate warns once at ``stacklevel``."""
+    estimate warns once, at the caller's line."""
     if run.n_draws == 0:
         raise ValueError("the run has no labelled draws: nothing to estimate")
     predicted = _check_predicted(run, predicted)
@@ -406,7 +402,7 @@ def ratio_estimates(
     for m, name in enumerate(names):
         v = float(value[m])
         if math.isnan(v):
-            warn_undefined(name, _NO_PAIR, stacklevel=stacklevel)
+            warn_undefined(name, _NO_PAIR)
         lo, hi = float(low[m]), float(high[m])
         out.append(
             Estimate(

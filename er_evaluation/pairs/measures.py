@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation._parameters import check_choice, check_level, z_value
-from er_evaluation.errors import UndefinedMetricWarning, warn_undefined
+from er_evaluation.errors import UndefinedMetricWarning, warn, warn_undefined
 from er_evaluation.estimators.diagnostics import assess, concentration
 from er_evaluation.estimators.results import Estimate
 from er_evaluation.pairs._search import searched_draws
@@ -560,7 +560,7 @@ def estimate_measure(
     for m, name in enumerate(measure.names):
         v, s = float(value[m]), math.sqrt(float(var[m]))
         if not math.isfinite(v):
-            warn_undefined(name, _NO_PAIR, stacklevel=3)
+            warn_undefined(name, _NO_PAIR)
             out.append(
                 _estimate(
                     name, math.nan, math.nan, math.nan, math.nan, level, "", n_labels, n_draws
@@ -630,10 +630,10 @@ def _f_measure_estimates(run, measure: Measure, level: float, variance: str) -> 
     out = [by_alpha[a] for a in measure.f_alphas]
     for w in caught:
         if not issubclass(w.category, UndefinedMetricWarning):
-            warnings.warn(w.message, w.category, stacklevel=3)
+            warn(w.message, w.category)
     for e in out:
         if math.isnan(e.value):
-            warn_undefined(e.metric, _NO_PAIR, stacklevel=4)
+            warn_undefined(e.metric, _NO_PAIR)
     return out
 
 

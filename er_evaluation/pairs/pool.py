@@ -196,7 +196,7 @@ class PairPool:
 
 def _ratio(num: float, den: float, what: str) -> float:
     if den == 0:
-        return warn_undefined(what, "zero denominator", stacklevel=4)
+        return warn_undefined(what, "zero denominator")
     return num / den
 
 

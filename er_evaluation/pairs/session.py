@@ -53,7 +53,7 @@ import numpy as np
 
 from er_evaluation._parameters import check_count, check_seed
 from er_evaluation._progress import progress
-from er_evaluation.errors import UndefinedMetricWarning, plain_id
+from er_evaluation.errors import UndefinedMetricWarning, plain_id, warn
 from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
 from er_evaluation.pairs.oracles import oracle_label, parse_answer
 from er_evaluation.pairs.pool import PairPool
@@ -161,10 +161,9 @@ def read_log(path: str | os.PathLike) -> tuple[dict, list[dict]]:
         raise FileNotFoundError(f"no such label log: {path}")
     lines, torn = _split_lines(path.read_bytes())
     if torn:
-        warnings.warn(
+        warn(
             f"{path}: the last line was not completely written (crash during a write?); "
-            "it was never acknowledged and is ignored",
-            stacklevel=2,
+            "it was never acknowledged and is ignored"
         )
     if not lines:
         raise SessionError(f"{path}: the log is empty (0 complete lines): it has no header line")
@@ -286,10 +285,9 @@ class LabellingSession:
                 return size
             handle.seek(0)
             keep = handle.read().rfind(b"\n") + 1
-        warnings.warn(
+        warn(
             f"{self.path}: the last line was not completely written (crash during a "
-            "write?); it was never acknowledged and is ignored",
-            stacklevel=4,
+            "write?); it was never acknowledged and is ignored"
         )
         if not self.readonly:
             with open(self.path, "rb+") as handle:
@@ -393,11 +391,10 @@ class LabellingSession:
             number = self._lines
             event = _parse_line(self.path, number, line, checked=self.header["version"] >= 2)
             if previous is not None and (event["step"], event["pool_index"]) == previous:
-                warnings.warn(
+                warn(
                     f"{self.path}, line {number}: a second answer to step {event['step']} "
                     f"(pair {event['pool_index']}) from another writer is ignored; the first "
-                    "answer stands",
-                    stacklevel=3,
+                    "answer stands"
                 )
                 continue
             if event["step"] != self._step:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -23,6 +22,7 @@ from er_evaluation._parameters import (
 )
 from er_evaluation.clustering import validate_membership
 from er_evaluation.designs import ALLOCATIONS, allocate
+from er_evaluation.errors import warn
 from er_evaluation.planning._frames import DesignFrame, predicted_cluster_frame, record_frame
 from er_evaluation.planning._models import cluster_sizes
 from er_evaluation.planning._plan import Plan, PlanWarning, planned_variance
@@ -283,7 +283,7 @@ def plan_sample_size(
         "with finite-population correction",
     }
     for note in frame.notes:
-        warnings.warn(note, PlanWarning, stacklevel=2)
+        warn(note, PlanWarning)
     return Plan(
         metric=metric,
         design=design,
