@@ -133,3 +133,27 @@ def test_a_read_only_store_refuses_a_save_with_a_review_error(frozen_project):
     assert len(store.events()) > 0
     with pytest.raises(ReviewError, match="cannot be read or written"):
         _one_review(store, record="x", shown=("x",))
+
+
+# -- review sheets -----------------------------------------------------------------------
+
+
+def test_a_sheet_against_a_prediction_with_duplicated_ids_names_them(store):
+    sheet = pd.DataFrame(
+        {"sampled_record": ["1"], "predicted_cluster": ["c"], "remove": [""], "add": [""]}
+    )
+    prediction = pd.Series(["c", "c", "d"], index=["1", "1", "2"])
+    with pytest.raises(ReviewError, match=r"gives 1 record id\(s\) more than once: '1'"):
+        store.import_sheet(sheet, prediction=prediction, reviewer="ann")
+    assert store.events().empty
+
+
+def test_a_message_of_several_rows_keeps_them_apart_on_one_line():
+    from er_evaluation.cli import error_line
+
+    error = ReviewError(
+        "review sheet: 2 invalid row(s), nothing imported:\n  row 0 ('1'): a\n  row 1 ('2'): b"
+    )
+    assert error_line(error) == (
+        "review sheet: 2 invalid row(s), nothing imported: row 0 ('1'): a; row 1 ('2'): b"
+    )

@@ -110,8 +110,16 @@ def error_line(error: BaseException) -> str:
         return reason
     if isinstance(error, (ValueError, KeyError)):
         text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-        return " ".join(text.split()) if "\n" in text.strip() else text
+        return _one_line(text) if "\n" in text.strip() else text
     return f"{type(error).__name__}: {error}"
+
+
+def _one_line(text: str) -> str:
+    """A message of several lines (e.g. one per invalid row) as one line whose parts stay
+    apart: ``head: part; part; part``."""
+    lines = [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
+    head, rest = lines[0], lines[1:]
+    return head + (" " if head.endswith(":") else "; ") + "; ".join(rest)
 
 
 def _options(parser: argparse.ArgumentParser) -> dict[str, str]:

@@ -60,11 +60,20 @@ def check_one_id_type(ids: Sequence) -> None:
         )
 
 
-def _check_prediction(prediction: Any) -> pd.Series:
+def check_prediction(prediction: Any) -> pd.Series:
+    """``prediction`` if it is a membership Series whose record ids are unique, else a
+    :class:`ReviewError` naming the ids given twice (a record's cluster would be
+    ambiguous)."""
     if not isinstance(prediction, pd.Series):
         raise ReviewError(
             "prediction must be a membership Series (record id -> cluster id), "
             f"got {type(prediction).__name__}"
+        )
+    twice = prediction.index.duplicated()
+    if twice.any():
+        raise ReviewError(
+            f"the prediction gives {int(twice.sum()):,} record id(s) more than once: "
+            f"{examples(pd.unique(prediction.index[twice]))}; each record has one cluster"
         )
     return prediction
 
@@ -94,7 +103,7 @@ def validate_review(
     added = unique_ids(added, "added")
     where = "shown"
     if prediction is not None:
-        _check_prediction(prediction)
+        check_prediction(prediction)
         pos = prediction.index.get_indexer([sampled])[0]
         if pos < 0:
             raise ReviewError(f"sampled record {sampled!r} is not in the prediction")

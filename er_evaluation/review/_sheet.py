@@ -9,7 +9,12 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.errors import plain_id
-from er_evaluation.review._checks import ValidReview, check_reviewer, validate_review
+from er_evaluation.review._checks import (
+    ValidReview,
+    check_prediction,
+    check_reviewer,
+    validate_review,
+)
 from er_evaluation.review._model import ReviewError
 
 _SPLIT = re.compile(r"[,;\s]+")
@@ -41,11 +46,7 @@ def parse_sheet(
     """
     if not isinstance(frame, pd.DataFrame):
         raise ReviewError(f"review sheet must be a DataFrame, got {type(frame).__name__}")
-    if not isinstance(prediction, pd.Series):
-        raise ReviewError(
-            "prediction must be a membership Series (record id -> cluster id), "
-            f"got {type(prediction).__name__}"
-        )
+    prediction = check_prediction(prediction)
     missing = [c for c in (sampled_col, remove_col, add_col) if c not in frame.columns]
     if missing:
         raise ReviewError(
