@@ -88,3 +88,14 @@ def test_no_help_holds_markup_or_its_line_breaks():
     for parser in _all_parsers(build_parser()):
         text = parser.format_help()
         assert not re.search(r"``|:[a-z]+:`|\*\*|\\$|::$|<br>", text, re.M), parser.prog
+
+
+def test_an_unknown_key_in_interactive_labelling_is_answered_in_the_prompts_words(tmp_path, cli):
+    pool = tmp_path / "pool.csv"
+    pool.write_text("id_left,id_right,score,predicted\nr1,r2,0.9,1\n")
+    labels = tmp_path / "labels.jsonl"
+    argv = ["pairs", "sample", pool, "--labels", labels, "--method", "passive", "--budget", 1]
+    code, _, err = cli(argv, "x\nm\n")
+    assert code == 0, err
+    assert "'x' is not an answer: type m (match), n (non-match), u (unsure) or q (quit)" in err
+    assert "1 / 0 / None" not in err

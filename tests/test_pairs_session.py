@@ -246,7 +246,7 @@ def test_cli_interactive_prompts_and_resumes(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("m\nwhat\nn\nu\nq\n"))
     assert main(args) == 0
     err = capsys.readouterr().err
-    assert "is not match / non-match / unsure" in err and "run the same command again" in err
+    assert "'what' is not an answer: type m (match)" in err and "run the same command again" in err
     _, events = read_log(labels)
     assert [e["answer"] for e in events] == ["match", "non-match", "unsure"]
     monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))  # EOF after one answer also saves

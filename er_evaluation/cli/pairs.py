@@ -334,8 +334,12 @@ def _interactive(
                 return
             try:
                 parse_answer(line.strip())
-            except ValueError as error:
-                print(error, file=out)
+            except ValueError:
+                print(
+                    f"{line.strip()!r} is not an answer: type m (match), n (non-match), "
+                    "u (unsure) or q (quit)",
+                    file=out,
+                )
                 continue
             if not session.answer(line.strip(), index=pending.index):
                 print(
