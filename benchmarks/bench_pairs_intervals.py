@@ -8,6 +8,7 @@ budget (500 / 1,000 / 2,000 labels) and metric (precision, recall, F1):
 - the width ratio: mean interval width / (2 x 1.96 x RMSE), which is about 1 for an
   interval as wide as the estimate's error calls for; its Monte-Carlo SE by bootstrap
   over the runs;
+- F1's mean squared error with its Monte-Carlo SE (sd of the squared errors / sqrt(runs));
 - the flag: the share of runs whose estimate is marked not reliable, and how many of
   the runs whose interval misses the truth are flagged (flag recall).
 
@@ -278,6 +279,8 @@ def summarize(rows: pd.DataFrame, n_boot: int = 200, seed: int = 0) -> pd.DataFr
                 "coverage_se": float(np.sqrt(cover * (1 - cover) / n)),
                 "mean_width": float(width.mean()),
                 "rmse": float(np.sqrt(np.mean(error**2))),
+                "mse": float(np.mean(error**2)),
+                "mse_se": float(np.std(error**2, ddof=1) / np.sqrt(n)) if n > 1 else np.nan,
                 "bias": float(error.mean()),
                 "width_ratio": ratio,
                 "width_ratio_se": float(np.std(boot)) if boot else np.nan,
@@ -298,8 +301,8 @@ def markdown(summary: pd.DataFrame) -> str:
     """The table of benchmarks/README.md: one line per pool x method x budget."""
     lines = [
         "| pool | method | labels | runs | coverage P / R / F1 (MC SE) | width ratio P / R / F1 "
-        "(MC SE) | flagged P / R / F1 | misses flagged |",
-        "|---|---|---|---|---|---|---|---|",
+        "(MC SE) | F1 MSE (MC SE) | flagged P / R / F1 | misses flagged |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for key, g in summary.groupby(["pool", "method", "budget"], sort=False):
         g = g.set_index("metric").reindex(list(METRICS))
@@ -321,6 +324,7 @@ def markdown(summary: pd.DataFrame) -> str:
             f"| {key[0]} | {key[1]} | {key[2]:,} | {int(g['runs'].max())} | "
             f"{' / '.join(cov(m) for m in METRICS)} ({se:.1f}) | "
             f"{' / '.join(ratio(m) for m in METRICS)} | "
+            f"{g.loc['pairwise_f1', 'mse']:.1e} ({g.loc['pairwise_f1', 'mse_se']:.1e}) | "
             f"{flagged} | "
             f"{caught} of {misses} |"
         )

@@ -199,8 +199,8 @@ def hybrid_estimate(
     adds them to the labels' sampling error (:func:`er_evaluation.pairs._variance.finish`):
     a stratum whose matches were not drawn yet adds nothing to the estimate or to the
     labels' variance, though the model says matches may be there (the labels-only
-    variance alone covered abt-buy recall in 78-90% of OASIS runs, benchmarks/README.md,
-    "Pair-label intervals"). Not the stratum means of OASIS runs: OASIS starves a stratum
+    variance alone covered abt-buy recall in 88% of OASIS runs at 1,000 and 2,000 labels,
+    benchmarks/README.md, "Coverage with cut strata"). Not the stratum means of OASIS runs: OASIS starves a stratum
     whose first labels are non-matches, so its labelled pairs under-represent its matches
     (post-stratified OASIS covered recall in 60% of 40 abt-buy runs, benchmarks/README.md).
     Intervals as in :func:`remainder_estimate`. ``draws`` are pool rows of every draw
@@ -214,9 +214,7 @@ def hybrid_estimate(
     labelled completely still enters exactly). This needs only that each draw's weight is
     p/q_t of its own proposal with q_t > 0 on the cell, not uniform draws within it. The
     variance is that of these sums: a draw into a cell completed before it adds a known
-    constant, no sampling variance (with the plain sums' variance restaurant recall
-    intervals at 2,000 OASIS labels were 1.8 times the estimates' spread, 1.4 with this
-    one; benchmarks/README.md). Taking the cells that are complete at the end
+    constant, no sampling variance. Taking the cells that are complete at the end
     exactly instead (not from the draw on which they completed) was biased: a stratum
     completes sooner when its early draws found matches (abt-buy recall covered in 76%
     of 200 OASIS runs, benchmarks/README.md)."""

@@ -32,8 +32,8 @@ model's rate into the variance instead (:func:`oracle_rates`, :func:`model_group
 still used for PR curves and custom measures) is unbiased for the conditional variances
 but normal only when matches are drawn often: for a stratum searched so thinly that a
 match there is a rare event, the variance is that of the rare draw that would find one,
-and recall intervals were 2-3 times the estimates' spread on restaurant and 8-22 times
-with AIS (benchmarks/README.md, "Pair-label intervals").
+and recall intervals were 2.4-2.7 times as wide as the error calls for on restaurant
+with OASIS and 8.6-22 times with AIS (benchmarks/README.md, "Pair-label intervals").
 
 Every pair-label estimate ends in :func:`finish`: its standard error, Wilson's score
 interval on the effective sample size combined with the hidden matches, and the census
@@ -261,16 +261,14 @@ def hidden_counts(run, predicted: np.ndarray) -> Hidden | None:
     3.5e-8 (restaurant's lowest scores after 1,583 labels there) gives H_k = 0 in nearly
     every draw, while the normal approximation of its share of the variance, N_k^2 r_k /
     n_k, put an SD of 0.6 matches on it (the rare draw that finds a match weighs 84
-    pairs), which is why the model's variance made recall intervals 2-3 times the
-    estimates' spread there.
+    pairs), which is why the model's variance made recall intervals there 2.4-2.7 times
+    as wide as the error calls for.
 
     Only missed matches: they hide in the large low-score strata a sampler searches
     thinly, a rare event per stratum. The false positives hidden among the predicted
     matches would be the counterpart, but the predicted matches are few and searched
-    densely, so the labels see their false positives; with that counterpart added,
-    static IS precision at 500 labels was covered in 80% of 40 restaurant runs (98%
-    without it): the expected hidden false positives moved the interval below estimates
-    that were already low."""
+    densely, so the labels see their false positives (precision coverage without the
+    counterpart: benchmarks/README.md, "Pair-label intervals")."""
     found = _model(run)
     if found is None:
         return None
