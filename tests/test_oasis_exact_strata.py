@@ -16,6 +16,7 @@ from er_evaluation.pairs import (
     OASISSampler,
     estimate_from_labels,
     sample_labels,
+    samplers,
 )
 from er_evaluation.pairs._remainder import _substituted_sums, cell_codes
 from er_evaluation.pairs.samplers import Draw
@@ -43,11 +44,14 @@ def test_substituted_sums_hand_computed():
     assert d == pytest.approx(1.0 + 1.5 + 1 * (2 / 5))
 
 
+@pytest.mark.parametrize("leave", [False, True])
 @pytest.mark.parametrize("decay", [False, True])
-def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
+def test_substituted_sums_are_unbiased_over_every_draw_path(decay, leave, monkeypatch):
     """Exact expectation over all draw paths (up to 8^4) of an OASIS run whose strata hold
-    both predictions and complete at different times, a completed stratum leaving the
-    proposal: E[A] = T TP / N, E[C] = T FN / N and E[D] = T PP / N."""
+    both predictions and complete at different times, with completed strata kept in the
+    proposal or (``leave``) left out of it: E[A] = T TP / N, E[C] = T FN / N and
+    E[D] = T PP / N."""
+    monkeypatch.setattr(samplers, "MIN_OPEN_SHARE", 2.0 if leave else 0.0)
     labels = np.array([0, 1, 0, 1, 1, 1, 0, 1])
     predicted = np.array([0, 0, 1, 0, 1, 1, 0, 1])
     scores = [0.1, 0.2, 0.3, 0.35, 0.6, 0.7, 0.8, 0.9]
@@ -89,7 +93,7 @@ def test_substituted_sums_are_unbiased_over_every_draw_path(decay):
     assert root.strata.mixed
     walk(root, 1.0, [], [])
     assert mass == pytest.approx(1.0)
-    assert closed  # some paths completed a stratum before their last draw
+    assert bool(closed) == leave  # paths that left a completed stratum before their last draw
     tp, fn = np.sum(labels * predicted), np.sum(labels * (1 - predicted))
     n = len(labels)
     pp = np.sum(predicted)
@@ -197,7 +201,8 @@ def _tied_pool(n: int = 1545, predicted_matches: int = 100, matches: int = 90):
 def test_a_completed_stratum_leaves_the_proposal_so_a_budget_bounds_the_draws():
     """A 1,545-pair pool with tied scores: OASIS's two strata, the 100 predicted matches
     holding nearly all of the proposal. Once they are all labelled they are no longer
-    drawn; before, 500 labels took over 400,000 draws (most of them repeats there)."""
+    drawn once the open strata hold less than MIN_OPEN_SHARE of the proposal; before, 500
+    labels took over 400,000 draws (most of them repeats there)."""
     pool = _tied_pool()
     sampler = OASISSampler(pool, 0)
     run = sample_labels(pool, sampler, LabelOracle(pool.labels), 500)

@@ -331,6 +331,21 @@ class ImportanceSampler(_Base):
         }
 
 
+MIN_OPEN_SHARE = 0.01
+"""OASIS leaves its completed strata (every pair labelled) out of the proposal once the
+open strata hold less than this share of it, so at most about 1 / MIN_OPEN_SHARE draws go to
+completed strata per draw in an open one. A draw in a completed stratum repeats known labels
+and costs no label; the estimator counts that stratum exactly from the draw that completed
+it (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`: each later draw adds its known
+share N_k / N), which needs q_t > 0 only on the open strata, so either proposal keeps it
+unbiased (tests/test_oasis_exact_strata.py, every draw path). The repeats are not wasted:
+the more draws after a stratum completes, the less its noisy terms from before weigh, and
+leaving completed strata out from the start raised F1's MSE 2-23x on dblp-acm and the
+restaurant pools (benchmarks/README.md, "Pair-label intervals"). Without a bound, a small
+pool with tied scores (1,545 pairs, 2 strata, the 100 predicted matches holding nearly all
+of the proposal) took 400,000 draws for 441 labels; with it, 945 draws for 500."""
+
+
 class OASISSampler(_Base):
     """OASIS (Marchant & Rubinstein 2017, Algorithms 1-3): adaptive importance sampling over CSF strata.
 
@@ -556,14 +571,14 @@ class OASISSampler(_Base):
         else:
             v = self._eps_omega + ((1 - self.epsilon) / total) * opt
         if self._open is not None:
-            # the proposal given that the draw falls in an open stratum: the whole mixture
-            # rescaled, so the epsilon floor keeps its weight against the open strata
-            v = v * self._open
-            share = float(v.sum())
-            if share <= 0:  # every pair labelled: nothing left to draw
-                self._cum = np.zeros(len(v))
-                return v
-            v = v / share
+            share = float(np.dot(v, self._open))
+            if share < MIN_OPEN_SHARE:
+                # the proposal given that the draw falls in an open stratum
+                v = v * self._open
+                if share <= 0:  # every pair labelled: nothing left to draw
+                    self._cum = np.zeros(len(v))
+                    return v
+                v = v / share
         self._cum = np.cumsum(v)
         return v
 
@@ -612,17 +627,9 @@ class OASISSampler(_Base):
         self._v = self._proposal()
 
     def _complete(self, k: int) -> None:
-        """Take stratum k, every pair of it labelled, out of the proposal. A draw there
-        would only repeat known labels; the estimator counts a completed stratum exactly
-        from then on (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`: each later
-        draw adds its known share N_k / N of the stratum's means), which needs q_t > 0 only
-        on the strata still open, so it stays unbiased. On a small pool with tied scores the
-        draws otherwise kept returning to a completed stratum holding most of the proposal
-        (1,545 pairs, 2 strata: 400,000 draws for 441 labels). The proposal is the one the
-        sampler would use, given that the draw falls in an open stratum (the whole mixture
-        rescaled): renormalising only the optimal part shrank the epsilon floor's share of
-        the open strata, and F1's MSE rose 2-23x on dblp-acm and the restaurant pools
-        (benchmarks/README.md, "Pair-label intervals")."""
+        """Mark stratum k, every pair of it labelled, as complete. While the open strata
+        hold less than :data:`MIN_OPEN_SHARE` of the proposal, the completed ones are left
+        out of it (the proposal given an open stratum)."""
         if self._open is None:
             self._open = np.ones(self.strata.n_strata)
         self._open[k] = 0.0
