@@ -184,8 +184,8 @@ def size_strata(
 
     As strata of *records* (each drawn record's true cluster reviewed), these bands do not
     help precision: on a heavy-tailed truth (Zipf(2), 200,000 records, 5% and 10%
-    misattribution, 400 replicates) the precision interval covered 73.5% and 83.5% and
-    the RMSE was 1.16-1.17 times the uniform record design's (``benchmarks/README.md``,
+    misattribution, 400 replicates) the precision interval covered 74.5% and 71.8% and
+    the RMSE was 2.1-2.2 times the uniform record design's (``benchmarks/README.md``,
     "Stratified designs"), because a record's value is driven by its true cluster, which
     predicted-size strata do not isolate. For precision, stratify *predicted clusters*
     and review them whole (:func:`sample_stratified_clusters`, or the recommended design
