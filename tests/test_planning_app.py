@@ -55,3 +55,22 @@ def test_recall_is_planned_on_records():
     assert f"**{expected.n_draws:,} sampled records**" in text
     assert "design: records drawn without replacement" in text
     assert "binomial model: a true cluster of s records" in text
+
+
+@pytest.mark.usefixtures("project")
+def test_the_recommended_design_comes_first_with_its_cost():
+    """The Sample page's first section recommends the library's design for a budget of
+    records, prints its summary and offers the records to review."""
+    from er_evaluation.recommend import recommend_design
+
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    at.switch_page("views/sample.py").run()
+    at.number_input(key="recommend_records").set_value(10)
+    at.selectbox(key="recommend_version").set_value("v1")
+    at.button(key="recommend_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    bench = at.checkbox(key="recommend_benchmark").value
+    assert not bench  # the test project has no benchmark
+    expected = recommend_design(V1, records=10)
+    assert any(t.value == expected.summary() for t in at.text)

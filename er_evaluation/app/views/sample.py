@@ -20,6 +20,50 @@ st.title("Sample what to review")
 data = load_project()
 current = read_sample_config()
 
+with st.expander("Recommended design: what to review for a budget of records", expanded=True):
+    from er_evaluation.recommend import recommend_design
+    from er_evaluation.sampling import benchmark_sample
+
+    r1, r2, r3 = st.columns(3)
+    budget = r1.number_input(
+        "Records to read", min_value=10, value=2000, step=100, key="recommend_records"
+    )
+    focus = r2.selectbox(
+        "Version", data.versions, index=len(data.versions) - 1, key="recommend_version"
+    )
+    second_wave = r3.checkbox(
+        "Recall from the project's benchmark",
+        value=data.benchmark is not None,
+        disabled=data.benchmark is None,
+        key="recommend_benchmark",
+        help="A second wave: the benchmark gives recall, the whole budget goes to predicted "
+        "clusters reviewed whole (precision).",
+    )
+    st.caption(
+        "The largest predicted clusters reviewed whole, more predicted clusters drawn by size "
+        "band and reviewed whole (precision), records drawn uniformly with their true "
+        "clusters (recall): intervals that hold where a few giant clusters carry most links."
+    )
+    if st.button("Recommend", key="recommend_button"):
+        prediction = data.predictions[focus]
+        with plain_errors("Could not recommend a design"):
+            benchmark = None
+            if second_wave and data.benchmark is not None:
+                bench = data.benchmark[data.benchmark.index.isin(prediction.index)]
+                benchmark = benchmark_sample(bench, weights="cluster_size")
+            recommended = recommend_design(prediction, records=int(budget), benchmark=benchmark)
+            st.session_state["recommended"] = (recommended, recommended.draw(seed=0))
+    if "recommended" in st.session_state:
+        recommended, drawn = st.session_state["recommended"]
+        st.text(recommended.summary())
+        st.download_button(
+            "Download the records to review (CSV)",
+            recommended.review_table(drawn).to_csv(),
+            file_name="records_to_review.csv",
+            key="recommend_download",
+        )
+        st.caption("The review queues below do not draw this design yet.")
+
 design = st.radio(
     "Design",
     list(DESIGNS),
