@@ -157,3 +157,17 @@ def test_a_message_of_several_rows_keeps_them_apart_on_one_line():
     assert error_line(error) == (
         "review sheet: 2 invalid row(s), nothing imported: row 0 ('1'): a; row 1 ('2'): b"
     )
+
+
+def test_the_app_lists_the_rows_of_a_several_line_error():
+    from er_evaluation.app.app_common import error_markdown
+
+    text = error_markdown(
+        "Import failed",
+        "review sheet: 2 invalid row(s), nothing imported:\n  row 0 ('1'): a\n  row 1 ('2'): b",
+    )
+    assert text == (
+        "Import failed: review sheet: 2 invalid row(s), nothing imported:\n"
+        "- row 0 ('1'): a\n- row 1 ('2'): b"
+    )
+    assert error_markdown("Failed", "one line") == "Failed: one line"

@@ -105,8 +105,17 @@ def plain_errors(what: str) -> Iterator[None]:
         yield
     except USER_ERRORS as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        st.error(f"{what}: {message}")
+        st.error(error_markdown(what, str(message)))
         st.stop()
+
+
+def error_markdown(what: str, message: str) -> str:
+    """``what: message`` as Markdown; the lines after a message's first (one per invalid
+    row of a review sheet) stay apart as a list instead of running together."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    if not lines:
+        return what
+    return f"{what}: {lines[0]}" + "".join(f"\n- {line}" for line in lines[1:])
 
 
 def local_time(created_at: str) -> str:
