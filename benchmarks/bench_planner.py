@@ -16,20 +16,22 @@ Designs (the planner's defaults): precision on the predicted-cluster design (pre
 clusters drawn without replacement within bands of predicted size (2, 5, 20, 100, 500,
 2,000), Neyman allocation, strata taken entirely when their Neyman share exceeds their
 size); recall and F1 on the uniform record design (one stratum, records drawn without
-replacement, their true clusters reviewed). Sources: ``rate`` = the true misattribution rate as the assumed rate;
-``pilot`` = a pilot drawn once per cell (precision: 10 predicted clusters per stratum,
-reviewed; recall and F1: 200 records drawn uniformly, their true clusters reviewed);
-``benchmark`` (precision only) = the 200-record pilot of true clusters, whose precision
-estimate gives the rate (1 - sqrt(P̂)) for the binomial model.
+replacement, their true clusters reviewed). Sources: ``rate`` = the true misattribution
+rate as the assumed rate; ``pilot`` = reviewed pilots (precision: 10 predicted clusters per stratum, reviewed;
+recall and F1: 200 records drawn uniformly, their true clusters reviewed);
+``benchmark`` (precision only) = a 200-record pilot of true clusters, whose precision
+gives the rate for the misattribution model. A pilot cell draws ``--pilots`` pilots, each
+planning an equal share of the replicates, so its achieved half-width is that of
+pilot-then-plan.
 
-Truths: ``zipf`` (200,000 records in clusters of Zipf(2) sizes capped at 5,000),
-``patentsview`` (the bundled 2022-06-30 disambiguation), ``rldata`` (RLdata10000
-identities: singletons and pairs). Each run writes its per-cell summary rows into
-``benchmarks/data/bench_planner.csv`` (rows of the same cell are replaced), so cells can
-be run in separate processes:
+Truths: ``rldata`` (RLdata10000 identities: singletons and pairs), ``patentsview`` (the
+bundled 2022-06-30 disambiguation), ``zipf2`` (200,000 records in clusters of Zipf(2)
+sizes capped at 5,000) and ``zipf1.5`` (Zipf(1.5) capped at 20,000). Each run writes its
+per-cell summary rows into ``benchmarks/data/bench_planner.csv`` (rows of the same cell
+are replaced), so cells can be run in separate processes:
 
-    nice -n 10 python benchmarks/bench_planner.py --truth zipf --metrics pairwise_precision \\
-        --targets 0.01 0.02 --sources rate pilot benchmark --reps 400
+    nice -n 10 python benchmarks/bench_planner.py --truth zipf2 --metrics pairwise_precision \\
+        --targets 0.001 --sources rate pilot benchmark --reps 200 --pilots 10
     python benchmarks/bench_planner.py --smoke   # every metric, design and source at toy
                                                  # size; the summary in a temporary folder
 
@@ -302,7 +304,7 @@ def report(df: pd.DataFrame) -> str:
         lines.append(
             f"| {r['truth']} | {r['metric'].replace('pairwise_', '')} | {r['design']} "
             f"| {r['rate']:.0%} | {r['target']:g} | {r['source']} | "
-            f"{int(r['planned_draws']):,}{floor} | {r['mean_records_read']:,.0f} | "
+            f"{_draws(r)}{floor} | {r['mean_records_read']:,.0f} | "
             f"{r['achieved/target']:.2f} | {r['achieved/planned']:.2f} | "
             f"{r['reported/target']:.2f} | {r['coverage']:.3f} ± {r['coverage_mc_se']:.3f} |"
         )
@@ -316,6 +318,16 @@ def report(df: pd.DataFrame) -> str:
             f"{g['achieved/target'].max():.2f})"
         )
     return "\n".join(lines)
+
+
+def _draws(r: pd.Series) -> str:
+    """Planned draws of a cell: one plan's, or the mean and range over its pilots."""
+    if r.get("plans", 1) > 1:
+        return (
+            f"{r['planned_draws']:,.0f} ({int(r['planned_draws_min']):,}-"
+            f"{int(r['planned_draws_max']):,})"
+        )
+    return f"{int(r['planned_draws']):,}"
 
 
 def _save(row: dict, path: Path) -> None:
