@@ -340,8 +340,8 @@ it (:func:`~er_evaluation.pairs._remainder.hybrid_estimate`: each later draw add
 share N_k / N), which needs q_t > 0 only on the open strata, so either proposal keeps it
 unbiased (tests/test_oasis_exact_strata.py, every draw path). The repeats are not wasted:
 the more draws after a stratum completes, the less its noisy terms from before weigh, and
-leaving completed strata out from the start raised F1's MSE 2-23x on dblp-acm and the
-restaurant pools (benchmarks/README.md, "Pair-label intervals"). Without a bound, a small
+leaving completed strata out from the start raised F1's MSE up to 23x on dblp-acm and
+1.1-2.9x on the restaurant pools (benchmarks/README.md, "Pair-label intervals"). Without a bound, a small
 pool with tied scores (1,545 pairs, 2 strata, the 100 predicted matches holding nearly all
 of the proposal) took 400,000 draws for 441 labels; with it, 945 draws for 500."""
 
