@@ -35,12 +35,12 @@ Graubard 1998 for proportions from complex samples): n* = F (1 - F) / Var when
 labelled pairs) the variance is 0 but the truth need not be: n* is then the Kish
 effective number of labelled pairs in F's denominator, (sum w b)^2 / sum w^2 b^2 with
 w_i = 1 + u_i (N_c - d_c) / sum_c u (the pairs pair i stands for), divided by 1 - f where
-f is the labelled share of the cells F depends on. For importance runs
-(:func:`hybrid_estimate`) at F = 1 the lower end instead comes from the draws that
-searched the unlabelled pairs that could hold a false positive or a missed match
-(:func:`er_evaluation.pairs._variance.searched_bound`): for recall the predicted
-non-matches, not the labelled positives. The interval has zero width only when every
-pair of those cells is labelled.
+f is the labelled share of the cells F depends on. When no false positive or no missed
+match was drawn, :func:`er_evaluation.pairs.estimate_from_labels` then lowers the lower end
+to what the draws that searched the unlabelled pairs that could hold one cannot rule out
+(:func:`er_evaluation.pairs._search.boundary_lows`, the diagnostic's bound; for recall the
+predicted non-matches, not the labelled positives), for every design. The interval has zero
+width only when every pair of those cells is labelled.
 """
 
 from __future__ import annotations

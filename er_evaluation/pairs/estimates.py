@@ -19,11 +19,12 @@ Three estimators (:mod:`er_evaluation.pairs._remainder`):
   which cell c has every pair labelled, each later draw's terms for c are replaced by
   their known conditional expectations M_c / N and N_c h_c / N, so the sums stay
   unbiased (``_remainder._substituted_sums``). Both equal the weighted ratio until a
-  cell or group is complete. The variance of OASIS and AIS
-  runs is the martingale's sum of conditional variances with the match rates of a
-  Dirichlet-tree oracle model over the sampler's strata (``LabelRun.stratum_prior``;
-  :mod:`er_evaluation.pairs._variance`, the one variance routine of every pair-label
-  estimate), so strata whose matches were not yet drawn still count.
+  cell or group is complete. The variance is the martingale's (T times the sample
+  variance of the draws' influences); for OASIS, AIS and static IS the interval of recall
+  and F adds the matches hidden in the strata where no match was drawn, drawn from the
+  posterior of a Dirichlet-tree oracle model over the sampler's strata
+  (``LabelRun.stratum_prior``; :func:`~er_evaluation.pairs._variance.hidden_counts`), so
+  strata whose matches were not yet drawn still count.
 - Weighted ratio, for importance runs built by hand (no sampler flags):
 
       F = sum_j w_j a_j / sum_j w_j b_j            (Marchant & Rubinstein 2017, Algorithm 3, line 11)
@@ -352,25 +353,25 @@ def estimate_from_labels(
     onto OASIS), from the draw on which a stratum x prediction cell is completely
     labelled each later draw's terms for it are replaced by their known conditional
     expectations (unbiased sums, exact when every cell is complete), with the martingale
-    delta-method variance of the plain weighted sums
-    (Marchant & Rubinstein 2021 §3.3.2); for OASIS and AIS runs the conditional
-    variances of the draws that labelled a pair take the match rate of its stratum from
-    the Dirichlet-tree oracle model (``run.stratum_prior``,
-    :func:`~er_evaluation.pairs._variance.oracle_rates`) rather than from the labels drawn
-    alone; :func:`~er_evaluation.pairs.estimate_measure` uses the same routine and model.
+    delta-method variance of the sums (Marchant & Rubinstein 2021 §3.3.2); for OASIS, AIS
+    and static IS the interval of recall and F also carries the posterior of the matches
+    hidden in the strata where no match was drawn, under the Dirichlet-tree oracle model
+    (``run.stratum_prior``, :func:`~er_evaluation.pairs._variance.hidden_counts`).
     Exact at census. Intervals are Wilson score intervals on an effective sample size
-    (``ci_method="score"``, as the cluster estimators name Wilson's interval); a metric estimated at 1 (no false positive, or no missed
-    match, drawn) gets the lower bound of
-    :func:`~er_evaluation.pairs._variance.searched_bound` from the effective number of
-    draws that searched the pairs that could hold one. Never of zero width unless every
-    pair the metric depends on is labelled (then ``"census"``). Coverage and MSE by pool
-    and budget: benchmarks/README.md ("OASIS intervals").
+    (``ci_method="score"``, as the cluster estimators name Wilson's interval). When no
+    missed match (recall, F) or no false positive (precision, F) was drawn, the lower end
+    reaches what the effective draws that searched the pairs that could hold one cannot
+    rule out (:func:`~er_evaluation.pairs._search.boundary_lows`: a Clopper-Pearson bound
+    on those draws, the same bound the diagnostic reports), for every design. Never of
+    zero width unless every pair the metric depends on is labelled (then ``"census"``).
+    Coverage, width against the error and MSE by pool and budget: benchmarks/README.md
+    ("Pair-label intervals against their error").
 
     Every estimate carries diagnostics (:func:`~er_evaluation.pairs._search.search_diagnosed`
     with the run's strata): the effective number of draws in its denominator and their
-    concentration, and ``reliable`` False with the reason when no labelled predicted
-    non-match is a match and the strata where none was drawn were searched so thinly that
-    more matches than the interval allows could hide there, or when the metric is undefined.
+    concentration, and ``reliable`` False with the reason when the estimate sits at its
+    boundary (no missed match, or no false positive, drawn while unsearched pairs could
+    hold some), or when the metric is undefined.
     """
     betas = _betas(beta)
     level = check_level(level)
