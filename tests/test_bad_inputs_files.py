@@ -115,6 +115,17 @@ def test_estimate_and_summary_read_mixed_files_under_the_same_rule(cli, files):
     assert code == 0 and len(out.splitlines()) == 3
 
 
+def test_plan_reads_mixed_files_under_the_same_rule(cli, files):
+    code, out, err = cli(
+        ["plan", files / "x.parquet", "--records", "10", "--benchmark", files / "x.csv"]
+    )
+    assert code == 0, err
+    code, _, err = cli(
+        ["plan", files / "x.parquet", "--half-width", "0.1", "--pilot", files / "x.csv"]
+    )
+    assert code == 0, err
+
+
 # -- F-score names -----------------------------------------------------------------------
 
 

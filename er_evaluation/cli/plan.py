@@ -234,10 +234,14 @@ def _recommended(args: argparse.Namespace) -> int:
     else:
         if not args.prediction:
             raise ValueError("give a PREDICTION file (or --demo)")
-        prediction = read_clustering(args.prediction, args, "prediction")
-        benchmark = None
-        if args.benchmark:
-            benchmark = benchmark_sample(read_clustering(args.benchmark, args, "benchmark"))
+        given = {"prediction": args.prediction, "benchmark": args.benchmark}
+        given = {role: spec for role, spec in given.items() if spec}
+        prediction, *reviewed = common_ids(
+            [read_clustering(spec, args, role) for role, spec in given.items()],
+            [split_spec(spec)[0] for spec in given.values()],
+            args.id_type,
+        )
+        benchmark = benchmark_sample(reviewed[0]) if reviewed else None
     design = recommend_design(
         prediction, records=args.records, recall_share=args.recall_share, benchmark=benchmark
     )
