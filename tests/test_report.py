@@ -221,6 +221,8 @@ def test_cli_report_from_files(tmp_path, small, cli):
     assert code == 1 and "name it *.html" in err
 
 
+# older releases lack the benchmark's newer records; each estimate says so once per release
+@pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_report_of_a_review_project(review_project, cli, tmp_path):
     built = project_report(review_project)
     assert built.agreement is not None and built.agreement.n_units == 6
