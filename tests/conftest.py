@@ -248,45 +248,24 @@ def make_review_project(folder: Path, *, size: int = 6, seed: int = 1) -> Path:
     and bob with every unit reviewed by both (blind), every sampled record decided by
     both: ann accepts each predicted cluster as shown; bob removes the last shown record
     of every third cluster of two or more records, so the two disagree on some."""
-    from er_evaluation.review import ReviewStore
-    from er_evaluation.review.project import (
-        DEMO_CONFIG,
-        STORE_NAME,
-        default_sample,
-        draw_project_queue,
-        load_demo,
-        save_queue,
-        write_config,
-    )
+    from er_evaluation.review import Project, SampleSettings
 
-    folder.mkdir(parents=True, exist_ok=True)
-    write_config(dict(DEMO_CONFIG), folder)
-    data = load_demo()
-    settings = default_sample(data) | {
-        "size": size,
-        "seed": seed,
-        "reviewers": ["ann", "bob"],
-        "double_share": 1.0,
-    }
-    queue = draw_project_queue(data, settings)
-    save_queue(queue, settings, folder)
-    prediction = data.predictions[settings["version"]]
-    store = ReviewStore(folder / STORE_NAME)
+    project = Project.init(folder, reviewers=["ann", "bob"])
+    settings = SampleSettings(
+        design="records",
+        size=size,
+        seed=seed,
+        version=project.data.versions[-1],
+        reviewers=("ann", "bob"),
+        double_share=1.0,
+    )
+    queue = project.draw(settings)
     for i, record in enumerate(queue["record_id"]):
-        cluster = prediction[record]
-        shown = sorted(prediction.index[prediction == cluster])
-        others = [r for r in shown if r != record]
+        _, shown = project.members(record)
+        others = [r for r in sorted(shown) if r != record]
         for reviewer in ("ann", "bob"):
             removed = others[-1:] if reviewer == "bob" and i % 3 == 0 else []
-            store.record_review(
-                reviewer=reviewer,
-                sampled_record=record,
-                predicted_cluster=cluster,
-                shown_records=shown,
-                removed=removed,
-                version=settings["version"],
-                independent=True,
-            )
+            project.save(reviewer, record, removed=removed, based_on=None)
     return folder
 
 

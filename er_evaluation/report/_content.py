@@ -26,7 +26,7 @@ from er_evaluation.estimators import (
     estimate_table,
     stratum_contributions,
 )
-from er_evaluation.review import Agreement, agreement
+from er_evaluation.review import Agreement
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import estimable_metrics
 
@@ -399,34 +399,32 @@ def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
 
 
 def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
-    """The report of a review project folder (:class:`~er_evaluation.review.project.Project`):
-    its finished reviews as the sample (decisions in force, adjudications first), every
+    """The report of a review project folder (:class:`~er_evaluation.review.Project`):
+    its finished reviews as the sample (the decisions that count for it, adjudications
+    first), every
     version the sample can estimate, the agreement of its double review, and the
     project's record fields beside each record of the error analysis. A sample of
     changed records (the change design) estimates only the difference between its two
     versions: use ``er-eval review estimate`` for it."""
-    from er_evaluation.review import DESIGNS, ReviewError
-    from er_evaluation.review.project import Project
+    from er_evaluation.review import DESIGNS, Project, ReviewError
 
     project = Project.open(folder)
     sample, finished = project.sample()
     if sample is None:
         raise ReviewError(f"{project.folder}: no finished review yet: nothing to report")
     settings, data = project.settings, project.data
-    if settings["design"] == "change":
+    if settings.design == "change":
         raise ReviewError(
             f"{project.folder}: a sample of changed records estimates only the difference "
             f"between its two versions; see er-eval review estimate"
         )
-    versions = [settings["version"]] if sample.sample_of == "predicted" else data.versions
-    events = project.store.event_list()
-    double = agreement(events)
-    reviewers = sorted({e.reviewer for e in events})
+    versions = list(project.estimable(sample).versions)
+    double = project.agreement()
     items = [
-        ("sampling", DESIGNS.get(settings["design"], settings["design"])),
-        ("drawn from version", settings["version"]),
+        ("sampling", DESIGNS.get(settings.design, settings.design)),
+        ("drawn from version", settings.version),
         ("finished units", f"{finished:,} of {project.queue['unit'].nunique():,} in the queue"),
-        ("reviewers", ", ".join(reviewers) or "none"),
+        ("reviewers", ", ".join(project.reviewers) or "none"),
     ]
     return build_report(
         {v: data.predictions[v] for v in versions},

@@ -9,16 +9,21 @@ sampled record is then
 
     true cluster = predicted cluster shown - removed + added.
 
-Modules: ``_model`` (events, errors, ids), ``_checks`` (the one set of rules a decision
-must satisfy), ``_names`` (names and fields side by side), ``_store`` (the SQLite event
-store), ``_replay`` (decisions in force, true clusters, conflicts), ``_sheet`` (review
-sheet import), ``_design`` (queue, reviewer assignment, the reviewed sample),
-``_agreement`` (double review), and the public ``project`` (a project folder, shared by the app and the
-``er-eval review`` command).
+The workflow is :class:`Project` (a project folder: data, reviewers, sample design,
+queue, store, drafts), shared by the review app and ``er-eval review``. Modules: ``_model``
+(events, errors, ids), ``_checks`` (the one set of rules a decision must satisfy),
+``_names`` (names and fields side by side), ``_store`` (the SQLite event store),
+``_replay`` (decisions in force, true clusters, conflicts), ``_resolve`` (how a
+conflict between reviewers is resolved), ``_drafts`` (unsaved edits), ``_sheet``
+(review sheet import), ``_design`` (queue, reviewer assignment, the reviewed sample),
+``_settings`` (the typed sample settings and reviewer names), ``_agreement`` (double
+review), ``_data`` (the project's data), ``_folder`` (the folder's files),
+``_estimates`` (what a sample estimates) and ``project`` (the workflow).
 """
 
 from er_evaluation.review._agreement import Agreement, agreement, cohen_kappa
 from er_evaluation.review._checks import ValidReview, check_review, validate_review
+from er_evaluation.review._data import ProjectData, load_demo
 from er_evaluation.review._design import (
     DESIGNS,
     assign_reviewers,
@@ -27,7 +32,10 @@ from er_evaluation.review._design import (
     draw_queue,
     reviewed_sample,
     reviewer_queue,
+    workload,
 )
+from er_evaluation.review._drafts import Draft
+from er_evaluation.review._folder import check_folder, is_project
 from er_evaluation.review._model import (
     ROLES,
     STATUSES,
@@ -36,22 +44,33 @@ from er_evaluation.review._model import (
     ReviewIssue,
     StaleReviewError,
 )
-from er_evaluation.review._names import default_name_cols, differing_fields, names_beside
+from er_evaluation.review._names import (
+    default_name_cols,
+    differing_fields,
+    field_variants,
+    names_beside,
+)
+from er_evaluation.review._resolve import merged
+from er_evaluation.review._settings import SampleSettings
 from er_evaluation.review._sheet import parse_sheet
 from er_evaluation.review._store import UNCHECKED, ReviewStore
-from er_evaluation.review.project import Project, ProjectData, check_folder
+from er_evaluation.review.project import OpenDisagreements, Project, RedrawError, next_to_review
 
 __all__ = [
     "Agreement",
     "DESIGNS",
+    "Draft",
+    "OpenDisagreements",
     "Project",
     "ProjectData",
     "ROLES",
+    "RedrawError",
     "ReviewError",
     "ReviewEvent",
     "ReviewIssue",
     "ReviewStore",
     "STATUSES",
+    "SampleSettings",
     "StaleReviewError",
     "UNCHECKED",
     "ValidReview",
@@ -65,9 +84,15 @@ __all__ = [
     "differing_fields",
     "double_reviewed",
     "draw_queue",
+    "field_variants",
+    "is_project",
+    "load_demo",
+    "merged",
     "names_beside",
+    "next_to_review",
     "parse_sheet",
     "reviewed_sample",
     "reviewer_queue",
     "validate_review",
+    "workload",
 ]

@@ -34,6 +34,18 @@ def check_reviewer(reviewer: Any) -> str:
     return reviewer.strip()
 
 
+def find_reviewer(name: Any, known: Iterable[str]) -> str:
+    """The project's spelling of reviewer ``name`` (case ignored), or a :class:`ReviewError`
+    naming the project's reviewers: decisions are only ever recorded under a known name."""
+    text = check_reviewer(name)
+    known = tuple(known)
+    for candidate in known:
+        if candidate.casefold() == text.casefold():
+            return candidate
+    listed = ", ".join(known) if known else "none yet"
+    raise ReviewError(f"unknown reviewer {text!r}: the project's reviewers are {listed}")
+
+
 def unique_ids(values: Iterable, what: str) -> tuple:
     """Validated ids of ``values`` in first-seen order, duplicates dropped."""
     if isinstance(values, (str, bytes)):

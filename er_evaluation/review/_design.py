@@ -199,6 +199,26 @@ def reviewer_queue(queue: pd.DataFrame, reviewer: str) -> pd.DataFrame:
     return queue[mine]
 
 
+def workload(queue: pd.DataFrame) -> pd.DataFrame:
+    """Per reviewer (rows, in name order): ``units`` and ``records`` assigned as first
+    reviewer, ``second_units`` and ``second_records`` as blind second reviewer, and the
+    totals ``all_units`` and ``all_records`` each has to review. Empty for a shared queue."""
+    parts = []
+    for role, column in (("", "reviewer"), ("second_", "second_reviewer")):
+        rows = queue[queue[column].notna()]
+        grouped = rows.groupby(column)
+        parts.append(
+            pd.DataFrame(
+                {f"{role}units": grouped["unit"].nunique(), f"{role}records": grouped.size()}
+            )
+        )
+    table = pd.concat(parts, axis=1).fillna(0).astype("int64").sort_index()
+    table.index.name = "reviewer"
+    table["all_units"] = table["units"] + table["second_units"]
+    table["all_records"] = table["records"] + table["second_records"]
+    return table
+
+
 def double_reviewed(queue: pd.DataFrame) -> pd.Series:
     """Boolean per queue row: is its unit assigned to two reviewers?"""
     if "second_reviewer" not in queue:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,10 @@ from er_evaluation.review._checks import (
     ValidReview,
     check_prediction,
     check_reviewer,
+    find_reviewer,
     validate_review,
 )
-from er_evaluation.review._model import ReviewError
+from er_evaluation.review._model import ReviewError, encode
 
 _SPLIT = re.compile(r"[,;\s]+")
 _MAX_SHOWN_ERRORS = 20
@@ -32,6 +34,8 @@ def parse_sheet(
     reviewer_col: str | None = "reviewer",
     notes_col: str | None = "notes",
     reviewer: str | None = None,
+    reviewers: Sequence[str] | None = None,
+    items: Iterable | None = None,
 ) -> list[tuple[ValidReview, str, str]]:
     """Validated ``(decision, reviewer, notes)`` per row of a review sheet.
 
@@ -42,11 +46,14 @@ def parse_sheet(
     ``reviewer_col`` (else ``reviewer=`` is used for every row) and ``notes_col``. The
     shown records are the sampled record's cluster in ``prediction``. Every row is checked
     by :func:`~er_evaluation.review.validate_review` against the prediction; all problems
-    are reported together in one :class:`ReviewError` naming rows and ids.
+    are reported together in one :class:`ReviewError` naming rows and ids, one per line.
+    ``reviewers``: the names allowed (case ignored; the listed spelling is kept);
+    ``items``: the sampled records a row may review (a project's queue).
     """
     if not isinstance(frame, pd.DataFrame):
         raise ReviewError(f"review sheet must be a DataFrame, got {type(frame).__name__}")
     prediction = check_prediction(prediction)
+    allowed = None if items is None else {encode(plain_id(i)) for i in items}
     missing = [c for c in (sampled_col, remove_col, add_col) if c not in frame.columns]
     if missing:
         raise ReviewError(
@@ -77,6 +84,8 @@ def parse_sheet(
             where = f"row {label!r} (sampled {sampled!r})"
             if sampled in seen:
                 raise ReviewError(f"sampled record repeated (first at row {seen[sampled]!r})")
+            if allowed is not None and encode(sampled) not in allowed:
+                raise ReviewError("not an item of the review queue")
             seen[sampled] = label
             valid = validate_review(
                 sampled_record=sampled,
@@ -96,7 +105,10 @@ def parse_sheet(
             if not who:
                 raise ReviewError(f"no reviewer in column {reviewer_col!r} and no reviewer=")
             note = "" if notes_col is None or _isna(row[notes_col]) else str(row[notes_col])
-            rows.append((valid, check_reviewer(who), note))
+            who = check_reviewer(who)
+            if reviewers is not None:
+                who = find_reviewer(who, reviewers)
+            rows.append((valid, who, note))
         except ReviewError as err:
             errors.append(f"{where}: {err}")
     if errors:

@@ -44,6 +44,7 @@ from er_evaluation.review._model import (
     encode,
     key_of,
 )
+from er_evaluation.review._sheet import parse_sheet
 
 _SCHEMA_VERSION = 2
 # Each statement runs on its own inside one write transaction (DDL is transactional in
@@ -113,10 +114,16 @@ class ReviewStore:
         self.timeout = float(timeout)
         if self.path.is_dir():
             raise ReviewError(f"{self.path}: is a folder, not a review store file")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise ReviewError(f"{self.path}: cannot create its folder: {err}") from err
+        # a store in a folder (or a file) that cannot be written is opened for reading only:
+        # a read-only copy of a project can still be read, and writing to it is refused
+        self.read_only = self.path.exists() and not (
+            os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK | os.X_OK)
+        )
+        if not self.read_only:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise ReviewError(f"{self.path}: cannot create its folder: {err}") from err
         with self._connect() as conn:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
@@ -126,6 +133,11 @@ class ReviewStore:
                 )
             if version == _SCHEMA_VERSION:
                 return
+            if self.read_only:
+                raise ReviewError(
+                    f"{self.path}: is read-only and in an older format (version {version}) "
+                    "that must be upgraded on open: copy the project to a folder you can write"
+                )
             # Checked again under the write lock: another process may have just done it.
             conn.execute("BEGIN IMMEDIATE")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -152,8 +164,13 @@ class ReviewStore:
     def __repr__(self) -> str:
         return f"ReviewStore({str(self.path)!r})"
 
-    def _connect(self) -> _Connection:
-        return _Connection(self.path, self.timeout)
+    def _connect(self, *, write: bool = False) -> _Connection:
+        if write and self.read_only:
+            raise ReviewError(
+                f"{self.path}: the review store is read-only here (the file or its folder "
+                "cannot be written): nothing was saved"
+            )
+        return _Connection(self.path, self.timeout, read_only=self.read_only)
 
     # writing
 
@@ -172,6 +189,7 @@ class ReviewStore:
         based_on: int | None | str = UNCHECKED,
         independent: bool = False,
         adjudication: bool = False,
+        after: int = 0,
     ) -> ReviewEvent:
         """Append one review decision and return it once it is durably committed.
 
@@ -186,7 +204,9 @@ class ReviewStore:
         (double review, blind) the comparison is with the reviewer's own latest decision
         on the record and others' decisions do not count. ``adjudication=True`` records
         the final decision that settles several reviewers' decisions. The default
-        ``based_on=UNCHECKED`` replaces whatever is in force (scripts, imports).
+        ``based_on=UNCHECKED`` replaces whatever is in force (scripts, imports). ``after``:
+        only decisions saved after that event count as "in force" (a sample drawn later
+        than earlier decisions, :class:`~er_evaluation.review.SampleSettings`).
         """
         valid = validate_review(
             sampled_record=sampled_record,
@@ -210,11 +230,15 @@ class ReviewStore:
                 raise ReviewError(f"based_on must be an event id or None, got {based_on!r}")
             if independent and adjudication:
                 raise ReviewError("an adjudication cannot be independent of the reviews it settles")
-        with self._connect() as conn:
+        with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")  # check and append under one write lock
             _check_id_kind(conn, [valid.sampled_record])
             if based_on != UNCHECKED:
-                events = _decoded(conn, "WHERE sampled_record = ?", (fields["sampled_record"],))
+                events = _decoded(
+                    conn,
+                    "WHERE sampled_record = ? AND event_id > ?",
+                    (fields["sampled_record"], after),
+                )
                 if independent:
                     mine = [
                         e for e in _replay.own_decisions(events) if e.reviewer == fields["reviewer"]
@@ -254,7 +278,7 @@ class ReviewStore:
         """
         reviewer = check_reviewer(reviewer)
         key = key_of(sampled_record)
-        with self._connect() as conn:
+        with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")  # read and append under one write lock
             events = _replay.effective(_decoded(conn, "WHERE sampled_record = ?", (key,)))
             if event_id is None:
@@ -318,16 +342,17 @@ class ReviewStore:
         notes_col: str | None = "notes",
         reviewer: str | None = None,
         version: str | None = None,
+        reviewers: Sequence[str] | None = None,
+        items: Iterable | None = None,
     ) -> list[ReviewEvent]:
         """Import an existing add/remove review sheet (PatentsView's spreadsheet practice).
 
-        See :func:`~er_evaluation.review.parse_sheet` for the columns and checks; every
+        See :func:`~er_evaluation.review.parse_sheet` for the columns and checks (and
+        ``reviewers`` and ``items``, the names and sampled records allowed); every
         problem is reported together naming rows and ids and nothing is written unless
         every row is valid. The rows are then appended in one transaction (all or
         nothing), unbound (each replaces the decision in force on its record).
         """
-        from er_evaluation.review._sheet import parse_sheet
-
         rows = parse_sheet(
             frame,
             prediction=prediction,
@@ -338,9 +363,11 @@ class ReviewStore:
             reviewer_col=reviewer_col,
             notes_col=notes_col,
             reviewer=reviewer,
+            reviewers=reviewers,
+            items=items,
         )
         fields = [_fields(valid, who, note, version, "review") for valid, who, note in rows]
-        with self._connect() as conn:
+        with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")
             _check_id_kind(conn, [valid.sampled_record for valid, _, _ in rows])
             events = [_insert(conn, f) for f in fields]
@@ -349,64 +376,74 @@ class ReviewStore:
 
     # reading
 
-    def _events(self, where: str = "", params: tuple = ()) -> list[ReviewEvent]:
+    def _events(self, where: str = "", params: tuple = (), *, after: int = 0) -> list[ReviewEvent]:
+        after = _check_after(after)
+        clause = f"{where} AND event_id > ?" if where else "WHERE event_id > ?"
         with self._connect() as conn:
-            return _decoded(conn, where, params)
+            return _decoded(conn, clause, (*params, after))
 
-    def events(self) -> pd.DataFrame:
+    def last_event_id(self) -> int:
+        """The id of the latest event (0 when the store is empty)."""
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COALESCE(MAX(event_id), 0) FROM events").fetchone()[0])
+
+    def events(self, *, after: int = 0) -> pd.DataFrame:
         """The full history, one row per event in save order (undo events included), with
         columns ``event_id, created_at`` (UTC), ``reviewer, status, sampled_record,
         predicted_cluster, version, shown_records, added, removed`` (tuples), ``notes,
-        undoes, based_on, role``."""
-        return events_frame(self._events())
+        undoes, based_on, role``. ``after``: only the events saved after that event id
+        (here and in every reading method)."""
+        return events_frame(self._events(after=after))
 
-    def event_list(self) -> list[ReviewEvent]:
+    def event_list(self, *, after: int = 0) -> list[ReviewEvent]:
         """The full history as :class:`ReviewEvent` objects, in save order."""
-        return self._events()
+        return self._events(after=after)
 
-    def history(self, sampled_record: Any) -> list[ReviewEvent]:
+    def history(self, sampled_record: Any, *, after: int = 0) -> list[ReviewEvent]:
         """Every event on one sampled record, in save order."""
-        return self._events("WHERE sampled_record = ?", (key_of(sampled_record),))
+        return self._events("WHERE sampled_record = ?", (key_of(sampled_record),), after=after)
 
-    def decisions(self, *, reviewer: str | None = None) -> pd.DataFrame:
+    def decisions(self, *, reviewer: str | None = None, after: int = 0) -> pd.DataFrame:
         """Decision in force per sampled record after undos (an adjudication if there is
         one, else the latest review), one row per sampled record (records whose every
         decision was undone are absent), ordered by when it was saved. With ``reviewer``,
         that reviewer's own decision replaces it where they made one. Same columns as
         :meth:`events` plus ``true_cluster``."""
-        chosen = self._chosen(reviewer)
+        chosen = self._chosen(reviewer, after)
         frame = events_frame(chosen)
         frame["true_cluster"] = pd.Series([e.true_cluster for e in chosen], dtype=object)
         return frame
 
-    def own_decisions(self) -> pd.DataFrame:
+    def own_decisions(self, *, after: int = 0) -> pd.DataFrame:
         """Each reviewer's own latest effective review per sampled record (double review):
         columns of :meth:`events` plus ``true_cluster``."""
-        chosen = _replay.own_decisions(self._events())
+        chosen = _replay.own_decisions(self._events(after=after))
         frame = events_frame(chosen)
         frame["true_cluster"] = pd.Series([e.true_cluster for e in chosen], dtype=object)
         return frame
 
-    def decision(self, sampled_record: Any, *, reviewer: str | None = None) -> ReviewEvent | None:
+    def decision(
+        self, sampled_record: Any, *, reviewer: str | None = None, after: int = 0
+    ) -> ReviewEvent | None:
         """Decision in force for one sampled record (or ``reviewer``'s own latest review
         of it), or None."""
-        events = self.history(sampled_record)
+        events = self.history(sampled_record, after=after)
         if reviewer is not None:
             own = [e for e in _replay.own_decisions(events) if e.reviewer == reviewer]
             return own[-1] if own else None
         found = _replay.current(events)
         return found[0] if found else None
 
-    def reviewed_records(self, *, include_skipped: bool = False) -> set:
+    def reviewed_records(self, *, include_skipped: bool = False, after: int = 0) -> set:
         """Sampled records with a decision in force (skipped ones only if asked)."""
         return {
             e.sampled_record
-            for e in _replay.current(self._events())
+            for e in _replay.current(self._events(after=after))
             if include_skipped or e.status != "skipped"
         }
 
-    def _chosen(self, reviewer: str | None) -> list[ReviewEvent]:
-        events = self._events()
+    def _chosen(self, reviewer: str | None, after: int = 0) -> list[ReviewEvent]:
+        events = self._events(after=after)
         if reviewer is None:
             return _replay.current(events)
         reviewer = check_reviewer(reviewer)
@@ -420,7 +457,7 @@ class ReviewStore:
             )
         return _replay.with_reviewer(events, reviewer)
 
-    def true_clusters(self, *, reviewer: str | None = None) -> pd.Series:
+    def true_clusters(self, *, reviewer: str | None = None, after: int = 0) -> pd.Series:
         """Membership vector of the reviewed benchmark derived from the decisions in force
         (with ``reviewer``: under that reviewer's own decisions where they made one).
 
@@ -431,9 +468,9 @@ class ReviewStore:
         the sampled record of its earliest decision. See :meth:`conflicts` for decisions
         that the merge contradicts. Raises :class:`ReviewError` when there is no decision.
         """
-        return _replay.derive(self._chosen(reviewer))[0]
+        return _replay.derive(self._chosen(reviewer, after))[0]
 
-    def conflicts(self) -> pd.DataFrame:
+    def conflicts(self, *, after: int = 0) -> pd.DataFrame:
         """Decisions that contradict each other, one row each, column ``kind``:
 
         - ``"merged_back"``: a decision removed ``record`` from its sampled record's
@@ -445,7 +482,7 @@ class ReviewStore:
           other_event_id``).
 
         Empty when consistent."""
-        events = self._events()
+        events = self._events(after=after)
         decided = [e for e in _replay.current(events) if e.status != "skipped"]
         merged = _replay.derive(decided)[1] if decided else _replay.conflict_frame([])
         parts = [f for f in (merged, _replay.disagreements(events)) if len(f)]
@@ -453,12 +490,22 @@ class ReviewStore:
             return _replay.conflict_frame([])
         return pd.concat(parts, ignore_index=True)
 
-    def export(self, path: str | os.PathLike, *, reviewer: str | None = None) -> Path:
+    def export(
+        self, path: str | os.PathLike, *, reviewer: str | None = None, after: int = 0
+    ) -> Path:
         """Write :meth:`true_clusters` as a membership file (CSV or Parquet by suffix,
         atomically, with the permissions the user's umask gives a new file) with columns
         ``record_id, cluster_id``, readable by :func:`er_evaluation.io.read_membership`.
-        CSV stores ids as text; use Parquet to keep integer ids integers."""
-        return write_membership(self.true_clusters(reviewer=reviewer), path)
+        CSV stores ids as text; use Parquet to keep integer ids integers. (A project's
+        benchmark, the one its estimates use, is written by
+        :meth:`~er_evaluation.review.Project.export`.)"""
+        return write_membership(self.true_clusters(reviewer=reviewer, after=after), path)
+
+
+def _check_after(after: Any) -> int:
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise ReviewError(f"after must be an event id >= 0, got {after!r}")
+    return after
 
 
 def _plain(key: str) -> Any:
@@ -478,11 +525,14 @@ def _stale_message(sampled: Any, based_on: int | None, shown: ReviewEvent | None
 
 class _Connection:
     """A fresh connection per operation with the durability pragmas set; any SQLite error
-    becomes a :class:`ReviewError` naming the file."""
+    becomes a :class:`ReviewError` naming the file. ``read_only``: opened for reading
+    (``mode=ro``), or, when SQLite cannot make the shared-memory file a WAL database
+    needs for reading in a folder it cannot write, as an immutable file, which is only
+    done when no write-ahead log holds committed events the file itself lacks."""
 
-    def __init__(self, path: Path, timeout: float) -> None:
+    def __init__(self, path: Path, timeout: float, *, read_only: bool = False) -> None:
         self.path = path
-        if _read_only(path):
+        if read_only or _read_only(path):
             self.conn = _open_read_only(path, timeout)
             return
         try:

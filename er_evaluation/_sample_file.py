@@ -1,0 +1,186 @@
+"""A reviewed sample as files: its benchmark (a membership file) and its design beside it.
+
+A membership file of reviewed true clusters says which records belong together but not
+how the clusters were sampled: with what probabilities, how many draws each unit had,
+from how many units, within which strata. Estimates depend on all of it, so an exported
+benchmark carries a second file, ``NAME.sample.json`` next to ``NAME.csv`` (or
+``.parquet``), holding every field of the :class:`~er_evaluation.sampling.Sample`
+except the reference itself, and a digest of the reference it belongs to.
+:func:`read_sample` rebuilds the very same sample from the two, so the estimates from
+the exported files equal those of the sample that was exported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from er_evaluation.errors import plain_id
+from er_evaluation.io import chmod_like_new_file, write_membership
+from er_evaluation.sampling import Sample
+from er_evaluation.strata import Strata
+
+FORMAT = "er_evaluation.sample/1"
+SUFFIX = ".sample.json"
+_STRATA_ARRAYS = ("frame_size", "n_draws", "row_unit", "row_stratum", "row_count")
+_STRATA_OPTIONAL = ("row_factor", "unit_records", "unit_pairs")
+
+
+def design_path(path: str | os.PathLike) -> Path:
+    """``benchmark.sample.json`` for ``benchmark.csv`` (or ``.csv.gz``, ``.parquet``)."""
+    path = Path(path)
+    return path.with_name(path.name.split(".", 1)[0] + SUFFIX)
+
+
+def write_sample(
+    sample: Sample, path: str | os.PathLike, *, description: dict | None = None
+) -> tuple[Path, Path]:
+    """Write ``sample.reference`` to ``path`` (``record_id, cluster_id``; CSV or Parquet by
+    suffix) and the rest of the sample to :func:`design_path` (JSON), each atomically.
+    ``description``: free-form facts kept with the design (where it came from)."""
+    written = write_membership(sample.reference, path)
+    design = {
+        "format": FORMAT,
+        "description": description or {},
+        "reference": _digest(sample.reference),
+        "units": _ids(sample.units),
+        "multiplicity": [int(m) for m in sample.multiplicity],
+        "probability": [float(p) for p in sample.probability],
+        "design": sample.design,
+        "weights": sample.weights,
+        "replace": bool(sample.replace),
+        "population_size": None if sample.population_size is None else int(sample.population_size),
+        "sample_of": sample.sample_of,
+        "blocks": None
+        if sample.blocks is None
+        else {"records": _ids(sample.blocks.index), "blocks": _ids(sample.blocks)},
+        "strata": None if sample.strata is None else _strata_dict(sample.strata),
+    }
+    target = design_path(written)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(design, handle, indent=1)
+            handle.flush()
+            os.fsync(handle.fileno())
+        chmod_like_new_file(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return written, target
+
+
+def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | None:
+    """The sample exported to ``path`` (see :func:`write_sample`), rebuilt around
+    ``reference`` (the membership file as read), or None when ``path`` has no design
+    file beside it. Ids stored as text (a CSV file) are matched as text. A design file
+    that does not belong to ``reference`` (another export's, or the file was edited) is
+    a ValueError naming both files."""
+    target = design_path(path)
+    if not target.exists():
+        return None
+    try:
+        design = json.loads(target.read_text())
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{target}: cannot read the sample design: {err}") from err
+    if not isinstance(design, dict) or design.get("format") != FORMAT:
+        raise ValueError(f"{target}: not a sample design file ({FORMAT})")
+    as_text = len(reference) > 0 and all(isinstance(i, str) for i in reference.index[:1000])
+    ids = (lambda values: [str(v) for v in values]) if as_text else (lambda values: list(values))
+    expected, found = design["reference"], _digest(reference)
+    if found != expected:
+        raise ValueError(
+            f"{Path(path).name} does not hold the reviewed clusters {target.name} describes "
+            f"({expected['records']:,} records in {expected['clusters']:,} clusters expected, "
+            f"{found['records']:,} in {found['clusters']:,} found, or other ids): export both "
+            "again"
+        )
+    blocks = None
+    if design["blocks"] is not None:
+        blocks = pd.Series(
+            design["blocks"]["blocks"], index=pd.Index(ids(design["blocks"]["records"]))
+        ).reindex(reference.index)
+    strata = None if design["strata"] is None else _strata_from(design["strata"])
+    return Sample(
+        reference=reference,
+        units=pd.Index(ids(design["units"])).infer_objects(),
+        multiplicity=np.asarray(design["multiplicity"], dtype=np.int64),
+        probability=np.asarray(design["probability"], dtype=float),
+        design=design["design"],
+        weights=design["weights"],
+        replace=design["replace"],
+        population_size=design["population_size"],
+        blocks=blocks,
+        sample_of=design["sample_of"],
+        strata=strata,
+    )
+
+
+def describe(path: str | os.PathLike) -> str | None:
+    """One line saying how the sample behind ``path`` was drawn, or None without a design
+    file."""
+    target = design_path(path)
+    if not target.exists():
+        return None
+    design = json.loads(target.read_text())
+    strata = design.get("strata")
+    parts = [
+        f"design {design['design']!r} from {target.name}",
+        f"{sum(design['multiplicity']):,} draws of {len(design['units']):,} units",
+        "without replacement" if not design["replace"] else "with replacement",
+    ]
+    if design.get("population_size"):
+        parts.append(f"from {design['population_size']:,}")
+    if strata:
+        parts.append(f"in {len(strata['names'])} strata")
+    return ", ".join(parts)
+
+
+def _ids(values) -> list:
+    return [plain_id(v) for v in values]
+
+
+def _digest(reference: pd.Series) -> dict[str, Any]:
+    """Counts and a hash of the (record, cluster) pairs with the ids as text, so a CSV
+    copy (ids read back as text) and a Parquet copy of one reference agree."""
+    pairs = sorted(zip(map(str, reference.index), map(str, reference.to_numpy()), strict=True))
+    digest = hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+    return {"records": len(reference), "clusters": int(reference.nunique()), "sha256": digest}
+
+
+def _strata_dict(strata: Strata) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "names": _ids(strata.names),
+        "replace": bool(strata.replace),
+        "frame": strata.frame,
+        "ratio": strata.ratio,
+    }
+    for name in _STRATA_ARRAYS:
+        out[name] = [int(v) for v in getattr(strata, name)]
+    for name in _STRATA_OPTIONAL:
+        values = getattr(strata, name)
+        out[name] = None if values is None else [float(v) for v in values]
+    return out
+
+
+def _strata_from(stored: dict[str, Any]) -> Strata:
+    optional = {
+        name: None if stored[name] is None else np.asarray(stored[name], dtype=float)
+        for name in _STRATA_OPTIONAL
+    }
+    return Strata(
+        names=pd.Index(stored["names"]),
+        replace=stored["replace"],
+        frame=stored["frame"],
+        ratio=stored["ratio"],
+        **{name: np.asarray(stored[name], dtype=np.int64) for name in _STRATA_ARRAYS},
+        **optional,
+    )
