@@ -12,7 +12,9 @@ default is pairwise_precision pairwise_recall pairwise_f1.
 Each PREDICTION is a full clustering of its population; REF holds the reviewed true
 clusters of the sampled units, each cluster complete (every record of that entity). Both
 are FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet; a two-column file is read as
-record id, cluster id). ``--weights`` says how the reviewed clusters were selected:
+record id, cluster id). A REF exported by ``er-eval review export`` has its sample's
+design beside it (``NAME.sample.json``): the estimates then use that design, and equal
+``er-eval review estimate``'s. ``--weights`` says how the reviewed clusters were selected:
 ``cluster_size`` when records were drawn uniformly and their clusters reviewed
 (probability proportional to size), ``uniform`` when clusters were drawn uniformly.
 Estimates come from :func:`er_evaluation.estimators.estimate_table` (design-based,
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from er_evaluation._sample_file import describe, read_sample
 from er_evaluation.cli import _breakdown
 from er_evaluation.cli._common import (
     add_clustering_options,
@@ -228,6 +231,14 @@ def load_inputs(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample,
         [reference, *predictions.values()], [label_of(args.reference), *paths], args.id_type
     )
     predictions = dict(zip(names, read, strict=True))
+    # an exported review benchmark carries its sample's design beside it
+    sample = read_sample(label_of(args.reference), reference)
+    if sample is not None:
+        source = (
+            f"reference {label_of(args.reference)}: {sample.n_records:,} records; "
+            f"{describe(label_of(args.reference))} (--weights does not apply)"
+        )
+        return predictions, sample, source
     sample = benchmark_sample(reference, weights=args.weights)
     source = (
         f"reference {label_of(args.reference)}: {sample.n_records:,} records of {sample.n_units} "

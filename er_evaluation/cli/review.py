@@ -1,116 +1,336 @@
-"""``er-eval review``: a review project folder (made by the review app) from the command line.
+"""``er-eval review``: a hand-review project from the command line, as in the review app.
 
-    er-eval review status    PROJECT_DIR
-    er-eval review agreement PROJECT_DIR [--per-record]
-    er-eval review export    PROJECT_DIR -o benchmark.csv [--reviewer NAME]
-    er-eval review estimate  PROJECT_DIR [--versions V...] [--metrics M...] [--reviewer NAME]
+    er-eval review init       PROJECT_DIR (--demo | --records FILE --prediction SPEC...)
+                              --reviewers a,b
+    er-eval review draw       PROJECT_DIR --size N [--reviewers a,b] [--double SHARE]
+                              [--design D] [--version V] [--earlier exclude|include]
+    er-eval review sheet      PROJECT_DIR -o sheet.csv [--reviewer NAME]
+    er-eval review import     PROJECT_DIR sheet.csv [--reviewer NAME]
+    er-eval review status     PROJECT_DIR
+    er-eval review agreement  PROJECT_DIR [--per-record]
+    er-eval review adjudicate PROJECT_DIR [RECORD --by NAME (--keep REVIEWER | --remove IDS
+                              --add IDS)]
+    er-eval review export     PROJECT_DIR -o benchmark.csv [--reviewer NAME]
+    er-eval review estimate   PROJECT_DIR [--versions V...] [--metrics M...] [--reviewer NAME]
+    er-eval review reviewers  PROJECT_DIR [--add NAME...]
 
-The folder holds ``project.json`` (data and sample settings), ``queue.parquet`` (the
-records to review) and ``reviews.sqlite`` (every saved decision). ``estimate`` builds the
-reviewed sample exactly as the app's Estimates page does
-(:meth:`er_evaluation.review.Project.sample`: finished units only, adjudicated decisions
-first) and estimates with :func:`er_evaluation.estimators.estimate_table`;
-``--reviewer`` uses that reviewer's own decisions where they made one (double review:
-the spread between reviewers measures reviewer uncertainty).
+A team can review in a spreadsheet and keep every guarantee of the app: ``sheet`` writes
+the queue as a review sheet (one row per item: the sampled record, its predicted cluster,
+and empty ``remove``, ``add`` and ``notes`` columns), ``import`` checks a filled-in sheet
+as the app checks a save (known reviewers, queue items, ids of the sample's version;
+every problem listed, one per line, and nothing imported unless every row is valid), a
+double-reviewed record decided differently waits in ``adjudicate``, and ``export`` writes
+the very benchmark ``estimate`` uses (with its design beside it, so ``er-eval estimate
+--reference benchmark.csv`` gives the same numbers).
+
+The folder holds ``project.json`` (data, reviewers, sample design), ``queue.parquet``
+(the records to review), ``reviews.sqlite`` (every saved decision, append-only) and
+``drafts.sqlite`` (unsaved edits in the app); see :class:`er_evaluation.review.Project`.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit, plain
-from er_evaluation.errors import CoverageWarning
-from er_evaluation.review import DESIGNS, Project, ReviewError, agreement
-from er_evaluation.review.project import change_differences
-from er_evaluation.sampling import Sample
-from er_evaluation.vocabulary import estimable_metrics
+from er_evaluation.cli._common import add_output_options, emit, plain, split_spec
+from er_evaluation.io import read_table, write_table_atomic
+from er_evaluation.review import DESIGNS, Project, ReviewError, SampleSettings
+from er_evaluation.review._estimates import DEFAULT_METRICS
+from er_evaluation.review.project import EARLIER
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "review",
-        help="status, agreement, export and estimates of a review project folder",
+        help="a hand-review project: init, draw, sheet, import, status, agreement, "
+        "adjudicate, export, estimate",
         description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    status = actions.add_parser("status", help="what is reviewed, by whom, and conflicts")
-    status.add_argument("project", metavar="PROJECT_DIR")
-    add_output_options(status)
-    status.set_defaults(func=run_status)
+    def action(name: str, help: str, func) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help, description=help)
+        sub.add_argument("project", metavar="PROJECT_DIR")
+        sub.set_defaults(func=func)
+        return sub
 
-    agree = actions.add_parser("agreement", help="agreement of double-reviewed records")
-    agree.add_argument("project", metavar="PROJECT_DIR")
+    init = action("init", "make a new review project", run_init)
+    data = init.add_mutually_exclusive_group(required=True)
+    data.add_argument("--demo", action="store_true", help="the bundled PatentsView data")
+    data.add_argument("--records", metavar="FILE", help="the records table (CSV or Parquet)")
+    init.add_argument("--id-col", help="record id column of --records (default: its first)")
+    init.add_argument(
+        "--fields", help="comma-separated columns shown to reviewers (default: all others)"
+    )
+    init.add_argument("--block-col", help="block column of --records (optional)")
+    init.add_argument(
+        "--prediction",
+        nargs="+",
+        metavar="SPEC",
+        help="predicted clusterings, one per version: [NAME=]FILE[:ID_COL:CLUSTER_COL] "
+        "(NAME defaults to the file's name; a two-column file is record id, cluster id)",
+    )
+    init.add_argument(
+        "--benchmark", metavar="SPEC", help="an existing benchmark: FILE[:ID_COL:CLUSTER_COL]"
+    )
+    init.add_argument("--reviewers", required=True, help="comma-separated reviewer names")
+
+    draw = action("draw", "draw the review queue (and split it among reviewers)", run_draw)
+    draw.add_argument("--size", type=int, required=True, help="units to draw")
+    draw.add_argument(
+        "--design",
+        choices=list(DESIGNS),
+        default="records",
+        help="records (default), clusters, blocks, stratified or change",
+    )
+    draw.add_argument("--version", help="version to draw from (default: the last)")
+    draw.add_argument("--other-version", help="the version a change design compares with")
+    draw.add_argument(
+        "--take-all-size", type=int, help="stratified design: review clusters this large whole"
+    )
+    draw.add_argument("--seed", type=int, default=1, help="seed of the draw (default 1)")
+    draw.add_argument(
+        "--reviewers", help="comma-separated names to split the queue among (default: shared)"
+    )
+    draw.add_argument(
+        "--double",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share of the units also given to a second, blind reviewer (default 0)",
+    )
+    draw.add_argument(
+        "--earlier",
+        choices=EARLIER,
+        help="when decisions are saved for the current sample: exclude them from the new "
+        "one (they stay in the history) or include them",
+    )
+
+    sheet = action("sheet", "write the queue as a review sheet to fill in", run_sheet)
+    sheet.add_argument("-o", "--output", required=True, help="CSV or Parquet file to write")
+    sheet.add_argument("--reviewer", help="only this reviewer's items, with their name")
+
+    imp = action("import", "import a filled-in review sheet", run_import)
+    imp.add_argument("sheet", metavar="SHEET", help="CSV or Parquet review sheet")
+    imp.add_argument("--reviewer", help="reviewer of rows without a reviewer column/cell")
+
+    status = action("status", "what is reviewed, by whom, and what is open", run_status)
+    add_output_options(status)
+
+    agree = action("agreement", "agreement of double-reviewed records", run_agreement)
     agree.add_argument(
         "--per-record", action="store_true", help="one row per double-reviewed record"
     )
     add_output_options(agree)
-    agree.set_defaults(func=run_agreement)
 
-    export = actions.add_parser("export", help="write the reviewed true clusters")
-    export.add_argument("project", metavar="PROJECT_DIR")
+    adjudicate = action(
+        "adjudicate", "list disagreements, or record the final decision on one", run_adjudicate
+    )
+    adjudicate.add_argument("record", metavar="RECORD", nargs="?", help="the sampled record")
+    adjudicate.add_argument("--by", help="the adjudicator (one of the project's reviewers)")
+    adjudicate.add_argument("--keep", metavar="REVIEWER", help="keep this reviewer's decision")
+    adjudicate.add_argument("--remove", default="", help="ids to remove (comma-separated)")
+    adjudicate.add_argument("--add", default="", help="ids to add (comma-separated)")
+    adjudicate.add_argument("--notes", default="", help="notes of the final decision")
+    add_output_options(adjudicate)
+
+    export = action("export", "write the benchmark the estimates use", run_export)
     export.add_argument("-o", "--output", required=True, help="CSV or Parquet file to write")
     export.add_argument("--reviewer", help="under this reviewer's own decisions")
-    export.set_defaults(func=run_export)
 
-    estimate = actions.add_parser("estimate", help="estimates from the reviewed sample")
-    estimate.add_argument("project", metavar="PROJECT_DIR")
+    estimate = action("estimate", "estimates from the reviewed sample", run_estimate)
     estimate.add_argument(
-        "--versions", nargs="+", help="versions to evaluate (default: all the app would show)"
+        "--versions", nargs="+", help="versions to evaluate (default: all the sample allows)"
     )
     estimate.add_argument(
         "--metrics", nargs="+", help=f"metrics (default: {', '.join(DEFAULT_METRICS)})"
     )
     estimate.add_argument("--reviewer", help="under this reviewer's own decisions")
     add_output_options(estimate)
-    estimate.set_defaults(func=run_estimate)
+
+    reviewers = action("reviewers", "list (or add) the project's reviewers", run_reviewers)
+    reviewers.add_argument("--add", nargs="+", metavar="NAME", help="reviewers to add")
 
 
-DEFAULT_METRICS = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
+def _names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+def _say(message: str) -> None:
+    """What an action did (its result, on stdout)."""
+    print(message)
+
+
+def _note(message: str) -> None:
+    print(f"er-eval review: {message}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------ setting up
+
+
+def _columns(path: str) -> list[str]:
+    return [str(c) for c in read_table(path).columns]
+
+
+def _prediction_entry(spec: str) -> dict:
+    name, _, rest = spec.rpartition("=") if "=" in spec.split(":", 1)[0] else ("", "", spec)
+    path, id_col, cluster_col = split_spec(rest)
+    if id_col is None or cluster_col is None:
+        columns = _columns(path)
+        if len(columns) != 2:
+            raise ValueError(
+                f"--prediction {path} has {len(columns)} columns ({', '.join(columns)}): give "
+                f"them as {path}:ID_COL:CLUSTER_COL"
+            )
+        id_col, cluster_col = columns
+    version = name or Path(path).name.split(".", 1)[0]
+    return {
+        "path": str(Path(path).absolute()),
+        "version": version,
+        "id_col": id_col,
+        "cluster_col": cluster_col,
+    }
+
+
+def _source(args: argparse.Namespace) -> dict | None:
+    if args.demo:
+        if args.prediction or args.benchmark:
+            raise ValueError("--demo uses the bundled data: give no --prediction or --benchmark")
+        return None
+    if not args.prediction:
+        raise ValueError("--records needs at least one --prediction")
+    columns = _columns(args.records)
+    id_col = args.id_col or columns[0]
+    if id_col not in columns:
+        raise ValueError(f"--id-col {id_col!r} is not a column of {args.records}: {columns}")
+    fields = _names(args.fields) or [c for c in columns if c != id_col]
+    unknown = [c for c in fields if c not in columns]
+    if unknown:
+        raise ValueError(f"--fields {unknown} are not columns of {args.records}: {columns}")
+    source = {
+        "source": "files",
+        "records": {
+            "path": str(Path(args.records).absolute()),
+            "id_col": id_col,
+            "block_col": args.block_col,
+            "fields": fields,
+        },
+        "predictions": {"layout": "long", "files": [_prediction_entry(s) for s in args.prediction]},
+    }
+    if args.benchmark:
+        entry = _prediction_entry(args.benchmark)
+        source["benchmark"] = {k: entry[k] for k in ("path", "id_col", "cluster_col")}
+    return source
+
+
+def run_init(args: argparse.Namespace) -> int:
+    project = Project.init(args.project, source=_source(args), reviewers=_names(args.reviewers))
+    data = project.data
+    _say(
+        f"made {project.folder}: {len(data.records):,} records, versions "
+        f"{', '.join(data.versions)}; reviewers {', '.join(project.reviewers)}"
+    )
+    return 0
+
+
+def run_reviewers(args: argparse.Namespace) -> int:
+    project = Project.open(args.project)
+    if args.add:
+        project.add_reviewers(args.add)
+    print("\n".join(project.reviewers))
+    return 0
+
+
+def run_draw(args: argparse.Namespace) -> int:
+    project = Project.open(args.project)
+    reviewers = _names(args.reviewers)
+    if reviewers:
+        reviewers = project.add_reviewers(reviewers)
+    settings = SampleSettings(
+        design=args.design,
+        size=args.size,
+        seed=args.seed,
+        version=args.version or project.data.versions[-1],
+        reviewers=tuple(reviewers),
+        double_share=args.double,
+        take_all_size=args.take_all_size,
+        other_version=args.other_version,
+    )
+    queue = project.draw(settings, earlier=args.earlier)
+    _say(f"drew {queue['unit'].nunique():,} units ({len(queue):,} records) to review")
+    if reviewers:
+        load = project.workload()
+        for name, row in load.iterrows():
+            _say(
+                f"  {name}: {row['all_units']:,} units ({row['all_records']:,} records), "
+                f"{row['second_units']:,} of them as blind second reviewer"
+            )
+    return 0
+
+
+# ------------------------------------------------------------------ reviewing in a sheet
+
+
+def run_sheet(args: argparse.Namespace) -> int:
+    project = Project.open(args.project)
+    overview = project.overview(args.reviewer, mine_only=args.reviewer is not None)
+    rows = []
+    for item in overview.itertuples(index=False):
+        cluster, members = project.members(item.record)
+        rows.append(
+            {
+                "sampled_record": item.record,
+                "predicted_cluster": cluster,
+                "cluster_records": " ".join(map(str, members)),
+                "reviewer": project.reviewer(args.reviewer) if args.reviewer else "",
+                "remove": "",
+                "add": "",
+                "notes": "",
+            }
+        )
+    path = write_table_atomic(pd.DataFrame(rows), args.output)
+    _say(f"wrote {len(rows):,} items to {path}")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    project = Project.open(args.project)
+    try:
+        events = project.import_sheet(read_table(args.sheet), reviewer=args.reviewer)
+    except ReviewError as error:
+        # every row's problem on its own line, as the sheet's rows are
+        first, *rest = str(error).splitlines()
+        print(f"er-eval review import: error: {args.sheet}: {first}", file=sys.stderr)
+        for line in rest:
+            print(f"  {line.strip()}", file=sys.stderr)
+        return 1
+    _say(f"imported {len(events):,} decisions from {args.sheet}")
+    open_items = project.disagreements()
+    if len(open_items):
+        _note(f"{len(open_items)} record(s) decided differently wait for adjudication")
+    return 0
+
+
+# ------------------------------------------------------------------ reading
 
 
 def run_status(args: argparse.Namespace) -> int:
-    project = Project.open(args.project)
-    store, queue, settings = project.store, project.queue, project.settings
-    decisions = store.decisions()
-    conflicts = store.conflicts()
-    rows = {
-        "folder": str(project.folder),
-        "data": project.data.source,
-        "events": len(store.events()),
-        "decisions": len(decisions),
-        "conflicts": len(conflicts),
-    }
-    if queue is not None and settings is not None:
-        sample, finished = project.sample()
-        rows.update(
-            {
-                "design": DESIGNS[settings["design"]],
-                "version": settings["version"],
-                "queue_records": len(queue),
-                "double_reviewed_records": int(queue["second_reviewer"].notna().sum()),
-                "finished_units": finished,
-                "reviewed_records": 0 if sample is None else sample.n_records,
-            }
-        )
+    rows = Project.open(args.project).status()
     table = pd.DataFrame({"value": pd.Series(rows, dtype=object)})
     table.index.name = "item"
-    if len(decisions):
-        by = decisions.groupby("reviewer").size()
-        for name, count in by.items():
-            table.loc[f"decisions by {name}"] = count
     emit(table, args)
     return 0
 
 
 def run_agreement(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
-    result = agreement(project.store.event_list())
+    result = project.agreement()
     if result.n_units == 0:
         raise ReviewError(f"{project.folder}: no record has been decided by two reviewers yet")
     if args.per_record:
@@ -139,80 +359,72 @@ def run_agreement(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_adjudicate(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
-    path = project.store.export(args.output, reviewer=args.reviewer)
-    print(f"wrote {path}", file=sys.stderr)
+    if args.record is None:
+        table = project.disagreements().table
+        if table.empty:
+            print("no disagreement waits for adjudication")
+            return 0
+        emit(table.set_index("sampled_record"), args)
+        return 0
+    if not args.by:
+        raise ValueError("--by is required: the adjudicator's name")
+    removed, added = _names(args.remove), _names(args.add)
+    if args.keep and (removed or added):
+        raise ValueError("give either --keep REVIEWER or --remove/--add, not both")
+    if not args.keep and not (removed or added):
+        raise ValueError("give --keep REVIEWER, or the final decision with --remove/--add")
+    record = _item(project, args.record)
+    event = project.adjudicate(
+        args.by,
+        record,
+        keep=args.keep,
+        removed=[_item_id(project, r) for r in removed],
+        added=[_item_id(project, a) for a in added],
+        notes=args.notes,
+    )
+    _say(f"recorded the final decision on {record!r} (event {event.event_id})")
     return 0
 
 
-def project_estimates(
-    project: Project,
-    *,
-    versions: list[str] | None = None,
-    metrics: list[str] | None = None,
-    reviewer: str | None = None,
-) -> pd.DataFrame:
-    """The table the app's Estimates page shows for the project's reviews."""
-    import warnings
-
-    from er_evaluation.estimators import estimate_table
-
-    sample, _ = project.sample(reviewer=reviewer)
-    if sample is None:
-        raise ReviewError(f"{project.folder}: no finished review yet: nothing to estimate")
-    data, settings = project.data, project.settings
-    if settings["design"] == "change":
-        return _change_table(project, sample, versions, metrics)
-    if sample.sample_of == "predicted":
-        allowed = [settings["version"]]
-        # precision only (vocabulary.estimable_metrics), of the version it was drawn from
-        metrics = list(metrics or estimable_metrics("predicted", DEFAULT_METRICS))
-    else:
-        allowed = data.versions
-        metrics = list(metrics or DEFAULT_METRICS)
-    versions = versions or allowed
-    unknown = [v for v in versions if v not in allowed]
-    if unknown:
-        raise ReviewError(
-            f"version(s) {unknown} cannot be estimated from this sample; use {allowed}"
-        )
-    with warnings.catch_warnings():
-        # each version has its own population: the table's dropped_records counts the rest
-        warnings.simplefilter("ignore", CoverageWarning)
-        return estimate_table(
-            {v: data.predictions[v] for v in versions}, sample, metrics, on_missing="restrict"
-        )
+def _item_id(project: Project, text: str):
+    """A record id typed on the command line, as the project's records hold it."""
+    index = project.data.records.index
+    if index.dtype.kind in "iu":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{text!r} is not an integer record id like the project's") from None
+    return text
 
 
-def _change_table(
-    project: Project, sample: Sample, versions: list[str] | None, metrics: list[str] | None
-) -> pd.DataFrame:
-    """A change sample estimates the paired difference of its two versions only."""
-    from er_evaluation.estimators.results import estimates_frame
+def _item(project: Project, text: str):
+    record = _item_id(project, text)
+    if project.queue is None or record not in set(project.queue["record_id"]):
+        raise ReviewError(f"{text!r} is not an item of the review queue")
+    return record
 
-    settings = project.settings
-    pair = [settings["version"], settings["other_version"]]
-    if versions and sorted(versions) != sorted(pair):
-        raise ReviewError(
-            f"a sample of changed records estimates only the difference "
-            f"{pair[1]} − {pair[0]}; use --versions {' '.join(pair)} or leave it out"
-        )
-    differences, refused = change_differences(
-        project.data, settings, sample, list(metrics or DEFAULT_METRICS)
-    )
-    for metric, reason in refused.items():
-        print(f"er-eval review estimate: {metric}: {reason}", file=sys.stderr)
-    if not differences:
-        raise ReviewError("no metric can be estimated from this change sample (see above)")
-    return estimates_frame(differences.values())
+
+def run_export(args: argparse.Namespace) -> int:
+    project = Project.open(args.project)
+    benchmark, design = project.export(args.output, reviewer=args.reviewer)
+    _say(f"wrote {benchmark} and its sample design {design.name}")
+    note = project.disagreements().note
+    if note:
+        _note(note)
+    return 0
 
 
 def run_estimate(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
-    table = project_estimates(
-        project, versions=args.versions, metrics=args.metrics, reviewer=args.reviewer
-    )
+    table = project.estimates(versions=args.versions, metrics=args.metrics, reviewer=args.reviewer)
     columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
     emit(table.set_index(["prediction", "metric"])[columns], args)
+    sample, _ = project.sample(reviewer=args.reviewer)
+    allowed = project.estimable(sample)
+    refused = [f"{m}: {why}" for m, why in table.attrs.get("refused", {}).items()]
+    for line in (*refused, allowed.note, project.disagreements().note):
+        if line:
+            print(line, file=sys.stderr)
     return 0

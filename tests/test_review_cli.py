@@ -1,0 +1,157 @@
+"""``er-eval review`` as a team scripting its review: init, draw, a review sheet per
+reviewer, import, agreement, adjudication, export, and ``er-eval estimate`` on the export
+giving exactly ``er-eval review estimate``'s numbers; with the app's checks on the way."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from er_evaluation.review import Project
+
+TRUTH = pd.Series(
+    ["a", "a", "a", "b", "b", "c", "d", "d", "d", "e", "e", "f"],
+    index=[f"r{i:02d}" for i in range(1, 13)],
+)
+V1 = pd.Series(["p", "p", "q", "q", "q", "s", "t", "t", "t", "t", "u", "w"], index=TRUTH.index)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    pd.DataFrame({"rid": TRUTH.index, "name": [f"name {c}" for c in TRUTH]}).to_csv(
+        tmp_path / "records.csv", index=False
+    )
+    pd.DataFrame({"rid": V1.index, "cluster": V1.to_numpy()}).to_csv(
+        tmp_path / "v1.csv", index=False
+    )
+    return tmp_path
+
+
+def fill(sheet: pd.DataFrame, *, wrong: str | None = None) -> pd.DataFrame:
+    """The sheet filled in with the truth (and, on record ``wrong``, forgetting to add the
+    missing records: a reviewer's slip)."""
+    sheet = sheet.copy()
+    for i, row in sheet.iterrows():
+        shown = str(row["cluster_records"]).split()
+        true = TRUTH.index[TRUTH == TRUTH[row["sampled_record"]]]
+        sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
+        missing = [r for r in true if r not in set(shown)]
+        sheet.loc[i, "add"] = "" if row["sampled_record"] == wrong else " ".join(missing)
+    return sheet
+
+
+def read_csv(text: str, **kw) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(text), **kw)
+
+
+def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
+    folder = inputs / "P"
+    code, _, err = cli(
+        ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann,bob"]
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, err = cli(
+        ["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1]
+    )
+    assert code == 0, err
+    assert "ann: 6 units" in out and "bob: 6 units" in out
+
+    # each reviewer fills in a sheet of their items; one record is decided differently
+    sheets = {}
+    for name in ("ann", "bob"):
+        code, _, err = cli(
+            ["review", "sheet", folder, "-o", inputs / f"{name}.csv", "--reviewer", name]
+        )
+        assert code == 0, err
+        sheets[name] = pd.read_csv(inputs / f"{name}.csv", dtype=str, keep_default_na=False)
+    split = next(r for r in sheets["bob"]["sampled_record"] if TRUTH[r] in ("a", "d", "e"))
+    fill(sheets["ann"]).to_csv(inputs / "ann_done.csv", index=False)
+    fill(sheets["bob"], wrong=split).to_csv(inputs / "bob_done.csv", index=False)
+    for name in ("ann", "bob"):
+        code, _, err = cli(["review", "import", folder, inputs / f"{name}_done.csv"])
+        assert code == 0, err
+    assert "1 record(s) decided differently wait for adjudication" in err
+
+    code, out, err = cli(["review", "agreement", folder, "--format", "json"])
+    assert code == 0, err
+    agreement = {k: v["value"] for k, v in json.loads(out).items()}
+    assert agreement["double_reviewed"] == 6 and type(agreement["link_decisions"]) is int
+    assert agreement["identical_share"] == pytest.approx(5 / 6)
+
+    code, out, err = cli(["review", "adjudicate", folder, "--format", "csv"])
+    assert code == 0, err
+    assert list(read_csv(out)["sampled_record"]) == [split]
+    code, _, err = cli(["review", "adjudicate", folder, split, "--by", "ann", "--keep", "ann"])
+    assert code == 0, err
+    code, out, _ = cli(["review", "adjudicate", folder])
+    assert code == 0 and out == "no disagreement waits for adjudication\n"
+
+    bench = inputs / "benchmark.csv"
+    code, _, err = cli(["review", "export", folder, "-o", bench])
+    assert code == 0, err
+    assert (inputs / "benchmark.sample.json").exists()
+    code, review_out, err = cli(["review", "estimate", folder, "--format", "csv"])
+    assert code == 0, err
+    code, estimate_out, err = cli(
+        ["estimate", inputs / "v1.csv", "--reference", bench, "--format", "csv"]
+    )
+    assert code == 0, err
+    assert "design 'records' from benchmark.sample.json" in err
+    reviewed = read_csv(review_out).set_index(["prediction", "metric"])
+    estimated = read_csv(estimate_out).set_index(["prediction", "metric"])
+    columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
+    pd.testing.assert_frame_equal(reviewed[columns], estimated[columns])
+    # the adjudicated (true) decision is the one estimated: every cluster reviewed right
+    truth_sample = Project.open(folder).sample()[0]
+    assert truth_sample.reference.groupby(truth_sample.reference).size().sum() == 12
+
+
+def test_unknown_reviewers_are_refused_everywhere(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 4])
+    code, _, err = cli(["review", "export", folder, "-o", inputs / "b.csv", "--reviewer", "nobody"])
+    assert code == 1
+    assert err == (
+        "er-eval review: error: unknown reviewer 'nobody': the project's reviewers are ann\n"
+    )
+    assert not (inputs / "b.csv").exists()
+    code, _, err = cli(["review", "estimate", folder, "--reviewer", "Nobody"])
+    assert code == 1 and "unknown reviewer 'Nobody'" in err
+    code, _, err = cli(["review", "sheet", folder, "-o", inputs / "s.csv", "--reviewer", "zed"])
+    assert code == 1 and "unknown reviewer 'zed'" in err
+    code, out, _ = cli(["review", "reviewers", folder, "--add", "Zed", "ANN"])
+    assert code == 0 and out.split() == ["ann", "Zed"]
+
+
+def test_sheet_errors_are_one_per_line(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 4])
+    queue = Project.open(folder).queue["record_id"]
+    outside = next(r for r in TRUTH.index if r not in set(queue))
+    pd.DataFrame(
+        {
+            "sampled_record": [queue.iloc[0], queue.iloc[1], outside],
+            "remove": ["zz9", "", ""],
+            "add": ["", "", ""],
+            "reviewer": ["ann", "mallory", "ann"],
+        }
+    ).to_csv(inputs / "bad.csv", index=False)
+    code, out, err = cli(["review", "import", folder, inputs / "bad.csv"])
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert lines[0] == (
+        f"er-eval review import: error: {inputs / 'bad.csv'}: review sheet: 3 invalid row(s), "
+        "nothing imported:"
+    )
+    assert len(lines) == 4
+    assert "'zz9'" in lines[1] and "unknown reviewer 'mallory'" in lines[2]
+    assert "not an item of the review queue" in lines[3]
+    assert Project.open(folder).store.events().empty
