@@ -165,16 +165,46 @@ def in_threads(work: Callable, args: Iterable) -> list[Exception]:
 TICK = "does not belong"  # the tick column of the review page's cluster table
 
 
+def add_reviewers(folder, *names: str) -> None:
+    """Put ``names`` on the reviewer list of the project in ``folder`` (as the Project page
+    does)."""
+    from er_evaluation.review import Project
+
+    Project.open(folder, create=True, load=lambda source: None).add_reviewers(names)
+
+
 def run_app(reviewer: str | None = None) -> AppTest:
     """The app opened at its default page (the review queue), with no exception raised;
-    with ``reviewer``, that name typed in the sidebar."""
+    with ``reviewer``, that name added to the project's reviewers and chosen in the
+    sidebar."""
+    import os
+
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(ENTRY, default_timeout=120).run()
     assert not at.exception, [e.value for e in at.exception]
     if reviewer:
-        at.text_input(key="reviewer").set_value(reviewer).run()
+        choose_reviewer(at, Path(os.environ["ER_EVAL_PROJECT_DIR"]), reviewer)
     return at
+
+
+def choose_reviewer(at: AppTest, folder, reviewer: str) -> AppTest:
+    """``reviewer`` added to the project's reviewers (if new) and chosen in the sidebar."""
+    add_reviewers(folder, reviewer)
+    at.run()
+    at.selectbox(key="reviewer").select(reviewer).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame(at: AppTest, *columns: str):
+    """The last table on the page (``st.dataframe`` or ``st.data_editor``) with all of
+    ``columns`` (read-only tables carry no key in AppTest)."""
+    found = [d for d in at.dataframe if set(columns) <= set(d.value.columns)]
+    assert found, (
+        f"no table with columns {columns}: {[list(d.value.columns) for d in at.dataframe]}"
+    )
+    return found[-1]
 
 
 def shown_record(at: AppTest) -> str:
@@ -195,6 +225,7 @@ def tick(at: AppTest, record: str, rows: list[int]) -> None:
 # -- real browser ----------------------------------------------------------------------------
 
 CHROMIUM = os.environ.get("ER_EVAL_CHROMIUM", "/usr/bin/chromium")  # .ci/run sets it
+TICK_X = 95  # the middle of the tick column of the cluster table, from its left edge
 TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
 
 
@@ -273,6 +304,15 @@ def settle(page) -> None:
     page.wait_for_timeout(1_200)
 
 
+def ran(page) -> None:
+    """Wait until the page's script run is over (no running indicator, no stale element)."""
+    page.wait_for_timeout(300)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')"
+        " && !document.querySelector('[data-stale=true]')"
+    )
+
+
 def on_item(page, number: int) -> str:
     """Wait until item ``number`` is shown, its run is over and a save of it would count;
     its sampled record."""
@@ -282,19 +322,113 @@ def on_item(page, number: int) -> str:
 
 
 def tick_row(page, row: int) -> None:
-    """Tick the "does not belong" checkbox of an unticked row of the cluster table (a canvas
-    grid: 35 px header and rows; the checkbox sits in the middle of the first column), then
-    wait until the server has the edit: the page's count of ticked records goes up by one
-    only once the script has rerun with it."""
+    """Tick "does not belong" on row ``row`` (0-based) of the cluster table by typing its
+    number in the page's "Tick rows" box, then wait until the server has the edit: the
+    page's count of ticked records goes up by one only once the script has rerun with it."""
     from playwright.sync_api import expect
 
     count = page.get_by_text(re.compile(r"^\d+ of \d+ records ticked as not belonging"))
     ticked = int(count.inner_text().split()[0])
-    grid = page.locator("[data-testid='stDataFrameResizable']").first
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 70, box["y"] + 35 + 35 * row + 17)
+    box = page.get_by_role("textbox", name="Tick rows")
+    box.fill(str(row + 1))
+    box.press("Enter")
     expect(count).to_have_text(
         re.compile(rf"^{ticked + 1} of \d+ records ticked"), timeout=TIMEOUT_MS
+    )
+
+
+def click_tick(page, row: int) -> None:
+    """Tick row ``row`` (0-based) of the cluster table with the mouse (a canvas grid:
+    35 px header and rows; the tick column follows the narrow row-number column)."""
+    from playwright.sync_api import expect
+
+    count = page.get_by_text(re.compile(r"^\d+ of \d+ records ticked as not belonging"))
+    ticked = int(count.inner_text().split()[0])
+    grid = page.locator("[data-testid='stDataFrameResizable']").nth(1)  # after the pinned row
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + TICK_X, box["y"] + 35 + 35 * row + 17)
+    expect(count).to_have_text(
+        re.compile(rf"^{ticked + 1} of \d+ records ticked"), timeout=TIMEOUT_MS
+    )
+
+
+def project_folder(folder, *reviewers: str):
+    """A new project folder (on the demo data) with ``reviewers`` on its list."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if reviewers:
+        add_reviewers(folder, *reviewers)
+    return folder
+
+
+# A small project of inventor-like records: v1 merges two people in P1 and in P4 (a large
+# cluster of variants), splits one person over P2 and P5; truth is the ``person`` column.
+_PEOPLE = [
+    # person, first, last, city, assignee, predicted cluster in v1
+    *[("lee", "Ann", "Lee", "Seoul", "Samsung", "P1")] * 4,
+    *[("leigh", "Anne", "Leigh", "Boston", "MIT", "P1")] * 2,
+    *[("kim", "Jung", "Kim", "Busan", "LG", "P2")] * 3,
+    *[("kim", "Jung", "Kim", "Busan", "LG", "P5")] * 2,
+    *[("ito", "Ken", "Ito", "Kyoto", "Sony", "P3")] * 2,
+    *[(f"solo{i}", f"Name{i}", f"Surname{i}", "Lyon", "Renault", f"S{i}") for i in range(7)],
+    *[("berg", "Ola", "Berg", "Oslo", "Equinor", "P4")] * 7,
+    *[("berge", "Ola", "Berge", "Bergen", "DNV", "P4")] * 3,
+]
+
+
+def small_project(folder: Path, *reviewers: str) -> Path:
+    """A project of 30 small inventor records (files in ``folder``'s sibling ``in/``),
+    one version ``v1`` with known errors, and ``reviewers`` on its list; no sample yet."""
+    from er_evaluation.review import Project
+
+    inputs = folder.parent / "in"
+    inputs.mkdir(parents=True, exist_ok=True)
+    ids = [f"m{i:02d}" for i in range(1, len(_PEOPLE) + 1)]
+    frame = pd.DataFrame(_PEOPLE, columns=["person", "first", "last", "city", "assignee", "v1"])
+    frame.insert(0, "rid", ids)
+    frame["title"] = [f"Method {i} for a widget of many parts" for i in range(len(ids))]
+    frame[["rid", "first", "last", "city", "assignee", "title"]].to_csv(
+        inputs / "records.csv", index=False
+    )
+    frame[["rid", "v1"]].to_csv(inputs / "v1.csv", index=False)
+    frame[["rid", "person"]].to_csv(inputs / "truth.csv", index=False)
+    source = {
+        "source": "files",
+        "records": {
+            "path": str(inputs / "records.csv"),
+            "id_col": "rid",
+            "fields": ["first", "last", "city", "assignee", "title"],
+        },
+        "predictions": {
+            "layout": "long",
+            "files": [
+                {
+                    "path": str(inputs / "v1.csv"),
+                    "version": "v1",
+                    "id_col": "rid",
+                    "cluster_col": "v1",
+                }
+            ],
+        },
+    }
+    Project.init(folder, source=source, reviewers=reviewers)
+    return folder
+
+
+def item_heading_of(page) -> tuple[int, int, str]:
+    """(item, of, sampled record) of the review page's heading."""
+    heading = page.get_by_text(re.compile(r"^Item \d+ of \d+: ")).first
+    heading.wait_for()
+    found = re.search(r"Item (\d+) of (\d+): (\S+)", heading.inner_text())
+    return int(found.group(1)), int(found.group(2)), found.group(3)
+
+
+def pick_reviewer(page, name: str) -> None:
+    """Choose ``name`` in the sidebar's Reviewer list (as a user would, with the mouse)."""
+    box = page.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").first
+    box.click()
+    page.get_by_role("option", name=name, exact=True).click()
+    page.wait_for_function(
+        f"() => new URLSearchParams(location.search).get('reviewer') === {name!r}"
     )
 
 

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import ENTRY, run_app, write_files_project  # noqa: E402
+from _helpers import ENTRY, choose_reviewer, run_app, write_files_project  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.estimators import estimate_table  # noqa: E402
-from er_evaluation.review import ReviewStore  # noqa: E402
+from er_evaluation.review import Project, ReviewStore  # noqa: E402
 from er_evaluation.sampling import Sample, benchmark_sample  # noqa: E402
 
 # Two blocks of six records; true clusters lie inside blocks.
@@ -200,7 +200,7 @@ def test_integer_ids_from_parquet_and_records_without_names(tmp_path, monkeypatc
     at.session_state[f"added_{record}"] = [outside]  # as the search panel would add it
     at.run()
     assert not at.exception and not at.error  # no name columns: no name check, no failure
-    at.text_input(key="reviewer").set_value("ann").run()
+    choose_reviewer(at, folder, "ann")
     at.button(key=f"save_{record}").click().run()
     assert not at.exception
     decision = ReviewStore(folder / "reviews.sqlite").decision(int(record))
@@ -245,7 +245,7 @@ def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
     draw("records", 4)
     store = review_everything(project)
     assert main(["review", "status", str(project), "--format", "csv"]) == 0
-    status = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["value"]
+    status = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["status"]
     assert status["decisions"] == str(len(store.decisions()))
     assert status["conflicts"] == "0" and status["queue_records"] == "4"
     # No double review yet: agreement says so in one line.
@@ -259,11 +259,13 @@ def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
         shown_records=first["shown_records"],
     )
     assert main(["review", "agreement", str(project), "--format", "csv"]) == 0
-    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["value"]
-    assert table["double_reviewed"] == 1
+    table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)
+    assert table.loc["all", "double_reviewed"] == 1
     out = tmp_path / "bench.csv"
     assert main(["review", "export", str(project), "-o", str(out), "--reviewer", "ann"]) == 0
     exported = read_membership(out, "record_id", "cluster_id")
-    assert set(exported.index) == set(store.true_clusters(reviewer="ann").index)
+    sample, _ = Project.open(project).sample(reviewer="ann")
+    assert set(exported.index) == set(sample.reference.index)
+    assert (tmp_path / "bench.sample.json").exists()  # the sample's design beside it
     assert main(["review", "status", str(tmp_path / "nowhere")]) == 1
     assert "no such project folder" in capsys.readouterr().err

@@ -540,7 +540,7 @@ def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
     at.file_uploader(key="records_upload").upload("records.csv", bad, "text/csv").run()
     assert not at.exception
     assert (project / "project.json").read_text() == saved
-    assert not (project / "inputs").exists()  # staged elsewhere until saved
+    assert not (project / "inputs").exists()  # kept in the session until saved
     # ...and refused on save, in a sentence, with nothing changed.
     at.button(key="save_project").click().run()
     assert not at.exception
@@ -548,9 +548,9 @@ def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
     assert len(errors) == 1 and "Not saved; the project is unchanged" in errors[0]
     assert "appear more than once" in errors[0]
     assert (project / "project.json").read_text() == saved
-    from er_evaluation.review.project import load_files, read_config
+    from er_evaluation.review import Project
 
-    assert len(load_files(read_config(project)).records) == 5  # still loads
+    assert len(Project.open(project).data.records) == 5  # still loads
 
 
 def test_version_names_stay_with_their_files(project, tmp_path):

@@ -7,7 +7,15 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import TICK, run_app, shown_record, tick  # noqa: E402
+from _helpers import (  # noqa: E402
+    TICK,
+    add_reviewers,
+    choose_reviewer,
+    frame,
+    run_app,
+    shown_record,
+    tick,
+)
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from er_evaluation.review import ReviewStore  # noqa: E402
@@ -42,7 +50,9 @@ def test_sample_page_draws_and_saves_the_queue(project, predictions):
     at.number_input(key="sample_size").set_value(7)
     at.number_input(key="sample_seed").set_value(3)
     at.selectbox(key="sample_version").set_value("2021-12-30")
-    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    add_reviewers(project, "ann", "bob")
+    at.run()
+    at.multiselect(key="sample_reviewers").set_value(["ann", "bob"])
     at.button(key="draw_sample").click().run()
     assert not at.exception
     queue = pd.read_parquet(project / "queue.parquet")
@@ -54,13 +64,13 @@ def test_sample_page_draws_and_saves_the_queue(project, predictions):
     # Whole clusters go to one reviewer; both reviewers get work.
     assert (queue.groupby("unit")["reviewer"].nunique() == 1).all()
     assert set(queue["reviewer"]) == {"ann", "bob"}
-    shown = at.dataframe[-1].value
+    shown = frame(at, "record", "unit").value
     assert list(shown["record"]) == list(queue["record_id"])
 
 
 def test_review_correct_remove_add_undo_are_saved(project, predictions):
     at = run_app()
-    at.text_input(key="reviewer").set_value("ann").run()
+    choose_reviewer(at, project, "ann")
     store = ReviewStore(project / "reviews.sqlite")
     newest = predictions["2022-06-30"]
 
@@ -148,7 +158,7 @@ def test_blind_mode_hides_the_version(project):
 
 def test_import_sheet_and_export_from_the_review_page(project, predictions):
     at = run_app()
-    at.text_input(key="reviewer").set_value("bob").run()
+    choose_reviewer(at, project, "bob")
     queue = pd.read_parquet(project / "queue.parquet")
     newest = predictions["2022-06-30"]
     first, second = queue["record_id"].iloc[:2]
@@ -159,7 +169,7 @@ def test_import_sheet_and_export_from_the_review_page(project, predictions):
     at.file_uploader(key="import_sheet").upload("sheet.csv", sheet.encode(), "text/csv").run()
     at.button(key="import_sheet_go").click().run()
     assert not at.exception
-    assert [s.value for s in at.success] == ["Imported 2 reviews."]
+    assert [s.value for s in at.success] == ["Imported 2 reviews from sheet.csv."]
     store = ReviewStore(project / "reviews.sqlite")
     assert store.decision(first).status == "correct" and store.decision(first).reviewer == "bob"
     assert store.decision(second).removed == (wrong,)
@@ -175,7 +185,7 @@ def test_import_sheet_and_export_from_the_review_page(project, predictions):
 
 def test_a_bad_sheet_is_refused_in_plain_words(project):
     at = run_app()
-    at.text_input(key="reviewer").set_value("bob").run()
+    choose_reviewer(at, project, "bob")
     queue = pd.read_parquet(project / "queue.parquet")
     sheet = pd.DataFrame(
         {"sampled_record": [queue["record_id"].iloc[0]], "remove": ["US0000000-9"], "add": [""]}
@@ -190,12 +200,14 @@ def test_a_bad_sheet_is_refused_in_plain_words(project):
 
 def test_each_reviewer_sees_only_their_share(project):
     at = run_app()
+    add_reviewers(project, "ann", "bob")
     at.switch_page("views/sample.py").run()
-    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    at.multiselect(key="sample_reviewers").set_value(["ann", "bob"])
     at.button(key="draw_sample").click().run()
+    assert not at.exception
     queue = pd.read_parquet(project / "queue.parquet")
     bobs = list(queue.loc[queue["reviewer"] == "bob", "record_id"])
-    at.text_input(key="reviewer").set_value("bob")
+    at.selectbox(key="reviewer").select("bob")
     at.switch_page("views/review.py").run()
     assert not at.exception
     assert at.toggle(key="only_mine").value
@@ -216,14 +228,14 @@ def test_conflicting_decisions_are_shown(project, predictions):
     store.record_review(reviewer="bob", sampled_record=other, **common)
     at.run()
     assert not at.exception
-    assert at.expander[0].label.startswith("1 conflicting decision")
-    shown = at.dataframe[0].value
+    assert any(e.label.startswith("1 conflicting decision") for e in at.expander)
+    shown = frame(at, "kind", "record").value
     assert list(shown["record"]) == [other] and list(shown["reviewer"]) == ["ann"]
 
 
 def test_navigation_previous_next_next_unreviewed_and_go_to(project):
     at = run_app()
-    at.text_input(key="reviewer").set_value("ann").run()
+    choose_reviewer(at, project, "ann")
     queue = pd.read_parquet(project / "queue.parquet")["record_id"]
     at.button(key="nav_next").click().run()
     assert current_record(at) == (1, queue.iloc[1])

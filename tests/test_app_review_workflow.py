@@ -7,21 +7,29 @@ import pandas as pd
 import pytest
 
 pytest.importorskip("streamlit")
-from _helpers import ENTRY, TICK, run_app, shown_record, tick  # noqa: E402
+from _helpers import (  # noqa: E402
+    ENTRY,
+    TICK,
+    add_reviewers,
+    frame,
+    run_app,
+    shown_record,
+    tick,
+)
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from er_evaluation.review import ReviewStore, agreement  # noqa: E402
+from er_evaluation.review import Project, ReviewStore, agreement  # noqa: E402
 
 
 def test_saving_needs_a_reviewer_name(project):
     at = run_app()
     record = shown_record(at)
-    assert any("Enter your name" in i.value for i in at.info)
+    assert any("Choose your name" in i.value for i in at.info)
     assert at.button(key=f"correct_{record}").disabled
     assert at.button(key=f"save_{record}").disabled
 
 
-def test_a_stale_save_is_refused_with_a_conflict_view_and_merge_keeps_both(project):
+def test_a_stale_save_is_refused_and_a_merge_is_only_a_new_decision_to_confirm(project):
     alice, bob = run_app("alice"), run_app("bob")
     record = shown_record(alice)
     assert shown_record(bob) == record  # both pages show item 1, no decision yet
@@ -42,18 +50,46 @@ def test_a_stale_save_is_refused_with_a_conflict_view_and_merge_keeps_both(proje
     assert any("Not saved: this record's decision changed" in e.value for e in bob.error)
     assert len(store.events()) == 1
     assert shown_record(bob) == record  # the page stays on the item
-    for key in ("keep_mine", "keep_theirs", "merge"):
+    for key in ("keep_both", "keep_theirs", "merge"):
         assert bob.button(key=f"{key}_{record}")
+    # the conflict view shows both decisions record by record
+    both = frame(bob, "yours", "alice").value
+    assert both.set_index("record").loc[members[1], "alice"] == "✗ removed"
+    assert both.set_index("record").loc[members[2], "yours"] == "✗ removed"
 
+    # "Merge" only loads a new decision starting from both: nothing is saved for Bob.
     bob.button(key=f"merge_{record}").click().run()
     assert not bob.exception
+    assert [e.reviewer for e in store.history(record)] == ["alice"]
+    grid = bob.data_editor[0].value
+    assert set(grid.loc[grid[TICK], "record"]) == {members[1], members[2]}
+    assert bob.text_area(key=f"notes_{record}").value == "other employer"
+    # Bob confirms it: his new decision, made after seeing Alice's, is recorded as such.
+    bob.button(key=f"save_{record}").click().run()
     merged = store.decision(record)
     assert merged.reviewer == "bob" and merged.based_on == saved.event_id
     assert set(merged.removed) == {members[1], members[2]}
-    assert merged.notes == "other employer"
-    # Both decisions stay in the store, and the merge is no open conflict.
     assert [e.reviewer for e in store.history(record)] == ["alice", "bob"]
     assert store.conflicts().empty
+
+
+def test_keep_both_records_each_decision_as_made_and_sends_it_to_adjudication(project):
+    alice, bob = run_app("alice"), run_app("bob")
+    record = shown_record(alice)
+    members = list(alice.data_editor[0].value["record"])
+    tick(alice, record, [1])
+    alice.button(key=f"save_{record}").click().run()
+    bob.button(key=f"correct_{record}").click().run()  # a stale page: refused
+    bob.button(key=f"keep_both_{record}").click().run()
+    assert not bob.exception
+    store = ReviewStore(project / "reviews.sqlite")
+    mine = store.decision(record, reviewer="bob")
+    assert mine.status == "correct" and mine.removed == ()  # what Bob decided, nothing else
+    assert store.decision(record, reviewer="alice").removed == (members[1],)
+    open_items = Project.open(project).disagreements().table
+    assert list(open_items["sampled_record"]) == [record]
+    bob.switch_page("views/adjudication.py").run()
+    assert bob.selectbox(key="adj_record").value == record
 
 
 def test_keep_theirs_writes_nothing_and_shows_their_decision(project):
@@ -106,14 +142,30 @@ def test_undo_is_your_own_and_someone_elses_needs_confirmation(project):
 def test_reviewer_and_folder_come_back_from_the_url(project, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
+    add_reviewers(other, "Zoe")
     at = AppTest.from_file(ENTRY, default_timeout=120)
-    at.query_params["reviewer"] = "zoe"
+    at.query_params["reviewer"] = "zoe"  # names ignore case: this is Zoe
     at.query_params["project"] = str(other)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state["reviewer"] == "zoe"
+    assert at.session_state["reviewer"] == "Zoe"
     assert any(str(other) in c.value for c in at.sidebar.caption)
     assert (other / "queue.parquet").exists()  # the demo sample went to the URL's folder
+
+
+def test_a_name_not_on_the_list_is_not_taken_from_the_url(project, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    add_reviewers(other, "zoe")
+    at = AppTest.from_file(ENTRY, default_timeout=120)
+    at.query_params["reviewer"] = "mallory"
+    at.query_params["project"] = str(other)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["reviewer"] is None
+    assert any("'mallory' is not one of this project's reviewers" in w.value for w in at.warning)
+    record = shown_record(at)
+    assert at.button(key=f"save_{record}").disabled
 
 
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
@@ -121,7 +173,9 @@ def test_double_review_agreement_and_adjudication(project):
     at = run_app("ann")
     at.switch_page("views/sample.py").run()
     at.number_input(key="sample_size").set_value(4)
-    at.text_input(key="sample_reviewers").set_value("ann, bob")
+    add_reviewers(project, "bob")
+    at.run()
+    at.multiselect(key="sample_reviewers").set_value(["ann", "bob"])
     at.number_input(key="sample_double_share").set_value(1.0)
     at.button(key="draw_sample").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -159,7 +213,7 @@ def test_double_review_agreement_and_adjudication(project):
     kappa = "undefined" if expected.kappa != expected.kappa else f"{expected.kappa:.3f}"
     assert metrics["Cohen's kappa (links)"] == kappa
     pd.testing.assert_frame_equal(
-        ann.dataframe[0].value.reset_index(drop=True),
+        frame(ann, "sampled_record", "identical").value.reset_index(drop=True),
         expected.per_record,
         check_dtype=False,
     )
@@ -181,23 +235,12 @@ def test_double_review_agreement_and_adjudication(project):
     # Estimates use the adjudicated decision.
     assert ann_event.removed[0] not in store.true_clusters().index
     # The Estimates page shows P/R under each reviewer's own decisions, as the library does.
-    from er_evaluation.review.project import (
-        load_demo,
-        read_queue,
-        read_sample_config,
-        reviewer_estimates,
-    )
-
     judge.switch_page("views/estimates.py").run()
     assert not judge.exception, [e.value for e in judge.exception]
     shown = next(d.value for d in judge.dataframe if "spread" in d.value.columns)
-    settings = read_sample_config(project)
-    expected_table = reviewer_estimates(
-        load_demo(),
-        store,
-        settings,
-        read_queue(project),
-        versions=[settings["version"]],
+    opened = Project.open(project)
+    expected_table = opened.reviewer_estimates(
+        versions=[opened.settings.version],
         metrics=["pairwise_precision", "pairwise_recall", "pairwise_f1"],
     )
     for _, row in expected_table.iterrows():

@@ -15,6 +15,8 @@ from _helpers import (
     item_heading,
     launch_chromium,
     on_item,
+    pick_reviewer,
+    project_folder,
     start_app,
     tick_row,
 )
@@ -36,7 +38,7 @@ def go_to_item(page, number: int) -> None:
 def test_two_reviews_survive_a_reload_and_export(tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
-    project = tmp_path / "project"
+    project = project_folder(tmp_path / "project", "ann")
     port = free_port()
     proc = start_app(project, port)
     try:
@@ -47,8 +49,7 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
             page.goto(f"http://127.0.0.1:{port}/")
             first = item_heading(page, 1)
 
-            page.get_by_label("Reviewer", exact=True).fill("ann")
-            page.get_by_label("Reviewer", exact=True).press("Enter")
+            pick_reviewer(page, "ann")
 
             # Review 1: correct as is.
             page.get_by_role("button", name="Correct as is").click()
@@ -69,7 +70,7 @@ def test_two_reviews_survive_a_reload_and_export(tmp_path):
             page.get_by_text(re.compile(r"[2-9] of 50 records reviewed")).wait_for()
             go_to_item(page, 1)
             page.get_by_text(re.compile(rf"Item 1 of 50: {first}\s*— reviewed")).wait_for()
-            page.get_by_text(re.compile(r"Current decision \(correct\) saved by ann")).wait_for()
+            page.get_by_text(re.compile(r"Current decision \(correct\) saved by you")).wait_for()
             go_to_item(page, 2)
             page.get_by_text(re.compile(rf"Item 2 of 50: {second}\s*— reviewed")).wait_for()
             page.get_by_text(re.compile(rf"removed \['{re.escape(wrong)}'\]")).wait_for()

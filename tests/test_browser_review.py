@@ -15,14 +15,15 @@ from _helpers import (
     TIMEOUT_MS,
     item_heading,
     on_item,
+    pick_reviewer,
+    project_folder,
     running_app,
     tick_row,
     write_files_project,
 )
 from playwright.sync_api import Error as PlaywrightError
 
-from er_evaluation.review import ReviewStore
-from er_evaluation.review.project import load_files, read_config
+from er_evaluation.review import Project, ReviewStore
 
 pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
 
@@ -61,8 +62,7 @@ def review_url(server: str, folder: Path, reviewer: str | None = None) -> str:
 
 
 def test_a_double_press_never_saves_an_unseen_item(server, browser, tmp_path):
-    folder = tmp_path / "p"
-    folder.mkdir()
+    folder = project_folder(tmp_path / "p", "ann")
     page = open_page(browser, review_url(server, folder, "ann"))
     first = item_heading(page, 1)
     # the very button the reviewer saw: a second press on it while the page reruns must
@@ -83,8 +83,7 @@ def test_a_double_press_never_saves_an_unseen_item(server, browser, tmp_path):
 
 
 def test_two_reviewers_on_one_item_get_a_conflict_view(server, browser, tmp_path):
-    folder = tmp_path / "p"
-    folder.mkdir()
+    folder = project_folder(tmp_path / "p", "alice", "bob")
     alice = open_page(browser, review_url(server, folder, "alice"))
     record = item_heading(alice, 1)
     bob = open_page(browser, review_url(server, folder, "bob"))
@@ -93,18 +92,19 @@ def test_two_reviewers_on_one_item_get_a_conflict_view(server, browser, tmp_path
     tick_row(alice, 1)
     alice.get_by_role("button", name="Save review").click()
     item_heading(alice, 2)
-    tick_row(bob, 1)
+    tick_row(bob, 2)
     bob.get_by_role("button", name="Save review").click()
     bob.get_by_text("Not saved: this record's decision changed").wait_for()
-    bob.get_by_text("Saved by alice").wait_for()
-    bob.get_by_role("button", name="Keep mine").click()
-    bob.get_by_text(re.compile(r"Current decision \(reviewed\) saved by bob")).wait_for()
+    bob.get_by_text("Saved meanwhile by alice").wait_for()
+    bob.get_by_role("button", name="Keep both (adjudication decides)").click()
+    bob.get_by_text("Both decisions on").wait_for()
 
     store = ReviewStore(folder / "reviews.sqlite")
     history = store.history(record)
-    assert [e.reviewer for e in history] == ["alice", "bob"]  # both decisions stay
-    assert history[1].based_on == history[0].event_id
-    assert store.decision(record).reviewer == "bob"
+    assert [e.reviewer for e in history] == ["alice", "bob"]  # both decisions, as made
+    assert history[1].based_on is None  # Bob never saw Alice's decision
+    assert history[0].removed != history[1].removed
+    assert list(Project.open(folder).disagreements().table["sampled_record"]) == [record]
 
 
 def test_a_reload_keeps_the_folder_and_the_reviewer(server, browser, tmp_path):
@@ -118,15 +118,18 @@ def test_a_reload_keeps_the_folder_and_the_reviewer(server, browser, tmp_path):
     assert not folder.exists()
     page.get_by_role("button", name="Create the project here").click()
     page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
-    page.get_by_label("Reviewer", exact=True).fill("zoe")
-    page.get_by_label("Reviewer", exact=True).press("Enter")
-    page.wait_for_function("() => location.search.includes('reviewer=zoe')")
+    names = page.get_by_label("Add reviewers (comma-separated names)")
+    names.fill("zoe")
+    names.press("Enter")
+    page.get_by_role("button", name="Add", exact=True).click()
+    page.get_by_text("Reviewers: zoe").wait_for()
+    pick_reviewer(page, "zoe")
 
     page.reload()
     page.locator("[data-testid=stSidebar]").get_by_text(str(folder)).wait_for()
     from playwright.sync_api import expect
 
-    expect(page.get_by_label("Reviewer", exact=True)).to_have_value("zoe", timeout=TIMEOUT_MS)
+    expect(page.get_by_role("combobox", name="Reviewer")).to_have_value("zoe", timeout=TIMEOUT_MS)
     page.goto(page.url.replace("/project", "/review"))
     first = item_heading(page, 1)
     page.get_by_role("button", name="Correct as is").click()
@@ -164,7 +167,7 @@ def test_a_bad_upload_leaves_the_saved_project_loadable(server, browser, tmp_pat
     page.get_by_role("button", name="Check and save project").click()
     page.get_by_text(re.compile("Not saved; the project is unchanged: .*more than once")).wait_for()
     assert (folder / "project.json").read_text() == saved
-    assert len(load_files(read_config(folder)).records) == 3
+    assert len(Project.open(folder).data.records) == 3
 
     page.reload()  # and the app still opens it
     page.get_by_text("Loaded").wait_for()
@@ -172,8 +175,7 @@ def test_a_bad_upload_leaves_the_saved_project_loadable(server, browser, tmp_pat
 
 
 def test_keyboard_review_of_three_items(server, browser, tmp_path):
-    folder = tmp_path / "p"
-    folder.mkdir()
+    folder = project_folder(tmp_path / "p", "kim")
     page = open_page(browser, review_url(server, folder, "kim"))
     page.bring_to_front()  # keys go to the page in front; earlier tests' pages are open
     records = [on_item(page, 1)]

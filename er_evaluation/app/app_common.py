@@ -1,10 +1,10 @@
-"""Shared plumbing for the review app pages: the project folder, cached data, the store.
+"""Shared plumbing of the review app's pages: the project folder, cached data, the reviewer.
 
-The pages are thin: everything that computes (sampling, the review design, estimation,
-checks, the review store, the project folder) is a library call, mostly from
-:mod:`er_evaluation.review`. What lives here is only how the app finds its project folder
-(kept in the URL so a reload keeps it), caches the tables once per process, and shows
-library errors in plain words.
+The pages are thin: every rule of the workflow is a method of
+:class:`er_evaluation.review.Project`, which the pages call directly. What lives here is
+only how the app finds its project folder (kept in the URL so a reload keeps it), caches
+the tables once per process, lets the reviewer choose their name from the project's
+list, and shows library errors in plain words.
 """
 
 from __future__ import annotations
@@ -17,42 +17,16 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import pandas as pd
 import streamlit as st
 
 from er_evaluation.app.launch import PROJECT_ENV
 from er_evaluation.errors import ClusteringError, CoverageError
-from er_evaluation.review import DESIGNS, ProjectData, ReviewError, ReviewStore
-from er_evaluation.review import project as project_files
-
-__all__ = [
-    "DEMO_CONFIG",
-    "DESIGNS",
-    "ProjectData",
-    "data_key",
-    "default_sample",
-    "draw_queue",
-    "load_project",
-    "local_time",
-    "open_store",
-    "plain_errors",
-    "project_dir",
-    "read_config",
-    "read_queue",
-    "read_sample_config",
-    "record_index",
-    "reviewed_sample",
-    "reviewer_name",
-    "save_queue",
-    "sidebar",
-    "true_clusters",
-    "write_config",
-]
+from er_evaluation.review import Project, ProjectData, ReviewError, load_demo
+from er_evaluation.review._data import load_files
 
 DEFAULT_PROJECT = Path("~/.er_evaluation/projects/demo").expanduser()
-DEMO_CONFIG = project_files.DEMO_CONFIG
-STORE_NAME = project_files.STORE_NAME
 PROJECT_PARAM = "project"  # URL query parameter holding the chosen project folder
+REVIEWER_PARAM = "reviewer"  # URL query parameter holding the chosen reviewer
 # Errors the library raises on bad user input; anything else is a bug and may surface.
 USER_ERRORS = (
     ReviewError,
@@ -85,28 +59,26 @@ def choose_project(folder: Path) -> None:
     """Make ``folder`` (absolute, checked) this session's project and put it in the URL."""
     st.session_state["project_dir_chosen"] = str(folder)
     st.query_params[PROJECT_PARAM] = str(folder)
-    for key in ("queue_position", "flash"):
+    for key in ("queue_position", "flash", "reviewer"):
         st.session_state.pop(key, None)
-
-
-def read_config(folder: Path | None = None) -> dict:
-    with plain_errors("Could not read the project settings"):
-        return project_files.read_config(folder or project_dir())
-
-
-def write_config(config: dict, folder: Path | None = None) -> Path:
-    return project_files.write_config(config, folder or project_dir())
+    st.query_params.pop(REVIEWER_PARAM, None)
 
 
 @contextmanager
 def plain_errors(what: str) -> Iterator[None]:
-    """Show a library error as one plain sentence instead of a traceback."""
+    """Show a library error as one plain sentence (a list of sentences for a message of
+    several lines) instead of a traceback, and stop the page."""
     try:
         yield
     except USER_ERRORS as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        st.error(error_markdown(what, str(message)))
+        show_error(what, exc)
         st.stop()
+
+
+def show_error(what: str, exc: BaseException) -> None:
+    """A library error as ``what: message`` (see :func:`error_markdown`)."""
+    message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    st.error(error_markdown(what, str(message)))
 
 
 def error_markdown(what: str, message: str) -> str:
@@ -136,21 +108,33 @@ def local_time(created_at: str) -> str:
 
 @st.cache_resource(show_spinner="Loading the bundled PatentsView data…")
 def _demo_data() -> ProjectData:
-    return project_files.load_demo()
+    return load_demo()
 
 
 @st.cache_resource(show_spinner="Loading project files…", max_entries=4)
-def _file_data(config_json: str) -> ProjectData:
-    return project_files.load_files(json.loads(config_json))
+def _file_data(source_json: str) -> ProjectData:
+    return load_files(json.loads(source_json))
 
 
-def load_project(config: dict | None = None) -> ProjectData:
-    """The project's data, loaded once per process (pages share one copy; treat it as read-only)."""
-    config = config if config is not None else read_config()
-    if config.get("source", "demo") == "demo":
+def cached_data(source: dict) -> ProjectData:
+    """A project's data, loaded once per process (pages and sessions share one copy;
+    treat it as read-only)."""
+    if source.get("source", "demo") == "demo":
         return _demo_data()
-    with plain_errors("Could not load the project data"):
-        return _file_data(json.dumps(config, sort_keys=True))
+    return _file_data(json.dumps(source, sort_keys=True))
+
+
+def open_project() -> Project:
+    """The session's project (the folder the app was started with is created if needed;
+    a folder chosen in the UI that does not exist stops the page with a pointer to the
+    Project page, which asks before creating it)."""
+    folder = project_dir()
+    if not folder.is_dir() and folder != launch_dir():
+        st.warning(f"`{folder}` does not exist yet: create it on the Project page first.")
+        st.page_link("views/project.py", label="Project / data")
+        st.stop()
+    with plain_errors("Could not open the project"):
+        return Project.open(folder, create=True, load=cached_data)
 
 
 @st.cache_resource(show_spinner="Indexing records for search…", max_entries=4)
@@ -170,31 +154,13 @@ def data_key(data: ProjectData) -> str:
     return f"{data.source}:{id(data.records)}"
 
 
+def load_project() -> ProjectData:
+    """The session's project data (for pages that need the data only)."""
+    return open_project().data
+
+
 def record_index(data: ProjectData):
     return _record_index(data, data_key(data))
-
-
-def ensure_project_folder() -> Path:
-    """The project folder, created only if it is the one the app was started with; a
-    folder chosen in the UI that does not exist stops the page with a pointer to the
-    Project page (which asks before creating it)."""
-    folder = project_dir()
-    if folder.is_dir():
-        return folder
-    if folder == launch_dir():
-        with plain_errors("Could not create the project folder"):
-            folder.mkdir(parents=True, exist_ok=True)
-        return folder
-    st.warning(f"`{folder}` does not exist yet: create it on the Project page first.")
-    st.page_link("views/project.py", label="Project / data")
-    st.stop()
-
-
-def open_store() -> ReviewStore:
-    """The project's review store (one SQLite file; every save is an appended event)."""
-    folder = ensure_project_folder()
-    with plain_errors("Could not open the review store"):
-        return project_files.open_store(folder)
 
 
 def min_dwell_seconds() -> float:
@@ -205,18 +171,65 @@ def min_dwell_seconds() -> float:
 
 
 def reviewer_name() -> str:
-    """The reviewer's name from the sidebar (kept in the URL), or "" when none is given."""
-    return (st.session_state.get("reviewer") or "").strip()
+    """The reviewer chosen in the sidebar (one of the project's), or "" when none is."""
+    return st.session_state.get("reviewer") or ""
 
 
 def sidebar() -> None:
-    """Project folder and reviewer, shown on every page; both survive a reload (URL)."""
+    """Project folder and reviewer, shown on every page; both survive a reload (URL). The
+    reviewer is chosen from the project's list (names ignore case), never typed: a name
+    in the URL that is not on the list is ignored with a warning."""
     folder = project_dir()
     if st.session_state.get("project_dir_chosen") and PROJECT_PARAM not in st.query_params:
         st.query_params[PROJECT_PARAM] = str(folder)  # a page switch may clear the URL
+    names: tuple[str, ...] = ()
+    if folder.is_dir():
+        try:
+            names = Project.open(folder, create=True, load=_no_data).reviewers
+        except USER_ERRORS:
+            names = ()
+    # the name in the URL (a reload, a bookmark) is matched ignoring case; any other name
+    # is not taken: reviewers are chosen from the project's list, not typed
+    current = st.session_state.get("reviewer")
+    if current is not None and current not in names:
+        del st.session_state["reviewer"]
+        current = None
+    wanted = st.query_params.get(REVIEWER_PARAM)
+    unknown = None
+    index = None
+    if current is not None:
+        index = names.index(current)
+    elif wanted:
+        match = [i for i, n in enumerate(names) if n.casefold() == wanted.strip().casefold()]
+        if match:
+            index = match[0]
+            st.query_params[REVIEWER_PARAM] = names[index]  # the project's spelling
+        else:
+            unknown = wanted
+
+    def remember() -> None:
+        name = st.session_state.get("reviewer")
+        if name:
+            st.query_params[REVIEWER_PARAM] = name
+        else:
+            st.query_params.pop(REVIEWER_PARAM, None)
+
     with st.sidebar:
         st.caption(f"Project folder: `{folder}`")
-        st.text_input("Reviewer", key="reviewer", placeholder="your name", bind="query-params")
+        st.selectbox(
+            "Reviewer",
+            names,
+            index=index,
+            key="reviewer",
+            placeholder="choose your name" if names else "no reviewers yet",
+            on_change=remember,
+            help="Decisions are saved under this name. The project's reviewers are listed "
+            "on the Project page.",
+        )
+        if unknown:
+            st.warning(f"{unknown!r} is not one of this project's reviewers.")
+        if not names:
+            st.page_link("views/project.py", label="Add reviewers on the Project page")
         st.toggle(
             "Blind mode",
             key="blind",
@@ -224,67 +237,6 @@ def sidebar() -> None:
         )
 
 
-# ---------------------------------------------------------------- the sample / review queue
-
-
-def draw_queue(data: ProjectData, settings: dict) -> pd.DataFrame:
-    """The records to review (see :func:`er_evaluation.review.draw_queue`)."""
-    return project_files.draw_project_queue(data, settings)
-
-
-def save_queue(queue: pd.DataFrame, settings: dict, folder: Path | None = None) -> None:
-    project_files.save_queue(queue, settings, folder or ensure_project_folder())
-
-
-def read_sample_config(folder: Path | None = None) -> dict | None:
-    with plain_errors("Could not read the project settings"):
-        return project_files.read_sample_config(folder or project_dir())
-
-
-def read_queue(folder: Path | None = None) -> pd.DataFrame | None:
-    with plain_errors("Could not read the review queue"):
-        return project_files.read_queue(folder or project_dir())
-
-
-def default_sample(data: ProjectData) -> dict:
-    return project_files.default_sample(data)
-
-
-def true_clusters(store: ReviewStore, *, reviewer: str | None = None) -> pd.Series:
-    """The reviewed true clusters so far (empty before the first decision)."""
-    return project_files.true_clusters(store, reviewer=reviewer)
-
-
-def reviewed_sample(
-    data: ProjectData,
-    store: ReviewStore,
-    settings: dict,
-    queue: pd.DataFrame,
-    *,
-    reviewer: str | None = None,
-):
-    """The design-based sample of what has been reviewed and the number of finished units
-    (see :func:`er_evaluation.review.reviewed_sample`)."""
-    return project_files.project_sample(data, store, settings, queue, reviewer=reviewer)
-
-
-def reviewer_spread(data, store, settings, queue, versions: list[str], metrics: dict) -> None:
-    """Estimates under each reviewer's own decisions (double review), and their spread."""
-    from er_evaluation.review.project import reviewer_estimates
-
-    with plain_errors("Could not estimate per reviewer"):
-        table = reviewer_estimates(
-            data, store, settings, queue, versions=versions, metrics=list(metrics)
-        )
-    if table.empty:
-        return
-    st.subheader("Under each reviewer's decisions")
-    st.caption(
-        "Each reviewer's own decisions where they made one (the decision in force elsewhere). "
-        "The spread measures reviewer uncertainty, beside each estimate's sampling error."
-    )
-    wide = table.pivot_table(
-        index=["prediction", "metric"], columns="reviewer", values="value", sort=False
-    )
-    wide["spread"] = wide.max(axis=1) - wide.min(axis=1)
-    st.dataframe(wide.reset_index(), hide_index=True, key="est_reviewer_spread")
+def _no_data(source: dict) -> ProjectData | None:
+    # the sidebar needs the reviewers only: the data is not loaded for it
+    return None

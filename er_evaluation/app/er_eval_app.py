@@ -1,9 +1,10 @@
 """Entry point of the review app, started by ``er-eval app [PROJECT_DIR]``.
 
 Opens on the bundled PatentsView data (or the project in ``$ER_EVAL_PROJECT_DIR``) at the
-review queue. Each page is a thin script in ``views/`` over library calls, reachable by
-its URL (``/review``, ``/project``, …); the project folder and the reviewer's name are
-kept in the URL's query parameters, so a reload keeps them.
+review queue. Each page is a thin script in ``views/`` over
+:class:`er_evaluation.review.Project`, reachable by its URL (``/review``, ``/project``,
+…); the project folder and the reviewer (chosen from the project's list) are kept in the
+URL's query parameters, so a reload keeps them.
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ REVIEW = st.Page(
 def _home() -> None:
     # The default page is served at "/" only; sending it on to the review page keeps
     # "/review" a real address (and the query parameters with it).
-    # (the reviewer's name is bound to its widget, which puts it back in the URL itself)
-    params = {k: v for k, v in st.query_params.to_dict().items() if k != "reviewer"}
-    st.switch_page(REVIEW, query_params=params)
+    st.switch_page(REVIEW, query_params=st.query_params.to_dict())
 
 
 pages = [

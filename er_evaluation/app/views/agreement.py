@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from er_evaluation.app.app_common import open_store, plain_errors
-from er_evaluation.review import agreement
+from er_evaluation.app.app_common import open_project, plain_errors
 
 st.title("Agreement of double review")
-store = open_store()
+project = open_project()
 with plain_errors("Could not compute agreement"):
-    result = agreement(store.event_list())
+    result = project.agreement()
 if result.n_units == 0:
     st.info(
-        "No record has been decided by two reviewers yet. Assign a share of the sample to two "
-        "reviewers on the Sample page; each then reviews it blind to the other."
+        "No record of the current sample has been decided by two reviewers yet. Assign a "
+        "share of the sample to two reviewers on the Sample page; each then reviews it blind "
+        "to the other."
     )
     st.stop()
 
@@ -37,5 +37,6 @@ c4.metric(
     help="Agreement on link decisions beyond chance (Cohen 1960); raters are the first and "
     "the second reviewer to decide each record.",
 )
+st.caption("Records of the current sample only, decided for it (see the Sample page).")
 st.dataframe(result.per_record, hide_index=True, key="agreement_table")
 st.page_link("views/adjudication.py", label="Settle disagreements on the Adjudication page")

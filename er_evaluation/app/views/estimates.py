@@ -5,29 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from er_evaluation.app.app_common import (
-    DESIGNS,
-    data_key,
-    load_project,
-    open_store,
-    plain_errors,
-    read_queue,
-    read_sample_config,
-    reviewed_sample,
-    reviewer_spread,
-)
-from er_evaluation.estimators import (
-    blocking_table,
-    compare,
-    estimate_table,
-    stratum_contributions,
-)
+from er_evaluation.app.app_common import data_key, open_project, plain_errors
+from er_evaluation.estimators import blocking_table, compare, stratum_contributions
 from er_evaluation.plots import plot_estimates
 from er_evaluation.report import build_report, report_html
-from er_evaluation.review import agreement
-from er_evaluation.review.project import change_differences
+from er_evaluation.review import DESIGNS
+from er_evaluation.review._estimates import version_estimates
 from er_evaluation.sampling import benchmark_sample
-from er_evaluation.vocabulary import REGISTRY, STATISTICS, estimable_metrics
+from er_evaluation.vocabulary import REGISTRY, STATISTICS
 
 # the metrics this page shows, with their titles
 SHOWN_METRICS = {
@@ -35,7 +20,8 @@ SHOWN_METRICS = {
 }
 
 st.title("Estimates")
-data = load_project()
+project = open_project()
+data = project.data
 sources = ["reviews"] + (["benchmark"] if data.benchmark is not None else [])
 source = st.radio(
     "Reviewed benchmark",
@@ -49,27 +35,33 @@ source = st.radio(
     horizontal=True,
 )
 
+open_disagreements = None
 if source == "reviews":
-    settings, queue = read_sample_config(), read_queue()
-    if queue is None:
+    settings = project.settings
+    if project.queue is None or settings is None:
         st.info("No sample yet: draw one on the Sample page and review it.")
         st.stop()
-    store = open_store()
     with plain_errors("Could not build the reviewed sample"):
-        sample, n_units = reviewed_sample(data, store, settings, queue)
+        sample, n_units = project.sample()
     if sample is None:
         st.info("No finished review yet: estimates appear as soon as the first one is saved.")
         st.stop()
     cache_key = (
         data_key(data),
-        str(store.path),
-        len(store.events()),
-        repr(sorted(settings.items())),
+        str(project.store.path),
+        project.store.last_event_id(),
+        repr(settings),
     )
     st.caption(
-        f"Design: {DESIGNS[settings['design']]} from version {settings['version']}; "
+        f"Design: {DESIGNS[settings.design]} from version {settings.version}; "
         f"{n_units} finished units, {sample.n_records} reviewed records."
     )
+    open_disagreements = project.disagreements()
+    if len(open_disagreements):
+        st.warning(open_disagreements.note, icon=":material/gavel:")
+        with st.expander("Which decision each figure uses"):
+            st.dataframe(open_disagreements.table, hide_index=True, key="est_disagreements")
+        st.page_link("views/adjudication.py", label="Settle them on the Adjudication page")
 else:
     weights = st.selectbox(
         "How the benchmark's clusters were sampled",
@@ -85,10 +77,10 @@ else:
     cache_key = (data_key(data), "benchmark", weights)
     st.caption(f"{sample.n_units} true clusters, {sample.n_records} records.")
 
-if source == "reviews" and settings["design"] == "change":
-    # a sample of changed records estimates differences only (estimators.change)
-    base, other = settings["version"], settings["other_version"]
-    differences, refused = change_differences(data, settings, sample, SHOWN_METRICS)
+if source == "reviews" and settings.design == "change":
+    # a sample of changed records estimates differences only
+    base, other = settings.version, settings.other_version
+    differences, refused = project.differences(sample, SHOWN_METRICS)
     st.subheader(f"Paired difference {other} − {base} from the changed records")
     for col, (metric, label) in zip(
         st.columns(len(SHOWN_METRICS)), SHOWN_METRICS.items(), strict=True
@@ -105,14 +97,13 @@ if source == "reviews" and settings["design"] == "change":
         col.caption(f"{d.level:.0%} CI [{d.ci_low:+.3f}, {d.ci_high:+.3f}] · SE {d.std_error:.4f}")
     st.stop()
 
-if sample.sample_of == "predicted":
-    # whole predicted clusters estimate precision only (vocabulary.estimable_metrics)
-    SHOWN_METRICS = {m: SHOWN_METRICS[m] for m in estimable_metrics("predicted", SHOWN_METRICS)}
-    st.caption(
-        f"A sample of predicted clusters estimates the precision of the version it was drawn "
-        f"from ({settings['version']}) only."
-    )
-    versions = [settings["version"]]
+if source == "reviews":
+    allowed = project.estimable(sample)
+    SHOWN_METRICS = {m: SHOWN_METRICS[m] for m in allowed.metrics}
+    if allowed.note:
+        st.caption(allowed.note)
+if source == "reviews" and len(allowed.versions) < len(data.versions):
+    versions = list(allowed.versions)
 else:
     versions = st.multiselect("Versions", data.versions, default=data.versions, key="est_versions")
 if not versions:
@@ -121,9 +112,7 @@ if not versions:
 
 @st.cache_data(show_spinner="Estimating…", max_entries=32)
 def estimates(key: tuple, versions: tuple, metrics: tuple, _sample) -> pd.DataFrame:
-    return estimate_table(
-        {v: data.predictions[v] for v in versions}, _sample, metrics, on_missing="restrict"
-    )
+    return version_estimates(data.predictions, _sample, versions, metrics)
 
 
 with plain_errors("Could not estimate"):
@@ -172,7 +161,7 @@ st.dataframe(shown, hide_index=True, key="est_table")
 report_key = (cache_key, tuple(versions))
 if st.button("Build the report", key="build_report"):
     with plain_errors("Could not build the report"), st.spinner("Building the report…"):
-        double = agreement(store.event_list()) if source == "reviews" else None
+        double = project.agreement() if source == "reviews" else None
         built = build_report(
             {v: data.predictions[v] for v in versions},
             sample,
@@ -234,7 +223,20 @@ if len(dropped):
     )
 
 if source == "reviews":
-    reviewer_spread(data, store, settings, queue, [focus], SHOWN_METRICS)
+    with plain_errors("Could not estimate per reviewer"):
+        spread = project.reviewer_estimates(versions=[focus], metrics=list(SHOWN_METRICS))
+    if not spread.empty:
+        st.subheader("Under each reviewer's decisions")
+        st.caption(
+            "Each reviewer's own decisions where they made one (the decision in force "
+            "elsewhere). The spread measures reviewer uncertainty, beside each estimate's "
+            "sampling error."
+        )
+        wide = spread.pivot_table(
+            index=["prediction", "metric"], columns="reviewer", values="value", sort=False
+        )
+        wide["spread"] = wide.max(axis=1) - wide.min(axis=1)
+        st.dataframe(wide.reset_index(), hide_index=True, key="est_reviewer_spread")
 
 st.subheader("Paired difference between two versions")
 st.caption("The difference on the same reviewed sample, with its own standard error.")

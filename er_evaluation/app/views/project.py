@@ -1,40 +1,31 @@
-"""Project / data: the project folder, and the bundled demo or your own files.
+"""Project / data: the project folder, its reviewers, and the bundled demo or your own files.
 
-Nothing saved is changed until "Check and save project" succeeds: uploads are staged in a
-temporary folder, the whole new configuration is loaded and validated from there, and
-only then are the files copied into the project's ``inputs/`` under fresh names (never
-over a file the saved project reads) and the settings written.
+Nothing saved is changed until "Check and save project" succeeds: uploads stay in the
+browser session (read from temporary copies that are removed at once), the whole new
+configuration is loaded and validated, and only then are the uploads copied into the
+project's ``inputs/`` under fresh names (never over a file the saved project reads) and
+the settings written.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from er_evaluation.app.app_common import (
-    DEMO_CONFIG,
     choose_project,
     launch_dir,
-    load_project,
+    open_project,
     plain_errors,
     project_dir,
-    read_config,
-    write_config,
 )
 from er_evaluation.clustering import cluster_sizes
 from er_evaluation.io import read_table
-from er_evaluation.review import ReviewError, check_folder
-from er_evaluation.review.project import (
-    clear_staging,
-    commit_inputs,
-    is_project,
-    load_files,
-    stage_input,
-)
+from er_evaluation.review import ReviewError, check_folder, is_project
+from er_evaluation.review._data import UPLOAD, upload_columns
 
 st.title("Project and data")
 
@@ -72,7 +63,33 @@ if not current.is_dir():
         st.rerun()
     st.stop()
 
-config = read_config()
+project = open_project()
+
+st.subheader("Reviewers")
+st.caption(
+    "Decisions are saved under one of these names, chosen in the sidebar (names ignore case: "
+    "'Ann' and 'ann' are one reviewer)."
+)
+st.write(", ".join(project.reviewers) if project.reviewers else "No reviewers yet.")
+new_names = st.text_input(
+    "Add reviewers (comma-separated names)", key="add_reviewers", placeholder="ann, bob"
+)
+if st.button("Add", key="add_reviewers_go", disabled=not new_names.strip()):
+    given = [n.strip() for n in new_names.split(",") if n.strip()]
+    with plain_errors("Not added"):
+        kept = project.add_reviewers(given)
+    same = [f"{g} is {k}" for g, k in zip(given, kept, strict=True) if g != k]
+    st.session_state["project_flash"] = (
+        "Reviewers: "
+        + ", ".join(project.reviewers)
+        + (f" ({'; '.join(same)}: names ignore case)" if same else "")
+    )
+    st.rerun()
+if st.session_state.get("project_flash"):
+    st.success(st.session_state.pop("project_flash"))
+
+st.subheader("Data")
+config = project.source
 source = st.radio(
     "Data",
     ["Bundled PatentsView demo", "My own files"],
@@ -81,9 +98,7 @@ source = st.radio(
     horizontal=True,
 )
 
-if "staging" not in st.session_state:
-    st.session_state["staging"] = tempfile.mkdtemp(prefix="er-eval-upload-")
-staging = Path(st.session_state["staging"])
+uploads: dict[str, bytes] = {}  # this run's uploads, by the name their path stands for
 
 
 def file_key(path: str) -> str:
@@ -91,21 +106,28 @@ def file_key(path: str) -> str:
     return hashlib.sha1(path.encode()).hexdigest()[:12]
 
 
-def staged(upload) -> str:
-    """An upload written to this session's staging folder (the project is not touched)."""
-    return str(stage_input(upload.getvalue(), upload.name, staging / upload.file_id))
+def uploaded(upload, widget: str) -> str:
+    """An upload kept in this session (the project is not touched): its ``upload:`` path."""
+    name = f"{widget}/{upload.name}"
+    uploads[name] = upload.getvalue()
+    return f"{UPLOAD}{name}"
 
 
 def pick_file(label: str, key: str, current: str | None) -> str | None:
-    """A file either uploaded (staged until the project is saved) or given by path."""
+    """A file either uploaded (kept in the session until the project is saved) or given by
+    path."""
     upload = st.file_uploader(label, type=["csv", "tsv", "parquet"], key=f"{key}_upload")
     if upload is not None:
-        return staged(upload)
+        return uploaded(upload, key)
     path = st.text_input(f"…or path to {label.lower()}", value=current or "", key=f"{key}_path")
     return path.strip() or None
 
 
 def columns_of(path: str) -> list[str]:
+    if path.startswith(UPLOAD):
+        name = path[len(UPLOAD) :]
+        with plain_errors(f"Could not read {Path(name).name}"):
+            return upload_columns(name, uploads[name])
     with plain_errors(f"Could not read {Path(path).name}"):
         return list(read_table(path).columns)
 
@@ -123,7 +145,8 @@ if source == "Bundled PatentsView demo":
         "hand-reviewed inventor benchmark of Binette et al. (2022)."
     )
     if config.get("source") != "demo" and st.button("Use the demo data", key="use_demo"):
-        write_config(dict(DEMO_CONFIG))
+        with plain_errors("Could not switch to the demo data"):
+            project.use_demo()
         st.rerun()
 else:
     own = config.get("source") == "files"
@@ -181,14 +204,14 @@ else:
                 "version_cols": versions,
             }
     else:
-        uploads = st.file_uploader(
+        pred_uploads = st.file_uploader(
             "Prediction files (one per version)",
             type=["csv", "tsv", "parquet"],
             accept_multiple_files=True,
             key="pred_files_upload",
         )
         saved = {f["path"]: f for f in old_pred.get("files", [])}
-        paths = [staged(u) for u in uploads or []]
+        paths = [uploaded(u, "pred_files") for u in pred_uploads or []]
         typed_paths = st.text_area(
             "…or paths, one per line",
             value="\n".join(saved),
@@ -236,25 +259,19 @@ else:
         if rec_cfg is None or pred_cfg is None:
             st.error("Give a records table and at least one predicted clustering first.")
             st.stop()
-        new_config = {
+        new_source = {
             "source": "files",
             "records": rec_cfg,
             "predictions": pred_cfg,
             "benchmark": bench_cfg,
-            **({"sample": config["sample"]} if own and config.get("sample") else {}),
         }
-        # Validate everything from where it is (staged uploads included) before any write.
+        # Validate everything (uploads from temporary copies) before any write.
         with plain_errors("Not saved; the project is unchanged"):
-            load_files(new_config)
-            new_config = commit_inputs(new_config, project_dir(), staging)
-            write_config(new_config)
-        clear_staging(staging)
-        st.session_state.pop("staging", None)
+            project.set_source(new_source, uploads)
         st.session_state.pop("queue_position", None)
         st.success("Project saved.")
-        config = new_config
 
-data = load_project(read_config())
+data = project.data
 st.subheader("Loaded")
 c1, c2, c3 = st.columns(3)
 c1.metric("Records", f"{len(data.records):,}")

@@ -3,13 +3,17 @@
 Every save is bound to what the page showed: the buttons of an item carry that item and
 the decision shown (per-item widget keys, callbacks with the values of that render), so a
 press that arrives after the page moved on can only concern the item it was pressed on,
-and the store refuses it if that item's decision changed meanwhile (a conflict view then
-offers keep mine / keep theirs / merge).
+and the store refuses it if that item's decision changed meanwhile. The conflict view then
+shows both decisions record by record, and the reviewer keeps both (the record goes to
+adjudication), drops theirs, or starts a new decision from both and saves it themselves:
+no decision is recorded that its reviewer did not make. Unsaved ticks, additions and notes
+are kept as a draft, so a reload or a restart loses nothing.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import time
 
 import numpy as np
@@ -17,37 +21,35 @@ import pandas as pd
 import streamlit as st
 
 from er_evaluation.app.app_common import (
-    default_sample,
-    draw_queue,
-    load_project,
     local_time,
     min_dwell_seconds,
-    open_store,
+    open_project,
     plain_errors,
     project_dir,
-    read_queue,
-    read_sample_config,
     record_index,
     reviewer_name,
-    save_queue,
-    true_clusters,
+    show_error,
 )
 from er_evaluation.io import read_table
 from er_evaluation.review import (
+    Draft,
     ReviewError,
     ReviewEvent,
     StaleReviewError,
     check_review,
     default_name_cols,
     differing_fields,
-    double_reviewed,
+    field_variants,
     names_beside,
-    reviewer_queue,
+    next_to_review,
 )
-from er_evaluation.review.project import keep_input, queue_fits
+from er_evaluation.review._folder import keep_input
 
 TICK = "does not belong"
 ADD = "add"
+ROW = "#"
+SAMPLED = "sampled"
+SAMPLED_MARK = "★ "
 SHORTCUTS = {
     "prev": "Alt+P",
     "next": "Alt+N",
@@ -55,65 +57,118 @@ SHORTCUTS = {
     "correct": "Alt+A",
     "undo": "Alt+U",
 }
+HIGHLIGHT = "background-color: #fde2c8"
+SAMPLED_ROW = "background-color: #e3efff; font-weight: 600"
+VARIANTS_FROM = 10  # clusters of at least this many records get a summary of their variants
+# Keys the grid cannot take: "/" opens and focuses the search, Alt+T the row-number box.
+KEYS_SCRIPT = """
+<script>
+(() => {
+  const doc = window.parent ? window.parent.document : document;
+  if (doc.__erEvalKeys) return;
+  doc.__erEvalKeys = true;
+  const focus = (label) => {
+    const input = doc.querySelector(`input[aria-label="${label}"]`);
+    if (input) { input.focus(); input.select(); return true; }
+    return false;
+  };
+  doc.addEventListener("keydown", (event) => {
+    const typing = ["INPUT", "TEXTAREA"].includes(doc.activeElement?.tagName);
+    if (event.key === "/" && !typing) {
+      event.preventDefault();
+      if (!focus("Search")) {
+        const summary = [...doc.querySelectorAll("summary")]
+          .find((s) => s.innerText.includes("Search all records"));
+        if (summary) { summary.click(); setTimeout(() => focus("Search"), 300); }
+      }
+    } else if (event.altKey && (event.key === "t" || event.key === "T" || event.code === "KeyT")) {
+      event.preventDefault();
+      focus("Tick rows");
+    }
+  }, true);
+})();
+</script>
+"""
 
 st.title("Review queue")
 for kind in ("flash", "flash_error"):
     if st.session_state.get(kind):
         (st.success if kind == "flash" else st.error)(st.session_state.pop(kind))
-data = load_project()
-store = open_store()
-queue = read_queue()
-if queue is None:
+project = open_project()
+data = project.data
+if project.queue is None:
     if data.source != "demo":
         st.info("No sample yet.")
         st.page_link("views/sample.py", label="Draw a sample to review")
         st.stop()
     # The demo opens ready to review: a default record sample, changeable on the Sample page.
-    settings = default_sample(data)
-    queue = draw_queue(data, settings)
-    save_queue(queue, settings)
-settings = read_sample_config()
-reason = queue_fits(data, settings, queue)
-if reason:
-    st.warning(f"The saved sample no longer fits the project data ({reason}): draw a new one.")
+    with plain_errors("Could not draw the first sample"):
+        project.draw(project.default_settings())
+problem = project.queue_problem()
+if problem:
+    st.warning(f"The saved sample no longer fits the project data ({problem}): draw a new one.")
     st.page_link("views/sample.py", label="Draw a sample to review")
     st.stop()
-version = settings["version"]
+settings = project.settings
+version = settings.version
 prediction = data.predictions[version]
-blind = st.session_state.get("blind", False)
+blind_mode = st.session_state.get("blind", False)
 
 me = reviewer_name()
 if not me:
-    st.info("Enter your name as reviewer in the sidebar: decisions are saved under it.")
-if queue["reviewer"].notna().any():
-    mine = st.toggle("Only my records", value=me in set(queue["reviewer"]), key="only_mine")
-    if mine:
-        queue = reviewer_queue(queue, me)
-        if queue.empty:
-            st.warning(f"No records are assigned to {me!r}: set your name in the sidebar.")
-            st.stop()
-queue = queue.reset_index(drop=True)
-ids = queue["record_id"]
-# Double-reviewed items of this reviewer are blind: only their own decision is shown and
-# saved against, others' decisions on them are neither shown nor replaced.
-independent = (
-    double_reviewed(queue) & ((queue["reviewer"] == me) | (queue["second_reviewer"] == me))
-).to_numpy()
+    st.info("Choose your name as reviewer in the sidebar: decisions are saved under it.")
+queue = project.queue
+mine_only = False
+if me and queue["reviewer"].notna().any():
+    assigned = me in set(queue["reviewer"]) | set(queue["second_reviewer"].dropna())
+    mine_only = st.toggle("Only my items", value=assigned, key="only_mine")
+with plain_errors("Could not read the queue"):
+    overview = project.overview(me or None, mine_only=mine_only)
+if overview.empty:
+    st.warning(f"No items are assigned to {me}: untick 'Only my items' to see the whole queue.")
+    st.stop()
+n_items = len(overview)
+done = (overview["state"] != "to review").to_numpy()
+n_done = int(done.sum())
+st.progress(n_done / n_items, text=f"{n_done} of {n_items} records reviewed")
+if n_done == n_items:
+    whose = "of yours " if mine_only else ""
+    st.success(f"All done: every item {whose}in the queue is reviewed.", icon=":material/task_alt:")
+    c1, c2 = st.columns(2)
+    c1.page_link("views/agreement.py", label="Agreement of double review")
+    c2.page_link("views/estimates.py", label="Estimates")
 
-own = store.own_decisions()
-own = set(own.loc[own["reviewer"] == me, "sampled_record"]) if me else set()
-# A queue record is done once it belongs to a reviewed true cluster (its own or another's);
-# a blind double-reviewed one once this reviewer decided it.
-covered = np.where(independent, ids.isin(own).to_numpy(), ids.isin(true_clusters(store).index))
-reviewed = set(store.reviewed_records())
-n_done = int(covered.sum())
-st.progress(n_done / len(queue), text=f"{n_done} of {len(queue)} records reviewed")
+if me:
+    recent = project.recent(me, 3)
+    if recent:
+        item_of = dict(zip(overview["record"].map(repr), overview["item"], strict=True))
+        st.caption(
+            "Your latest saves: "
+            + "; ".join(
+                f"item {item_of.get(repr(e.sampled_record), '?')} `{e.sampled_record}` "
+                f"({e.status if e.status != 'undo' else 'undo'}) at {local_time(e.created_at)}"
+                for e in recent
+            )
+        )
 
-conflicts = store.conflicts() if reviewed else None
-if conflicts is not None and len(conflicts):
-    blind_items = set(ids[independent])
-    conflicts = conflicts[~conflicts["sampled_record"].isin(blind_items)]
-if conflicts is not None and len(conflicts):
+with st.expander("Queue overview", icon=":material/list:"):
+    shown_overview = overview.assign(
+        saved_at=overview["saved_at"].map(lambda t: local_time(t) if isinstance(t, str) else "")
+    )
+    st.dataframe(
+        shown_overview,
+        hide_index=True,
+        key="queue_overview",
+        column_config={"draft": st.column_config.CheckboxColumn("unsaved draft")},
+    )
+    counts = overview["state"].value_counts()
+    st.caption(", ".join(f"{n} {state}" for state, n in counts.items()) + ".")
+
+conflicts = project.conflicts()
+if len(conflicts) and me:
+    blind_items = {repr(r) for r in overview["record"] if project.blind(r, me)}
+    conflicts = conflicts[~conflicts["sampled_record"].map(repr).isin(blind_items)]
+if len(conflicts):
     with st.expander(f"{len(conflicts)} conflicting decision(s)", icon=":material/warning:"):
         st.caption(
             "merged_back: a record removed from a sampled record's cluster by one decision is "
@@ -123,30 +178,25 @@ if conflicts is not None and len(conflicts):
         )
         st.dataframe(conflicts, hide_index=True, key="conflicts")
 
-position = min(int(st.session_state.get("queue_position", 0)), len(queue) - 1)
-
-
-def next_unreviewed(start: int, done: np.ndarray) -> int:
-    """First item not done after ``start``, wrapping around; ``start`` when all are done."""
-    todo = np.flatnonzero(~done)
-    if len(todo) == 0:
-        return start
-    after = todo[todo > start]
-    return int(after[0] if len(after) else todo[0])
-
-
-if "queue_position" not in st.session_state:
-    position = next_unreviewed(-1, covered)
+position = st.session_state.get("queue_position")
+if position is None:
+    position = next_to_review(done, -1)
+position = min(max(int(position), 0), n_items - 1)
 
 nav = st.columns([1, 1, 1.5, 2.5])
 if nav[0].button("◀ Previous", key="nav_prev", disabled=position == 0, shortcut=SHORTCUTS["prev"]):
     position -= 1
 if nav[1].button(
-    "Next ▶", key="nav_next", disabled=position >= len(queue) - 1, shortcut=SHORTCUTS["next"]
+    "Next ▶", key="nav_next", disabled=position >= n_items - 1, shortcut=SHORTCUTS["next"]
 ):
     position += 1
-if nav[2].button("Next unreviewed", key="nav_next_unreviewed", icon=":material/skip_next:"):
-    position = next_unreviewed(position, covered)
+if nav[2].button(
+    "Next unreviewed",
+    key="nav_next_unreviewed",
+    icon=":material/skip_next:",
+    disabled=n_done == n_items,
+):
+    position = next_to_review(done, position)
 st.session_state["goto"] = position + 1
 
 
@@ -154,47 +204,58 @@ def jump() -> None:
     st.session_state["queue_position"] = int(st.session_state["goto"]) - 1
 
 
-nav[3].number_input("Go to item", min_value=1, max_value=len(queue), key="goto", on_change=jump)
+nav[3].number_input("Go to item", min_value=1, max_value=n_items, key="goto", on_change=jump)
 st.session_state["queue_position"] = position
 
-record = ids.iloc[position]
-alone = bool(independent[position])
-row = data.records.loc[record]
-if alone:
-    status = "reviewed by you" if record in own else "to review (double review)"
-else:
-    status = "reviewed" if record in reviewed else "covered" if covered[position] else "to review"
-st.subheader(f"Item {position + 1} of {len(queue)}: `{record}` — {status}")
+item = overview.iloc[position]
+record = item["record"]
+alone = bool(me) and project.blind(record, me)
+state = "to review (double review)" if alone and item["state"] == "to review" else item["state"]
+st.subheader(f"Item {position + 1} of {n_items}: `{record}` — {state}")
 
 
-def forget_item(item) -> None:
+def forget_item(key) -> None:
     """Drop the item's widget state and pinned decision so it is drawn again from the store."""
-    for key in ("cluster", "added", "notes", "conflict", "basis"):
-        st.session_state.pop(f"{key}_{item}", None)
-
-
-def in_store():
-    return store.decision(record, reviewer=me) if alone else store.decision(record)
+    for name in ("cluster", "added", "notes", "conflict", "basis", "ticks", "grid_v", "restored"):
+        st.session_state.pop(f"{name}_{key}", None)
+    for name in [k for k in st.session_state if str(k).startswith(f"cluster_{key}_")]:
+        st.session_state.pop(name, None)
+    st.session_state.pop(f"kept_{key}", None)
 
 
 # The decision this page shows is pinned when the item is opened: edits and saves are
 # based on it, even if someone saves a newer decision while the page is open (the save is
-# then refused and the conflict view shows both, instead of silently mixing them).
+# then refused and the conflict view shows both, instead of silently mixing them). A draft
+# kept from an earlier visit is restored with the decision it was started from.
 if st.session_state.get("shown_item") != record or f"basis_{record}" not in st.session_state:
     forget_item(record)
-    st.session_state[f"basis_{record}"] = in_store()
+    shown_now = project.decision(record, me or None)
+    draft = project.draft(me, record) if me else None
+    if draft is not None:
+        earlier = {e.event_id: e for e in project.history(record)}
+        st.session_state[f"basis_{record}"] = earlier.get(draft.based_on)
+        st.session_state[f"ticks_{record}"] = list(draft.removed)
+        st.session_state[f"added_{record}"] = list(draft.added)
+        st.session_state[f"notes_{record}"] = draft.notes
+        st.session_state[f"restored_{record}"] = draft.updated_at
+    else:
+        st.session_state[f"basis_{record}"] = shown_now
 st.session_state["shown_item"] = record
-shown = st.session_state[f"basis_{record}"]
-latest = in_store()
+shown: ReviewEvent | None = st.session_state[f"basis_{record}"]
+latest = project.decision(record, me or None)
 if (latest and latest.event_id) != (shown and shown.event_id):
-    st.warning(
-        f"Since you opened this item, {'a decision was undone' if latest is None else latest.reviewer + ' saved a new decision'}"
-        ": saving will show both so you can choose."
+    what = "a decision was undone" if latest is None else f"{latest.reviewer} saved a new decision"
+    st.warning(f"Since you opened this item, {what}: saving will show both so you can choose.")
+if st.session_state.get(f"restored_{record}"):
+    st.info(
+        f"Restored your unsaved edit of this item from "
+        f"{local_time(st.session_state[f'restored_{record}'])}: it is not saved yet.",
+        icon=":material/restore:",
     )
-if alone and me:
+if alone:
     st.caption("Double review: you see and replace only your own decision on this record.")
 if shown is not None:
-    who = "you" if alone else shown.reviewer
+    who = "you" if alone or shown.reviewer == me else shown.reviewer
     role = "adjudicated" if shown.role == "adjudication" else shown.status
     st.caption(
         f"Current decision ({role}) saved by {who} at {local_time(shown.created_at)}: "
@@ -202,55 +263,63 @@ if shown is not None:
         "Saving again replaces it; the history is kept."
     )
 
-if record in prediction.index:
-    cluster_id = prediction[record]
-    members = prediction.index[(prediction == cluster_id).to_numpy()]
-else:
-    cluster_id = None
-    members = pd.Index([record])
-    st.warning(
-        f"`{record}` is not in {'this version' if blind else 'version ' + version}: "
-        "starting from a singleton."
-    )
-# The sampled record first, then the others in record order.
-members = pd.Index([record]).append(members.drop(record))
-where = "a predicted cluster" if blind else f"version **{version}**, cluster `{cluster_id}`"
+cluster_id, members_list = project.members(record)
+members = pd.Index(members_list)
+if cluster_id is None:
+    where_text = "this version" if blind_mode else f"version {version}"
+    st.warning(f"`{record}` is not in {where_text}: starting from a singleton.")
+where = "a predicted cluster" if blind_mode else f"version **{version}**, cluster `{cluster_id}`"
 st.markdown(f"Predicted cluster of the sampled record ({where}): {len(members)} records.")
-initial_removed = list(shown.removed) if shown is not None else []
+
+ticks_key, version_key = f"ticks_{record}", f"grid_v_{record}"
+if ticks_key not in st.session_state:
+    st.session_state[ticks_key] = list(shown.removed) if shown is not None else []
+added_key = f"added_{record}"
+if added_key not in st.session_state:
+    st.session_state[added_key] = list(shown.added) if shown is not None else []
+notes_key = f"notes_{record}"
+if notes_key not in st.session_state:
+    st.session_state[notes_key] = shown.notes if shown is not None else ""
 
 
-def ticked(item, rows: pd.Index, start: list) -> list:
-    """Records ticked in ``item``'s cluster table now: the ticks it opened with, changed by
-    the edits in its widget state (read in callbacks, before the page is drawn again)."""
-    ticks = rows.isin(start)
-    state = st.session_state.get(f"cluster_{item}") or {}
+def grid_key(key) -> str:
+    v = st.session_state.get(f"grid_v_{key}", 0)
+    return f"cluster_{key}" if v == 0 else f"cluster_{key}_{v}"
+
+
+def ticked(key, rows: pd.Index) -> list:
+    """Records ticked in ``key``'s grid now: the ticks it opened with, changed by the edits
+    in its widget state (read in callbacks, before the page is drawn again)."""
+    ticks = rows.isin(st.session_state.get(f"ticks_{key}", []))
+    state = st.session_state.get(grid_key(key)) or {}
     for index, change in (state.get("edited_rows") or {}).items():
         if TICK in change:
             ticks[int(index)] = bool(change[TICK])
     return list(rows[ticks])
 
 
-def decision_text(event: ReviewEvent | dict | None) -> str:
+def set_ticks(key, rows: pd.Index, ticks: list) -> None:
+    """Replace the grid's ticks (a bulk tick, rows typed by number, a merge): the grid is
+    drawn anew with them."""
+    st.session_state[f"ticks_{key}"] = [r for r in rows if r in set(ticks)]
+    st.session_state[f"grid_v_{key}"] = st.session_state.get(f"grid_v_{key}", 0) + 1
+
+
+def decision_of(event: ReviewEvent | None, fallback: dict) -> dict:
     if event is None:
-        return "no decision"
-    get = event.get if isinstance(event, dict) else lambda k: getattr(event, k)
-    notes = get("notes")
-    return f"removed {list(get('removed'))}, added {list(get('added'))}" + (
-        f"; notes: {notes}" if notes else ""
-    )
+        return fallback
+    return {"removed": list(event.removed), "added": list(event.added), "notes": event.notes}
 
 
-def save(
-    item, cluster, rows: list, start: list, based_on, alone: bool, correct: bool, move_to: int
-):
-    """Save the decision on ``item`` as it stands in its widgets, bound to ``based_on``."""
+def save(key, cluster, rows: list, based_on, correct: bool, move_to: int) -> None:
+    """Save the decision on ``key`` as it stands in its widgets, bound to ``based_on``."""
     who = reviewer_name()
     if not who:
-        st.session_state["flash_error"] = "Not saved: enter your name as reviewer first."
+        st.session_state["flash_error"] = "Not saved: choose your name as reviewer first."
         return
-    if st.session_state.get("shown_item") != item:
+    if st.session_state.get("shown_item") != key:
         st.session_state["flash_error"] = (
-            f"Not saved: the press was for {item!r}, which is no longer on the page."
+            f"Not saved: the press was for {key!r}, which is no longer on the page."
         )
         return
     # A double press: the first saves an item and brings up the next, the second lands on
@@ -259,37 +328,22 @@ def save(
     # a busy server drawing the next item alone can take longer than the guard.
     saved, saved_at = st.session_state.get("last_save", (None, -math.inf))
     drawn, drawn_at = st.session_state.get("drawn", (None, math.inf))
-    on_screen = time.monotonic() - drawn_at if drawn == item else 0.0
-    after_save = drawn != item or drawn_at >= saved_at
-    if saved not in (None, item) and after_save and on_screen < min_dwell_seconds():
+    on_screen = time.monotonic() - drawn_at if drawn == key else 0.0
+    after_save = drawn != key or drawn_at >= saved_at
+    if saved not in (None, key) and after_save and on_screen < min_dwell_seconds():
         st.session_state["flash_error"] = (
-            f"Not saved: {item!r} came up after saving {saved!r} and this press came "
+            f"Not saved: {key!r} came up after saving {saved!r} and this press came "
             f"{on_screen:.1f} s after it was shown, before it could be looked at; press "
             "again to save it."
         )
         return
-    removed = [] if correct else ticked(item, pd.Index(rows), start)
-    added = [] if correct else list(st.session_state.get(f"added_{item}", []))
-    notes = st.session_state.get(f"notes_{item}", "")
-    mine = {"removed": removed, "added": added, "notes": notes}
-    write(item, cluster, rows, mine, based_on, alone, move_to)
-
-
-def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int | None) -> None:
-    who = reviewer_name()
+    mine = {
+        "removed": [] if correct else ticked(key, pd.Index(rows)),
+        "added": [] if correct else list(st.session_state.get(f"added_{key}", [])),
+        "notes": st.session_state.get(f"notes_{key}", ""),
+    }
     try:
-        store.record_review(
-            reviewer=who,
-            sampled_record=item,
-            predicted_cluster=cluster,
-            shown_records=rows,
-            removed=mine["removed"],
-            added=mine["added"],
-            notes=mine["notes"],
-            version=version,
-            based_on=based_on,
-            independent=alone,
-        )
+        project.save(who, key, **mine, based_on=based_on)
     except StaleReviewError as stale:
         now = stale.current
         if (
@@ -300,9 +354,9 @@ def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int |
             and now.notes == mine["notes"]
         ):
             # the same decision pressed twice: it is saved once, nothing to resolve
-            st.session_state["flash"] = f"Already saved: {item}."
+            st.session_state["flash"] = f"Already saved: {key}."
             return
-        st.session_state[f"conflict_{item}"] = {
+        st.session_state[f"conflict_{key}"] = {
             "mine": mine,
             "theirs": None if now is None else now.event_id,
         }
@@ -310,131 +364,303 @@ def write(item, cluster, rows, mine: dict, based_on, alone: bool, move_to: int |
     except ReviewError as err:
         st.session_state["flash_error"] = f"Not saved: {err}"
         return
-    forget_item(item)
-    if move_to is not None:
-        st.session_state["queue_position"] = move_to
-    st.session_state["last_saved"] = item  # for the toast, which pops it
-    st.session_state["last_save"] = (item, time.monotonic())
+    forget_item(key)
+    st.session_state["queue_position"] = move_to
+    st.session_state["last_saved"] = key  # for the toast, which pops it
+    st.session_state["last_save"] = (key, time.monotonic())
 
 
-def resolve(item, cluster, rows, mine: dict, theirs: ReviewEvent | None, how: str, alone: bool):
-    """Settle a refused save: keep mine, keep theirs, or merge both (union of removals,
-    additions and notes), each saved against the decision now shown."""
-    based_on = None if theirs is None else theirs.event_id
-    if how == "theirs":
-        forget_item(item)
-        st.session_state["flash"] = f"Kept the saved decision on {item}."
+def resolve(key, rows, mine: dict, theirs: ReviewEvent | None, how: str) -> None:
+    """Settle a refused save (see the module docstring): ``"both"`` keeps both decisions
+    as made, ``"mine"`` saves this one over a decision of the same reviewer (another tab)
+    or over an undone one, ``"theirs"`` drops this one, ``"merge"`` loads a new decision
+    starting from both into the item, for the reviewer to check and save."""
+    who = reviewer_name()
+    draft = Draft(tuple(mine["removed"]), tuple(mine["added"]), mine["notes"])
+    st.session_state.pop(f"conflict_{key}", None)
+    try:
+        if how == "theirs":
+            project.drafts.discard(who, key)
+            forget_item(key)
+            st.session_state["flash"] = f"Kept the saved decision on {key}; yours was dropped."
+            return
+        if how == "merge":
+            start = project.merge(draft, theirs)
+            st.session_state[f"basis_{key}"] = theirs
+            set_ticks(key, pd.Index(rows), list(start.removed))
+            st.session_state[f"added_{key}"] = list(start.added)
+            st.session_state[f"notes_{key}"] = start.notes
+            st.session_state["flash"] = (
+                f"A new decision starting from both is loaded for {key}: check every tick, "
+                "then save it (nothing is saved until you do)."
+            )
+            return
+        if how == "both":
+            project.keep_both(who, key, draft)
+            st.session_state["flash"] = (
+                f"Both decisions on {key} are kept as made; the record waits for adjudication."
+            )
+        else:
+            project.save(who, key, **mine, based_on=None if theirs is None else theirs.event_id)
+            st.session_state["flash"] = f"Saved your decision on {key}."
+    except ReviewError as err:
+        st.session_state["flash_error"] = f"Not saved: {err}"
         return
-    if how == "merge" and theirs is not None:
-        notes = " / ".join(n for n in dict.fromkeys([theirs.notes, mine["notes"]]) if n)
-        mine = {
-            "removed": list(dict.fromkeys([*theirs.removed, *mine["removed"]])),
-            "added": list(dict.fromkeys([*theirs.added, *mine["added"]])),
-            "notes": notes,
-        }
-    st.session_state.pop(f"conflict_{item}", None)
-    write(item, cluster, rows, mine, based_on, alone, None)
+    forget_item(key)
+
+
+def marks(removed: set, added: set, records: list) -> list[str]:
+    return ["✗ removed" if r in removed else "+ added" if r in added else "" for r in records]
 
 
 conflict = st.session_state.get(f"conflict_{record}")
 if conflict is not None:
     theirs = None
     if conflict["theirs"] is not None:
-        theirs = next(e for e in store.history(record) if e.event_id == conflict["theirs"])
+        theirs = next(e for e in project.history(record) if e.event_id == conflict["theirs"])
+    mine = conflict["mine"]
     st.error(
-        "Not saved: this record's decision changed since your page showed it. "
-        "Choose which decision to keep."
+        "Not saved: this record's decision changed since your page showed it. Both "
+        "decisions are below, record by record; choose what happens to yours."
     )
-    left, right = st.columns(2)
-    left.markdown("**Your unsaved decision**")
-    left.write(decision_text(conflict["mine"]))
     if theirs is None:
-        right.markdown("**Saved decision**")
-        right.write("the decision you saw has been undone: none is in force")
+        st.caption("The decision you saw has been undone: none is in force now.")
     else:
-        right.markdown(f"**Saved by {theirs.reviewer} at {local_time(theirs.created_at)}**")
-        right.write(decision_text(theirs))
-    args = (record, cluster_id, list(members), conflict["mine"], theirs)
+        st.caption(
+            f"Saved meanwhile by {theirs.reviewer} at {local_time(theirs.created_at)}"
+            + (f"; notes: {theirs.notes}" if theirs.notes else "")
+            + (f". Your notes: {mine['notes']}" if mine["notes"] else "")
+        )
+    other = decision_of(theirs, {"removed": [], "added": [], "notes": ""})
+    extra = [r for r in dict.fromkeys([*mine["added"], *other["added"]]) if r not in set(members)]
+    rows_both = [*members, *extra]
+    both = data.records.loc[rows_both, data.fields].astype(object).copy()
+    both.insert(0, "yours", marks(set(mine["removed"]), set(mine["added"]), rows_both))
+    theirs_label = "theirs" if theirs is None else theirs.reviewer
+    both.insert(1, theirs_label, marks(set(other["removed"]), set(other["added"]), rows_both))
+    both.insert(2, "record", [f"{SAMPLED_MARK}{r}" if r == record else str(r) for r in rows_both])
+    differ = both["yours"] != both[theirs_label]
+    st.dataframe(
+        both.style.apply(
+            lambda col: np.where(differ, HIGHLIGHT, ""), subset=["yours", theirs_label]
+        ),
+        hide_index=True,
+        key=f"conflict_table_{record}",
+        height=min(500, 40 + 35 * len(both)),
+    )
+    args = (record, list(members), mine, theirs)
     c1, c2, c3 = st.columns(3)
-    c1.button("Keep mine", key=f"keep_mine_{record}", on_click=resolve, args=(*args, "mine", alone))
+    if theirs is not None and theirs.reviewer != me:
+        c1.button(
+            "Keep both (adjudication decides)",
+            key=f"keep_both_{record}",
+            on_click=resolve,
+            args=(*args, "both"),
+            type="primary",
+            help="Your decision is saved beside theirs, not over it; the record waits on the "
+            "Adjudication page.",
+        )
+    else:
+        c1.button(
+            "Keep mine",
+            key=f"keep_mine_{record}",
+            on_click=resolve,
+            args=(*args, "mine"),
+            type="primary",
+            help="Save this page's decision over the one saved meanwhile (yours, from another "
+            "tab, or an undone one).",
+        )
     c2.button(
-        "Keep theirs", key=f"keep_theirs_{record}", on_click=resolve, args=(*args, "theirs", alone)
+        "Drop mine, keep theirs",
+        key=f"keep_theirs_{record}",
+        on_click=resolve,
+        args=(*args, "theirs"),
     )
     c3.button(
-        "Merge both",
+        "Merge both into a new decision…",
         key=f"merge_{record}",
         on_click=resolve,
-        args=(*args, "merge", alone),
+        args=(*args, "merge"),
         disabled=theirs is None,
+        help="Loads every tick and addition of both into this item for you to check; "
+        "nothing is saved until you press Save review.",
     )
 
-table = data.records.loc[members, data.fields].copy()
-table.insert(0, TICK, table.index.isin(initial_removed))
-table.insert(1, "record", table.index)
+# ------------------------------------------------------------------ the grid
+
+fields = list(data.fields)
+highlight = st.toggle(
+    "Highlight values that differ from the sampled record's",
+    value=True,
+    key="highlight",
+    help="Case, accents and spaces ignored; empty values never count as different.",
+)
+others = [r for r in members if r != record]
+flags = pd.DataFrame(False, index=pd.Index(members, dtype=object), columns=fields)
+if highlight and others:
+    flags.loc[others] = differing_fields(data.records, record, others, fields).to_numpy()
+# Narrow columns for short values, so the wide fields (titles, assignees, coinventors)
+# are a short scroll away; the row number, tick, mark and record stay pinned on the left.
+typical = data.records.loc[members, fields].astype(str).apply(lambda c: c.str.len().median())
+column_config = {
+    ROW: st.column_config.NumberColumn(ROW, width=40, pinned=True),
+    TICK: st.column_config.CheckboxColumn(
+        TICK,
+        help="Tick records of another person (Space on a selected cell)",
+        width=110,
+        pinned=True,
+    ),
+    SAMPLED: st.column_config.TextColumn("★", width=30, pinned=True),
+    "record": st.column_config.Column("record", width=130, pinned=True),
+    **{
+        f: st.column_config.Column(f, width="small" if typical[f] <= 12 else "medium")
+        for f in fields
+    },
+}
+pinned = data.records.loc[[record], fields].astype(object)
+pinned.insert(0, "record", [f"{SAMPLED_MARK}{record} (sampled)"])
+st.dataframe(
+    pinned.style.apply(lambda _: np.full(pinned.shape, SAMPLED_ROW, dtype=object), axis=None),
+    hide_index=True,
+    key=f"pinned_{record}",
+    column_config={"record": st.column_config.TextColumn("sampled record", pinned=True)},
+)
+table = data.records.loc[members, fields].astype(object).copy()
+table.insert(0, ROW, np.arange(1, len(table) + 1))
+table.insert(1, TICK, table.index.isin(st.session_state[ticks_key]))
+table.insert(2, SAMPLED, np.where(np.asarray(members) == record, "★", ""))
+table.insert(3, "record", table.index)
+flag_cells = flags.to_numpy()
+sampled_row = np.asarray(members) == record
+
+
+def style(frame: pd.DataFrame) -> np.ndarray:
+    cells = np.where(flag_cells, HIGHLIGHT, "").astype(object)
+    cells[sampled_row] = SAMPLED_ROW
+    out = np.full(frame.shape, "", dtype=object)
+    out[:, 4:] = cells
+    out[sampled_row, 2:4] = SAMPLED_ROW
+    return out
+
+
 edited = st.data_editor(
-    table,
+    table.style.apply(style, axis=None),
     hide_index=True,
     disabled=[c for c in table.columns if c != TICK],
-    column_config={
-        TICK: st.column_config.CheckboxColumn(TICK, help="Tick records of another person")
-    },
-    key=f"cluster_{record}",
+    column_config=column_config,
+    key=grid_key(record),
     height=min(600, 40 + 35 * len(table)),
 )
-removed = list(edited.loc[edited[TICK], "record"])
+removed = [m for m, t in zip(members, edited[TICK].to_numpy(), strict=True) if t]
 st.caption(f"{len(removed)} of {len(members)} records ticked as not belonging.")
 
-added_key = f"added_{record}"
-if added_key not in st.session_state:
-    st.session_state[added_key] = list(shown.added) if shown is not None else []
+
+def tick_rows(key, rows: list) -> None:
+    """Tick (or, with a leading "-", untick) the rows typed by number: "2 5-7", "-3"."""
+    text = st.session_state.get(f"tick_rows_{key}", "")
+    st.session_state[f"tick_rows_{key}"] = ""
+    now = set(ticked(key, pd.Index(rows)))
+    for token in re.split(r"[\s,;]+", text.strip()):
+        if not token:
+            continue
+        untick = token.startswith("-")
+        span = token.lstrip("-")
+        try:
+            first, _, last = span.partition("-")
+            numbers = range(int(first), int(last or first) + 1)
+        except ValueError:
+            st.session_state["flash_error"] = f"Not a row number or range: {token!r}."
+            return
+        for number in numbers:
+            if not 1 <= number <= len(rows):
+                st.session_state["flash_error"] = f"No row {number}: rows are 1 to {len(rows)}."
+                return
+            (now.discard if untick else now.add)(rows[number - 1])
+    set_ticks(key, pd.Index(rows), list(now))
+
+
+st.text_input(
+    "Tick rows",
+    key=f"tick_rows_{record}",
+    placeholder="row numbers, e.g. 2 5-7 (-3 unticks); Enter applies",
+    on_change=tick_rows,
+    args=(record, list(members)),
+    help="Keyboard ticking: Alt+T comes here.",
+)
+
+if len(members) >= VARIANTS_FROM:
+    with st.expander("Variants in this cluster", expanded=len(members) >= 3 * VARIANTS_FROM):
+        variants = field_variants(data.records, members, fields)
+        counts = variants.groupby("field", sort=False)["value"].size()
+        st.caption(
+            "Distinct values of each field (case, accents and spaces ignored): "
+            + ", ".join(f"{f} {n}" for f, n in counts.items())
+            + ". Tick every record of one value at once."
+        )
+        v1, v2 = st.columns([1, 2])
+        field = v1.selectbox("Field", fields, key=f"variant_field_{record}")
+        of_field = variants[variants["field"] == field].reset_index(drop=True)
+        st.dataframe(
+            of_field[["value", "records"]], hide_index=True, key=f"variants_{record}_{field}"
+        )
+        choice = v2.selectbox(
+            "Value",
+            range(len(of_field)),
+            format_func=lambda i: (
+                f"{of_field['value'][i] or '(empty)'} — {of_field['records'][i]} records"
+            ),
+            key=f"variant_value_{record}_{field}",
+        )
+        chosen = list(of_field["ids"][choice]) if choice is not None else []
+        b1, b2 = st.columns(2)
+        b1.button(
+            f"Tick these {len(chosen)} records",
+            key=f"variant_tick_{record}",
+            on_click=lambda: set_ticks(
+                record,
+                pd.Index(members_list),
+                [*ticked(record, pd.Index(members_list)), *[c for c in chosen if c != record]],
+            ),
+        )
+        b2.button(
+            f"Untick these {len(chosen)} records",
+            key=f"variant_untick_{record}",
+            on_click=lambda: set_ticks(
+                record,
+                pd.Index(members_list),
+                [t for t in ticked(record, pd.Index(members_list)) if t not in set(chosen)],
+            ),
+        )
+
 added: list = st.session_state[added_key]
-
-
-def differences(rows: list) -> None:
-    """The sampled record's fields above the others', differing values highlighted."""
-    if len(rows) < 1:
-        return
-    fields = list(data.fields)
-    frame = data.records.loc[[record, *rows], fields].astype(object)
-    marks = differing_fields(data.records, record, rows, fields)
-    flags = pd.concat(
-        [pd.DataFrame(False, index=pd.Index([record], dtype=object), columns=fields), marks]
-    ).to_numpy()
-    frame.insert(0, "record", [f"{record} (sampled)", *map(str, rows)])
-    styled = frame.style.apply(
-        lambda _: np.where(flags, "background-color: #fde2c8", ""), axis=None, subset=fields
-    )
-    st.dataframe(styled, hide_index=True, key=f"compare_{record}_{len(rows)}")
-
-
-with st.expander("Compare fields with the sampled record", expanded=len(members) <= 12):
-    st.caption(
-        "Highlighted: values that differ from the sampled record's (case and accents ignored)."
-    )
-    differences([*members.drop(record), *added])
-
 with st.expander("Search all records to add missing ones", expanded=bool(added)):
     c1, c2, c3 = st.columns([3, 2, 1])
-    query = c1.text_input("Search", key="search_query", placeholder="name, city, assignee, id…")
-    field = c2.selectbox("In field", ["any field", *data.fields], key="search_field")
+    query = c1.text_input("Search", key="search_query", placeholder="name, city, assignee, id… (/)")
+    field = c2.selectbox("In field", ["any field", *fields], key="search_field")
     same_block = c3.checkbox(
         "Same block",
         value=data.block_col is not None,
         key="search_block",
         disabled=data.block_col is None,
     )
+    block = data.records.loc[record, data.block_col] if same_block and data.block_col else None
+    if block is not None:
+        st.caption(f"Searching block `{block}` only; untick Same block to search every record.")
     if query.strip():
         index = record_index(data)
-        block = row[data.block_col] if same_block and data.block_col else None
         with plain_errors("Search failed"):
             hits = index.search(
                 query, fields=None if field == "any field" else [field], block=block, limit=50
             )
         hits = hits[~hits.index.isin(members) & ~hits.index.isin(added)]
         if hits.empty:
-            st.caption("No other records match.")
+            where_searched = f"in block `{block}`" if block is not None else "among all records"
+            st.caption(
+                f"No other records {where_searched} match {query.strip()!r}"
+                + (" (the search was limited to this block)." if block is not None else ".")
+            )
         else:
-            found = data.records.loc[hits.index, data.fields].copy()
+            found = data.records.loc[hits.index, fields].copy()
             found.insert(0, ADD, False)
             found.insert(1, "record", found.index)
             picked = st.data_editor(
@@ -449,7 +675,7 @@ with st.expander("Search all records to add missing ones", expanded=bool(added))
     if added:
         st.markdown("**Records to add**")
         st.dataframe(
-            data.records.loc[added, data.fields].reset_index(names="record"),
+            data.records.loc[added, fields].reset_index(names="record"),
             hide_index=True,
             key=f"added_table_{record}",
         )
@@ -457,9 +683,6 @@ with st.expander("Search all records to add missing ones", expanded=bool(added))
             st.session_state[added_key] = []
             st.rerun()
 
-notes_key = f"notes_{record}"
-if notes_key not in st.session_state:
-    st.session_state[notes_key] = shown.notes if shown is not None else ""
 st.text_area("Notes", key=notes_key)
 
 # Names compared beside the sampled one: PatentsView's first/last, or a "name" column.
@@ -482,8 +705,8 @@ if added and names:
 
 based_on = None if shown is None else shown.event_id
 # where the page goes after a save: the next item not done, this one counted as done
-after = next_unreviewed(position, covered | (np.arange(len(queue)) == position))
-common = (record, cluster_id, list(members), initial_removed, based_on, alone)
+after = next_to_review(done | (np.arange(n_items) == position), position)
+common = (record, cluster_id, list(members), based_on)
 b1, b2, b3 = st.columns(3)
 b1.button(
     "Correct as is",
@@ -502,25 +725,25 @@ b2.button(
     on_click=save,
     args=(*common, False, after),
     shortcut=SHORTCUTS["save"],
+    help="Save the ticks, additions and notes (Ctrl+Enter); with nothing ticked or added it "
+    "is the same decision as Correct as is",
 )
 
 
-def undo(item, event_id: int | None, confirm: bool) -> None:
+def undo(key, event_id: int | None, confirm: bool) -> None:
     try:
-        store.undo(
-            reviewer=reviewer_name(), sampled_record=item, event_id=event_id, confirm_other=confirm
-        )
+        project.undo(reviewer_name(), key, event_id=event_id, confirm_other=confirm)
     except ReviewError as err:
         st.session_state["flash_error"] = f"Undo failed: {err}"
         return
-    forget_item(item)
-    st.session_state["flash"] = f"Undid a save on {item}."
+    forget_item(key)
+    st.session_state["flash"] = f"Undid a save on {key}."
 
 
-history = store.history(record) if me else []
+history = project.history(record)
 undone = {e.undoes for e in history if e.status == "undo"}
 live = [e for e in history if e.status != "undo" and e.event_id not in undone]
-my_live = [e for e in live if e.reviewer == me]
+my_live = [e for e in live if e.reviewer == me and e.event_id > project.after]
 b3.button(
     "Undo my last save",
     key=f"undo_{record}",
@@ -544,40 +767,87 @@ if not alone and shown is not None and shown.reviewer != me and me:
 if st.session_state.get("last_saved"):
     st.toast(f"Saved review of {st.session_state.pop('last_saved')}")
 st.caption(
-    "Keys: " + ", ".join(f"{k} {v}" for k, v in SHORTCUTS.items()) + " (Ctrl is ⌘ on a Mac)."
+    "Keys: "
+    + ", ".join(f"{k} {v}" for k, v in SHORTCUTS.items())
+    + ", / search, Alt+T tick rows by number; in the grid, arrows move and Space ticks "
+    "(Ctrl is ⌘ on a Mac)."
 )
-# The item and its buttons are drawn (the export panel below opens collapsed): from here
-# on the item is on screen, and the double-press guard in save() counts from now.
+st.html(KEYS_SCRIPT, unsafe_allow_javascript=True)
+# The item and its buttons are drawn (the panels below open collapsed): from here on the
+# item is on screen, and the double-press guard in save() counts from now.
 if st.session_state.get("drawn", (None,))[0] != record:
     st.session_state["drawn"] = (record, time.monotonic())
 
+# Unsaved ticks, additions and notes are kept as a draft (a reload or a restart then
+# restores them); a draft equal to the decision shown is forgotten.
+if me and conflict is None:
+    draft = Draft(tuple(removed), tuple(added), st.session_state.get(notes_key, ""), based_on)
+    if st.session_state.get(f"kept_{record}") != draft:
+        try:
+            project.keep_draft(me, record, draft)
+            st.session_state[f"kept_{record}"] = draft
+        except ReviewError as err:
+            st.caption(f"Unsaved edits cannot be kept here: {err}")
+
+with st.expander(f"History of this item ({len(history)} events)", icon=":material/history:"):
+    if not history:
+        st.caption("Nothing saved on this record yet.")
+    for event in history:
+        before = " — before this sample (does not count)" if event.event_id <= project.after else ""
+        if event.status == "undo":
+            what = f"undid event {event.undoes}"
+        else:
+            what = (
+                f"{'adjudicated' if event.role == 'adjudication' else event.status}: removed "
+                f"{list(event.removed)}, added {list(event.added)}"
+                + (f"; notes: {event.notes}" if event.notes else "")
+                + (f"; based on event {event.based_on}" if event.based_on else "")
+                + (" (undone)" if event.event_id in undone else "")
+            )
+        st.markdown(
+            f"- event {event.event_id}, {local_time(event.created_at)}, "
+            f"**{event.reviewer}**: {what}{before}"
+        )
+
 with st.expander("Export the reviewed benchmark / import a review sheet"):
     st.caption(
-        "The true clusters derived from every current decision, as a membership file "
-        "(`record_id, cluster_id`) that the library's estimators read."
+        "The benchmark the estimates use: the reviewed true clusters of the sample's finished "
+        "units, as a membership file (`record_id, cluster_id`), with the sample's design "
+        "beside it (`benchmark.sample.json`), so `er-eval estimate --reference "
+        "benchmark.csv` gives the same numbers as the Estimates page."
     )
-    if st.button("Export to the project folder", key="export_benchmark", disabled=not reviewed):
+    with plain_errors("Could not build the reviewed sample"):
+        sample, n_units = project.sample()
+    if st.button("Export to the project folder", key="export_benchmark", disabled=sample is None):
         with plain_errors("Export failed"):
-            path = store.export(project_dir() / "benchmark.csv")
-        st.success(f"Exported {len(true_clusters(store)):,} records to `{path}`.")
-    if reviewed:
+            path, design = project.export(project_dir() / "benchmark.csv")
+        st.success(
+            f"Exported {sample.n_records:,} records of {n_units:,} finished units to `{path}` "
+            f"and the design to `{design.name}`."
+        )
+    if sample is not None:
         st.download_button(
             "Download benchmark.csv",
-            true_clusters(store).rename_axis("record_id").rename("cluster_id").to_csv(),
+            sample.reference.rename_axis("record_id").rename("cluster_id").to_csv(),
             file_name="benchmark.csv",
             key="download_benchmark",
         )
     sheet = st.file_uploader(
         "Import an add/remove sheet (columns sampled_record, remove, add; optional "
-        "predicted_cluster, reviewer, notes)",
+        "predicted_cluster, reviewer, notes; er-eval review sheet writes one)",
         type=["csv", "tsv", "parquet"],
         key="import_sheet",
     )
     if sheet is not None and st.button("Import sheet", key="import_sheet_go", disabled=not me):
-        with plain_errors("Import failed"):
+        try:
             kept = keep_input(sheet.getvalue(), sheet.name, project_dir())
-            events = store.import_sheet(
-                read_table(kept), prediction=prediction, reviewer=me, version=version
-            )
-        st.session_state["flash"] = f"Imported {len(events)} reviews."
-        st.rerun()
+            try:
+                frame = read_table(kept)
+            except (ValueError, OSError) as err:
+                raise ReviewError(str(err).replace(str(kept.parent) + "/", "")) from err
+            events = project.import_sheet(frame, reviewer=me)
+        except (ReviewError, ValueError, OSError) as err:
+            show_error(f"Not imported ({sheet.name})", err)
+        else:
+            st.session_state["flash"] = f"Imported {len(events)} reviews from {sheet.name}."
+            st.rerun()

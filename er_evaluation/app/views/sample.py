@@ -1,24 +1,23 @@
-"""Sample: choose the design, size, seed and starting version; save the review queue."""
+"""Sample: choose the design, size, seed, starting version and reviewers; save the queue.
+
+Drawing over saved decisions asks first: they either stay out of the new sample (kept in
+the history) or count for it as they were made; a blind double review never counts
+decisions made before it.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from er_evaluation.app.app_common import (
-    DESIGNS,
-    draw_queue,
-    load_project,
-    plain_errors,
-    read_queue,
-    read_sample_config,
-    save_queue,
-)
+from er_evaluation.app.app_common import open_project, plain_errors
 from er_evaluation.designs import SIZE_BANDS
-from er_evaluation.review.project import queue_fits
+from er_evaluation.review import DESIGNS, RedrawError, ReviewError, SampleSettings
 
 st.title("Sample what to review")
-data = load_project()
-current = read_sample_config()
+project = open_project()
+data = project.data
+with plain_errors("Could not read the sample settings"):
+    current = project.settings
 
 with st.expander("Recommended design: what to review for a budget of records", expanded=True):
     from er_evaluation.recommend import recommend_design
@@ -68,7 +67,7 @@ design = st.radio(
     "Design",
     list(DESIGNS),
     format_func=DESIGNS.get,
-    index=list(DESIGNS).index(current["design"]) if current else 0,
+    index=list(DESIGNS).index(current.design) if current else 0,
     key="sample_design",
 )
 if design == "blocks" and data.block_col is None:
@@ -84,19 +83,17 @@ size = c1.number_input(
         "change": "Changed records to sample",
     }[design],
     min_value=1,
-    value=int(current["size"]) if current else 50,
+    value=current.size if current else 50,
     step=10,
     key="sample_size",
 )
-seed = c2.number_input(
-    "Seed", min_value=0, value=int(current["seed"]) if current else 1, key="sample_seed"
-)
+seed = c2.number_input("Seed", min_value=0, value=current.seed if current else 1, key="sample_seed")
 versions = data.versions
 version = c3.selectbox(
     "Start from version",
     versions,
-    index=versions.index(current["version"])
-    if current and current["version"] in versions
+    index=versions.index(current.version)
+    if current and current.version in versions
     else len(versions) - 1,
     key="sample_version",
     help="Reviewers see this version's predicted cluster of each sampled record and correct it.",
@@ -107,7 +104,7 @@ if design == "stratified":
         st.number_input(
             "Review entirely the predicted clusters with at least this many records",
             min_value=2,
-            value=int(current.get("take_all_size") or 50) if current else 50,
+            value=(current.take_all_size if current and current.take_all_size else 50),
             key="sample_take_all",
             help="With heavy-tailed cluster sizes the few largest clusters carry most links "
             "and most errors: reviewing them entirely removes their sampling error. Other "
@@ -127,39 +124,84 @@ elif design == "change":
         help="Only records whose predicted cluster differs between the two versions are "
         "sampled: elsewhere the versions agree and their difference is exactly zero.",
     )
-reviewers_text = st.text_input(
-    "Split among reviewers (comma-separated names; empty = one shared queue)",
-    value=", ".join(current.get("reviewers", [])) if current else "",
+roster = list(project.reviewers)
+reviewers = st.multiselect(
+    "Split among reviewers (none = one shared queue)",
+    roster,
+    default=[r for r in (current.reviewers if current else ()) if r in roster],
     key="sample_reviewers",
+    help="The project's reviewers (add them on the Project page). Each unit goes whole to "
+    "one of them.",
 )
-reviewers = [r.strip() for r in reviewers_text.split(",") if r.strip()]
+if not roster:
+    st.caption("No reviewers yet: add them on the Project page to split the queue.")
 double_share = st.number_input(
     "Share of units reviewed twice, blind (double review; needs two or more reviewers)",
     min_value=0.0,
     max_value=1.0,
-    value=float(current.get("double_share", 0.0)) if current else 0.0,
+    value=current.double_share if current else 0.0,
     step=0.05,
     key="sample_double_share",
     help="These units go to a second reviewer too; neither sees the other's decision. "
     "Agreement and adjudication pages compare and settle them.",
 )
 
-if st.button("Draw and save the sample", key="draw_sample", type="primary"):
-    settings = {
-        "design": design,
-        "size": int(size),
-        "seed": int(seed),
-        "version": version,
-        "reviewers": reviewers,
-        "double_share": float(double_share),
-        **extra,
-    }
-    with plain_errors("Could not draw the sample"):
-        queue = draw_queue(data, settings)
-    with plain_errors("Could not save the sample"):
-        save_queue(queue, settings)
+
+def draw(earlier: str | None) -> None:
+    try:
+        settings = SampleSettings(
+            design=design,
+            size=int(size),
+            seed=int(seed),
+            version=version,
+            reviewers=tuple(reviewers),
+            double_share=float(double_share),
+            **extra,
+        )
+        queue = project.draw(settings, earlier=earlier)
+    except RedrawError as waiting:
+        st.session_state["redraw_waiting"] = str(waiting)
+        st.rerun()
+    except (ReviewError, ValueError) as err:
+        st.session_state["sample_error"] = f"Could not draw the sample: {err}"
+        return
+    st.session_state.pop("redraw_waiting", None)
     st.session_state["queue_position"] = 0
-    st.success(f"Saved a sample of {len(queue):,} records to review.")
+    st.session_state["sample_flash"] = f"Saved a sample of {len(queue):,} records to review."
+    st.rerun()  # the page below shows the new queue
+
+
+if st.button("Draw and save the sample", key="draw_sample", type="primary"):
+    draw(None)
+if st.session_state.get("redraw_waiting"):
+    st.warning(
+        "The current sample has saved decisions: "
+        + st.session_state["redraw_waiting"].split(": say whether", 1)[0]
+        + ". What becomes of them in the new sample?",
+        icon=":material/help:",
+    )
+    w1, w2, w3 = st.columns(3)
+    if w1.button(
+        "Start fresh: they do not count",
+        key="redraw_exclude",
+        help="The new sample counts only decisions saved from now on; the earlier ones stay "
+        "in each item's history.",
+    ):
+        draw("exclude")
+    if w2.button(
+        "They count for the new sample",
+        key="redraw_include",
+        disabled=double_share > 0,
+        help="Decisions made earlier count as done (not for a blind double review, which "
+        "counts only decisions made blind for it).",
+    ):
+        draw("include")
+    if w3.button("Keep the current sample", key="redraw_cancel"):
+        st.session_state.pop("redraw_waiting", None)
+        st.rerun()
+for key, show in (("sample_flash", st.success), ("sample_error", st.error)):
+    if st.session_state.get(key):
+        show(st.session_state.pop(key))
 
 with st.expander("Plan the sample size"):
     from er_evaluation.planning import PLAN_METRICS, default_design, plan_review
@@ -249,26 +291,40 @@ with st.expander("Plan the sample size"):
         st.markdown("**Assumptions**")
         st.markdown("\n".join(f"- {k}: {v}" for k, v in plan.assumptions.items()))
 
-queue = read_queue()
-if queue is None:
+queue = project.queue
+settings = project.settings
+if queue is None or settings is None:
     st.info("No sample yet: choose a design and draw one.")
     st.stop()
-settings = read_sample_config()
-reason = queue_fits(data, settings, queue)
-if reason:
-    st.warning(f"The saved sample no longer fits the project data ({reason}): draw a new one.")
+problem = project.queue_problem()
+if problem:
+    st.warning(f"The saved sample no longer fits the project data ({problem}): draw a new one.")
     st.stop()
 st.subheader("What will be reviewed")
 st.write(
-    f"Design **{DESIGNS[settings['design']]}**, {settings['size']} units, seed {settings['seed']}, "
-    f"starting from version **{settings['version']}**: {len(queue):,} records in the queue "
+    f"Design **{DESIGNS[settings.design]}**, {settings.size} units, seed {settings.seed}, "
+    f"starting from version **{settings.version}**: {len(queue):,} records in the queue "
     f"({queue['unit'].nunique():,} sampled units)."
+    + (
+        " Decisions saved before this sample was drawn do not count for it."
+        if settings.after_event
+        else ""
+    )
 )
-if "reviewer" in queue and queue["reviewer"].notna().any():
-    st.dataframe(
-        queue.groupby("reviewer").size().rename("records").reset_index(),
-        hide_index=True,
-        key="sample_split",
+if queue["reviewer"].notna().any():
+    load = project.workload()
+    st.markdown("**Workload** (a double-reviewed unit counts for both its reviewers)")
+    st.table(
+        load.rename(
+            columns={
+                "units": "units (first)",
+                "records": "records (first)",
+                "second_units": "units (blind second)",
+                "second_records": "records (blind second)",
+                "all_units": "units to review",
+                "all_records": "records to review",
+            }
+        )
     )
 shown = data.records.loc[queue["record_id"], data.fields].reset_index(names="record")
 shown.insert(1, "unit", queue["unit"].to_numpy())
