@@ -33,19 +33,12 @@ def shots(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """A demo project with reviewers ann and bob and a blind double review of 6 records,
-    and the app serving it."""
+    """A demo project with reviewers ann and bob sharing one queue of 6 records (so both
+    work on the same item and can meet in a conflict), and the app serving it."""
     folder = tmp_path_factory.mktemp("demo") / "project"
     project = Project.init(folder, reviewers=["ann", "bob"])
     project.draw(
-        SampleSettings(
-            design="records",
-            size=6,
-            seed=1,
-            version=project.data.versions[-1],
-            reviewers=("ann", "bob"),
-            double_share=1.0,
-        )
+        SampleSettings(design="records", size=6, seed=1, version=project.data.versions[-1])
     )
     with running_app(folder) as url:
         yield url, folder
@@ -81,10 +74,10 @@ def test_grid_conflict_and_adjudication_views(demo, chromium, shots):
         settle(ann)
         settle(bob)
         _, _, record = item_heading_of(ann)
-        # the grid: the sampled record pinned and marked, differing values highlighted
+        # the grid: the sampled record pinned and marked, differing values highlighted (a
+        # canvas grid: its cells are not in the page's text, the picture shows them)
         tick_row(ann, 1)
         laid_out(ann)
-        ann.get_by_text("★ ").first.wait_for()
         ann.screenshot(path=shots / "review_grid.png")
 
         # a conflict: ann saves; bob, on a page drawn before, saves another decision
@@ -95,24 +88,18 @@ def test_grid_conflict_and_adjudication_views(demo, chromium, shots):
         bob.get_by_role("button", name="Save review").click()
         bob.get_by_text("Not saved: this record's decision changed").wait_for()
         laid_out(bob)
-        bob.get_by_text("✗ removed").first.wait_for()
+        bob.get_by_text("✗ removed").first.wait_for(state="attached")  # a canvas grid cell
         bob.screenshot(path=shots / "conflict.png")
-        bob.get_by_role("button", name="Drop mine, keep theirs").click()
-        settle(bob)
-
-        # a double-reviewed record decided differently waits for adjudication
-        project = Project.open(folder)
-        for name in ("ann", "bob"):
-            mine = project.overview(name, mine_only=True)
-            for row in mine.itertuples():
-                if project.decision(row.record, name) is None:
-                    project.save(name, row.record, based_on=None)
-        if not len(project.disagreements()):
-            pytest.fail("the walk made no disagreement to adjudicate")
+        # both decisions are kept as made: the record waits for adjudication
+        bob.get_by_role("button", name="Keep both (adjudication decides)").click()
+        bob.get_by_text("Both decisions on").wait_for()
+        disagreements = Project.open(folder).disagreements().table
+        assert list(disagreements["sampled_record"]) == [record]
         judge = visit(ann_ctx, url, folder, "adjudication", "ann")
         judge.get_by_text(
             re.compile(r"record\(s\) decided differently by two reviewers")
         ).wait_for()
+        judge.get_by_role("button", name="Save the ticked cluster as the final decision").wait_for()
         laid_out(judge)
         judge.screenshot(path=shots / "adjudication.png")
     finally:
