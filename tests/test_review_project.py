@@ -385,18 +385,6 @@ def test_sheet_import_checks_like_the_app(made):
     assert event.reviewer == "Ann"
 
 
-def test_a_prediction_with_duplicated_ids_is_named_on_import(made):
-    from er_evaluation.review import ReviewStore
-
-    store = ReviewStore(made.folder / "other.sqlite")
-    prediction = pd.Series(["p", "p", "q"], index=["r01", "r02", "r01"])
-    sheet = pd.DataFrame({"sampled_record": ["r01"], "remove": [""], "add": [""]})
-    with pytest.raises(
-        ReviewError, match=r"prediction: 1 record id\(s\) appear more than once: 'r01'"
-    ):
-        store.import_sheet(sheet, prediction=prediction, reviewer="ann")
-
-
 def test_mixed_id_types_are_refused_at_save_time(store):
     with pytest.raises(
         ReviewError, match="record ids of one review mix integers and text: 1 and '1'"
