@@ -245,7 +245,7 @@ def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
     draw("records", 4)
     store = review_everything(project)
     assert main(["review", "status", str(project), "--format", "csv"]) == 0
-    status = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["status"]
+    status = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)["value"]
     assert status["decisions"] == str(len(store.decisions()))
     assert status["conflicts"] == "0" and status["queue_records"] == "4"
     # No double review yet: agreement says so in one line.
@@ -260,7 +260,7 @@ def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
     )
     assert main(["review", "agreement", str(project), "--format", "csv"]) == 0
     table = pd.read_csv(pd.io.common.StringIO(capsys.readouterr().out), index_col=0)
-    assert table.loc["all", "double_reviewed"] == 1
+    assert table.loc["double_reviewed", "value"] == 1
     out = tmp_path / "bench.csv"
     assert main(["review", "export", str(project), "-o", str(out), "--reviewer", "ann"]) == 0
     exported = read_membership(out, "record_id", "cluster_id")

@@ -118,7 +118,7 @@ def test_unknown_reviewers_are_refused_everywhere(cli, inputs):
     code, _, err = cli(["review", "export", folder, "-o", inputs / "b.csv", "--reviewer", "nobody"])
     assert code == 1
     assert err == (
-        "er-eval review: error: unknown reviewer 'nobody': the project's reviewers are ann\n"
+        "er-eval review: error: unknown reviewer 'nobody': the project's reviewers are 'ann'\n"
     )
     assert not (inputs / "b.csv").exists()
     code, _, err = cli(["review", "estimate", folder, "--reviewer", "Nobody"])

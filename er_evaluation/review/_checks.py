@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from er_evaluation.errors import examples, plain_id
+from er_evaluation.errors import examples, plain_id, suggest
 from er_evaluation.review._model import STATUSES, ReviewError, ReviewIssue, check_id
 from er_evaluation.review._names import names_beside
 
@@ -42,8 +42,10 @@ def find_reviewer(name: Any, known: Iterable[str]) -> str:
     for candidate in known:
         if candidate.casefold() == text.casefold():
             return candidate
-    listed = ", ".join(known) if known else "none yet"
-    raise ReviewError(f"unknown reviewer {text!r}: the project's reviewers are {listed}")
+    listed = ", ".join(map(repr, known)) if known else "none yet"
+    raise ReviewError(
+        f"unknown reviewer {text!r}{suggest([text], known)}: the project's reviewers are {listed}"
+    )
 
 
 def unique_ids(values: Iterable, what: str) -> tuple:
