@@ -73,6 +73,8 @@ def test_a_double_press_answers_only_the_pair_on_screen(open_tab, tmp_path):
     pair nobody had looked at (measured: a second press 0.5 s after the first)."""
     page = open_tab(tmp_path)
     settled_pair(page, 1)
+    # the pair's fields marked as agreeing or differing (cells of a canvas grid: attached)
+    page.get_by_text(re.compile("^(✓ agree|✗ differ)$")).first.wait_for(state="attached")
     # the very button the person saw: Streamlit keeps one element per widget key, so a
     # second press on it after the rerun reaches the next pair's button
     shown = page.get_by_role("button", name="Match", exact=True).element_handle()

@@ -31,6 +31,7 @@ from er_evaluation.pairs import (
     split_blocks,
 )
 from er_evaluation.plots import plot_pr_curve
+from er_evaluation.review import differing_fields
 
 st.title("Pair labelling")
 data = load_project()
@@ -204,6 +205,19 @@ else:
     st.subheader(f"Pair {session.n_draws + session.n_unsure + 1}: same person?")
     side = data.records.loc[[pending.id_left, pending.id_right], data.fields].T
     side.columns = pd.Index([f"left: {pending.id_left}", f"right: {pending.id_right}"])
+    # each field's agreement, compared as a reviewer would (case, accents, spaces ignored)
+    differs = differing_fields(data.records, pending.id_left, [pending.id_right], data.fields)
+    empty = side.isna().any(axis=1) | (side.astype(str).apply(lambda c: c.str.strip()) == "").any(
+        axis=1
+    )
+    side.insert(
+        0,
+        "fields",
+        [
+            "" if e else "✗ differ" if d else "✓ agree"
+            for e, d in zip(empty, differs.iloc[0], strict=True)
+        ],
+    )
     st.dataframe(side.astype(str), key="pairs_side")
     st.caption(f"Similarity score {pending.score:.3f}")
     # the pair is on screen from here on (before its buttons exist, so that a run cut short
