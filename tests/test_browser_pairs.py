@@ -77,7 +77,7 @@ def test_a_double_press_answers_only_the_pair_on_screen(open_tab, tmp_path):
     page.get_by_text(re.compile("^(✓ agree|✗ differ)$")).first.wait_for(state="attached")
     # the very button the person saw: Streamlit keeps one element per widget key, so a
     # second press on it after the rerun reaches the next pair's button
-    shown = page.get_by_role("button", name="Match", exact=True).element_handle()
+    shown = page.get_by_role("button", name=re.compile(r"^Match\b")).element_handle()
     shown.click()
     page.wait_for_timeout(500)  # measured: a second press 0.5 s after the first
     try:
@@ -89,9 +89,20 @@ def test_a_double_press_answers_only_the_pair_on_screen(open_tab, tmp_path):
     first = answers(tmp_path)
     assert [e["answer"] for e in first] == ["match"], "a press answered an unseen pair"
     # a deliberate press, once the pair has been on screen, counts
-    page.get_by_role("button", name="Non-match", exact=True).click()
+    page.get_by_role("button", name=re.compile(r"^Non-match\b")).click()
     settled_pair(page, 3)
     assert [e["answer"] for e in answers(tmp_path)] == ["match", "non-match"]
+
+
+def test_pairs_are_answered_from_the_keyboard(open_tab, tmp_path):
+    page = open_tab(tmp_path)
+    settled_pair(page, 1)
+    page.get_by_text("Pair 1: same person?").click()  # focus the page, not a field
+    page.keyboard.press("Alt+N")
+    settled_pair(page, 2)
+    page.keyboard.press("Alt+M")
+    settled_pair(page, 3)
+    assert [e["answer"] for e in answers(tmp_path)] == ["non-match", "match"]
 
 
 def test_two_reviewers_on_one_block_each_answer_recorded_once(open_tab, tmp_path):
@@ -101,17 +112,17 @@ def test_two_reviewers_on_one_block_each_answer_recorded_once(open_tab, tmp_path
     ann, bob = open_tab(tmp_path), open_tab(tmp_path)
     settled_pair(ann, 1)
     settled_pair(bob, 1)
-    ann.get_by_role("button", name="Match", exact=True).click()
+    ann.get_by_role("button", name=re.compile(r"^Match\b")).click()
     settled_pair(ann, 2)
-    bob.get_by_role("button", name="Non-match", exact=True).click()  # the same pair, second
+    bob.get_by_role("button", name=re.compile(r"^Non-match\b")).click()  # the same pair, second
     bob.get_by_text("was already answered in another session on this log").wait_for()
     first = answers(tmp_path)
     assert [e["answer"] for e in first] == ["match"]
     # Bob is now on Ann's next pair; he answers it, then Ann's press on it is refused
     settled_pair(bob, 2)
-    bob.get_by_role("button", name="Non-match", exact=True).click()
+    bob.get_by_role("button", name=re.compile(r"^Non-match\b")).click()
     settled_pair(bob, 3)
-    ann.get_by_role("button", name="Match", exact=True).click()
+    ann.get_by_role("button", name=re.compile(r"^Match\b")).click()
     ann.get_by_text("was already answered in another session on this log").wait_for()
     settled_pair(ann, 3)
     logged = answers(tmp_path)
@@ -128,7 +139,7 @@ def test_an_unreadable_label_log_is_named_with_its_line_and_why(open_tab, tmp_pa
     page = open_tab(tmp_path)
     for number in (1, 2):
         settled_pair(page, number)
-        page.get_by_role("button", name="Match", exact=True).click()
+        page.get_by_role("button", name=re.compile(r"^Match\b")).click()
     settled_pair(page, 3)
     (log,) = (tmp_path / "pairs").glob("*.jsonl")
     lines = log.read_text().splitlines()
@@ -181,7 +192,7 @@ def test_a_block_over_the_pair_limit_cannot_be_started(open_tab, tmp_path):
     page.get_by_text("Choose a field below to split it by", exact=False).wait_for()
     assert page.get_by_text("max_pairs", exact=False).count() == 0
     assert page.get_by_text("same person?").count() == 0
-    assert page.get_by_role("button", name="Match", exact=True).count() == 0
+    assert page.get_by_role("button", name=re.compile(r"^Match\b")).count() == 0
     assert "Traceback" not in page.content()
     logs = sorted(p.name for p in (tmp_path / "pairs").glob("*.jsonl"))
     assert logs == ["v1__small__oasis.jsonl"]  # only the small block's session
@@ -199,7 +210,7 @@ def test_a_block_over_the_limit_split_by_a_field_can_be_labelled(open_tab, tmp_p
     page.get_by_role("option", name="name", exact=True).click()
     page.get_by_text("this is its sub-block of records that also share the same name").wait_for()
     settled_pair(page, 1)
-    page.get_by_role("button", name="Match", exact=True).click()
+    page.get_by_role("button", name=re.compile(r"^Match\b")).click()
     settled_pair(page, 2)
     assert "Traceback" not in page.content()
     log = tmp_path / "pairs" / "v1__giant _ ann lee 0 by name__oasis.jsonl"

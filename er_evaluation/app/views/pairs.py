@@ -225,15 +225,19 @@ else:
     if st.session_state.get("pairs_drawn", (None,))[0] != (str(log), pending.step):
         st.session_state["pairs_drawn"] = ((str(log), pending.step), time.monotonic())
     b1, b2, b3 = st.columns(3)
-    for column, label, answer in (
-        (b1, "Match", 1),
-        (b2, "Non-match", 0),
-        (b3, "Unsure", None),
+    for column, label, answer, keys in (
+        (b1, "Match", 1, "Alt+M"),
+        (b2, "Non-match", 0, "Alt+N"),
+        (b3, "Unsure", None, "Alt+U"),
     ):
         # a callback, bound to the pair on screen: it runs before the page re-runs, and an
         # answer to a pair another tab or reviewer answered first is not recorded
         column.button(
-            label, key=f"pairs_{label.lower()}", on_click=_answer, args=(session, answer, pending)
+            label,
+            key=f"pairs_{label.lower()}",
+            on_click=_answer,
+            args=(session, answer, pending),
+            shortcut=keys,
         )
 if notice := st.session_state.pop("pairs_notice", None):
     st.info(notice)
