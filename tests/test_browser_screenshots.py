@@ -117,7 +117,7 @@ def test_every_page(demo, chromium, shots):
             "review": "Review queue",
             "project": "Loaded",
             "sample": "What will be reviewed",
-            "agreement": "Double-reviewed records",
+            "agreement": "Agreement of double review",
         }
         for page, text in pages.items():
             tab = visit(context, url, folder, page, "ann")
