@@ -107,6 +107,7 @@ def same_partition(a: pd.Series, b: pd.Series) -> bool:
     return a.index.equals(b.index) and pd.crosstab(a, b).astype(bool).sum().eq(1).all()
 
 
+@pytest.mark.slow
 def test_block_design(project):
     at = draw("blocks", 1)
     queue = pd.read_parquet(project / "queue.parquet")
@@ -221,6 +222,7 @@ def test_a_sample_of_other_data_is_flagged_not_crashed(project):
     assert "'v1'" in at.warning[0].value  # the sample page names the reason too
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("design", "size"), [("records", 2), ("clusters", 2), ("blocks", 1)])
 def test_cli_estimates_the_same_numbers_as_the_app(project, tmp_path, design, size):
     from er_evaluation.cli import main
@@ -238,6 +240,7 @@ def test_cli_estimates_the_same_numbers_as_the_app(project, tmp_path, design, si
         np.testing.assert_allclose(cli[column], app[column].astype(float), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
     from er_evaluation.cli import main
     from er_evaluation.io import read_membership

@@ -37,6 +37,7 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_only_the_app_imports_streamlit():
     outside = [p for p in PACKAGE.rglob("*.py") if APP not in p.parents]
     assert len(outside) > 50
@@ -57,6 +58,7 @@ def test_only_the_app_imports_streamlit():
     assert "streamlit" in {n.split(".")[0] for n in _imports(APP / "app_common.py")}
 
 
+@pytest.mark.slow
 def test_importing_every_library_module_loads_no_streamlit():
     code = (
         "import importlib, pkgutil, sys, er_evaluation\n"
@@ -142,6 +144,7 @@ def _run_er_eval_app(argv: list[str], env: dict | None = None, cwd=None) -> tupl
     return proc, line
 
 
+@pytest.mark.slow
 def test_er_eval_app_serves_on_localhost_and_stops_on_ctrl_c(tmp_path):
     port = free_port()
     env = dict(os.environ, PYTHONPATH=str(REPO))

@@ -55,6 +55,7 @@ def quiet(function, *args, **kwargs):
 # -- project / data ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_project_page_shows_the_bundled_data(project, predictions):
     at = open_page("project")
     assert metric(at, "Records") == f"{len(datasets.load_patentsview_mentions()):,}"
@@ -108,6 +109,7 @@ def fill_own_files(at: AppTest, paths: dict[str, Path]) -> AppTest:
     return at
 
 
+@pytest.mark.slow
 def test_project_page_loads_own_files_and_saves_the_project(project, tmp_path):
     at = open_page("project")
     at = fill_own_files(at, write_own_files(tmp_path / "inputs"))
@@ -125,6 +127,7 @@ def test_project_page_loads_own_files_and_saves_the_project(project, tmp_path):
     assert list(versions["clusters"]) == [3, 2]
 
 
+@pytest.mark.slow
 def test_project_page_shows_validation_errors_in_plain_words(project, tmp_path):
     at = open_page("project")
     at = fill_own_files(at, write_own_files(tmp_path / "inputs", bad_id=True))
@@ -139,6 +142,7 @@ def test_project_page_shows_validation_errors_in_plain_words(project, tmp_path):
 # -- estimates -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_estimates_from_the_bundled_benchmark_match_the_library(project, predictions):
     at = open_page("estimates", est_versions=TWO)
@@ -183,6 +187,7 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
         assert metric(at, label) == f"{blocking.loc[name, 'value']:.3f}"
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_estimates_follow_the_reviews(project, predictions):
     at = open_page()  # the demo draws its default sample on first open
@@ -232,6 +237,7 @@ def test_estimates_follow_the_reviews(project, predictions):
 # -- compare versions ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_compare_page_counts_splits_and_merges_like_the_library(project, predictions):
     at = open_page("compare", cmp_versions=TWO)
@@ -268,6 +274,7 @@ def test_compare_page_counts_splits_and_merges_like_the_library(project, predict
 # -- pair labelling ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pair_labels_are_logged_and_estimated(project):
     at = open_page("pairs")
     for button in ("pairs_match", "pairs_non-match", "pairs_non-match", "pairs_unsure"):
@@ -290,6 +297,7 @@ def test_pair_labels_are_logged_and_estimated(project):
         assert reopened.n_labels == session.n_labels == 3
 
 
+@pytest.mark.slow
 def test_pair_page_says_when_the_target_width_is_reached(project):
     at = open_page("pairs")
     at.number_input(key="pairs_target_width").set_value(1.0).run()
@@ -307,6 +315,7 @@ def test_pair_page_says_when_the_target_width_is_reached(project):
     assert not at.success and any("target width 0.01 not reached" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_pair_labelling_with_ais_shows_the_pr_curve(project):
     at = open_page("pairs")
     at.selectbox(key="pairs_method").set_value("ais").run()
@@ -320,6 +329,7 @@ def test_pair_labelling_with_ais_shows_the_pr_curve(project):
     assert spec["data"][0]["error_y"]["type"] == "data"
 
 
+@pytest.mark.slow
 def test_two_tabs_labelling_one_block_share_the_log(project):
     """Issue 10, item 7: two tabs on one block appended the same step and made the log
     unusable. Now the second answer to a pair is not recorded and both tabs go on."""
@@ -339,6 +349,7 @@ def test_two_tabs_labelling_one_block_share_the_log(project):
         assert reopened.n_labels == 2
 
 
+@pytest.mark.slow
 def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
     """Issue 10, item 7: the Pair labelling page shows which line of the label log is bad
     and why, instead of a traceback or a silent fresh start."""
@@ -354,6 +365,7 @@ def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
     assert "Could not open the label log" in fresh.error[0].value
 
 
+@pytest.mark.slow
 def test_a_block_without_pairs_is_a_plain_message_and_one_pair_is_labelled_to_the_end(project):
     """Issue 10, item 8 through the app: a block of one record has no candidate pair (a
     plain message, no traceback); a block of two records has one pair, and once it is
@@ -402,6 +414,7 @@ def test_the_giant_patentsview_block_is_refused_before_any_pair_is_built(project
     assert not any("se_ln_lee" in p.name for p in (project / "pairs").glob("*"))
 
 
+@pytest.mark.slow
 def test_a_giant_block_split_by_a_field_labels_one_sub_block(project):
     """What the refusal suggests, on the page: split 'fl:se_ln:lee' by first name (861
     sub-blocks of at most 675 records); the chosen sub-block's pool holds exactly the
@@ -462,6 +475,7 @@ def test_records_without_a_block_key_are_counted_not_dropped_silently(project, t
     assert "3 candidate pairs in the block" in " ".join(c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     at = open_page("project")
@@ -495,6 +509,7 @@ def test_project_page_one_file_per_version_by_upload(project, tmp_path):
     assert list(versions["version"]) == ["v1", "v2"] and list(versions["records"]) == [5, 4]
 
 
+@pytest.mark.slow
 def test_project_folder_chosen_in_the_ui(project, tmp_path):
     other = tmp_path / "elsewhere"
     at = open_page("project")
@@ -514,6 +529,7 @@ def test_project_folder_chosen_in_the_ui(project, tmp_path):
     assert json.loads((other / "project.json").read_text())["sample"]["size"] == 5
 
 
+@pytest.mark.slow
 def test_project_folder_resolved_and_refused_in_sentences(project, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "afile.txt").write_text("x")
@@ -528,6 +544,7 @@ def test_project_folder_resolved_and_refused_in_sentences(project, tmp_path, mon
     assert not (tmp_path / "proj").exists()
 
 
+@pytest.mark.slow
 def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
     at = open_page("project")
     paths = write_own_files(tmp_path / "inputs")
@@ -553,6 +570,7 @@ def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
     assert len(Project.open(project).data.records) == 5  # still loads
 
 
+@pytest.mark.slow
 def test_version_names_stay_with_their_files(project, tmp_path):
     paths = write_own_files(tmp_path / "inputs")
     wide = pd.read_csv(paths["wide"])

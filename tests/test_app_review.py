@@ -68,6 +68,7 @@ def test_sample_page_draws_and_saves_the_queue(project, predictions):
     assert list(shown["record"]) == list(queue["record_id"])
 
 
+@pytest.mark.slow
 def test_review_correct_remove_add_undo_are_saved(project, predictions):
     at = run_app()
     choose_reviewer(at, project, "ann")
@@ -156,6 +157,7 @@ def test_blind_mode_hides_the_version(project):
     assert not any("2022-06-30" in m.value for m in at.markdown)
 
 
+@pytest.mark.slow
 def test_import_sheet_and_export_from_the_review_page(project, predictions):
     at = run_app()
     choose_reviewer(at, project, "bob")
@@ -183,6 +185,7 @@ def test_import_sheet_and_export_from_the_review_page(project, predictions):
     assert wrong not in set(exported["record_id"])
 
 
+@pytest.mark.slow
 def test_a_bad_sheet_is_refused_in_plain_words(project):
     at = run_app()
     choose_reviewer(at, project, "bob")
@@ -198,6 +201,7 @@ def test_a_bad_sheet_is_refused_in_plain_words(project):
     assert not ReviewStore(project / "reviews.sqlite").events().shape[0]
 
 
+@pytest.mark.slow
 def test_each_reviewer_sees_only_their_share(project):
     at = run_app()
     add_reviewers(project, "ann", "bob")
@@ -233,6 +237,7 @@ def test_conflicting_decisions_are_shown(project, predictions):
     assert list(shown["record"]) == [other] and list(shown["reviewer"]) == ["ann"]
 
 
+@pytest.mark.slow
 def test_navigation_previous_next_next_unreviewed_and_go_to(project):
     at = run_app()
     choose_reviewer(at, project, "ann")

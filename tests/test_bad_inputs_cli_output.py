@@ -48,6 +48,7 @@ def test_reliability_reasons_name_what_each_figure_counts():
     assert "6 reviewed units, worth 3.6 equally weighted ones (n_effective)" in few.reason
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "json", "csv"])
 def test_review_status_and_agreement_print_counts_as_integers(cli, review_project, fmt):
     code, status, _ = cli(["review", "status", review_project, "--format", fmt])

@@ -41,6 +41,7 @@ def test_an_unknown_reviewer_is_refused_with_the_names_there_are(store, tmp_path
     assert store.true_clusters(reviewer="bob").index.tolist() == [1, 2]
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_an_unknown_reviewer(cli, review_project, tmp_path):
     out = tmp_path / "benchmark.csv"
     code, _, err = cli(["review", "export", review_project, "-o", out, "--reviewer", "nobody"])
@@ -114,6 +115,7 @@ def frozen_project(review_project, tmp_path):
     _thaw(folder)
 
 
+@pytest.mark.slow
 def test_a_read_only_project_can_be_read(cli, frozen_project, tmp_path):
     with pytest.raises(OSError):
         (frozen_project / "probe").touch()

@@ -30,6 +30,7 @@ def demo_versions():
     return versions["2021-12-30"], versions["2022-06-30"]
 
 
+@pytest.mark.slow
 def test_metrics_demo_table_is_correct(demo_versions, cli):
     code, out, _ = cli(["metrics", "--demo"])
     assert code == 0
@@ -214,6 +215,7 @@ def test_summary_errors(tmp_path, cli):
     assert code == 1 and "column(s) ['nom'] not found" in err
 
 
+@pytest.mark.slow
 def test_summary_demo(cli):
     code, out, _ = cli(["summary", "--demo", "--format", "json"])
     assert code == 0
@@ -234,6 +236,7 @@ def test_no_command_prints_help(capsys):
     assert "metrics" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_installed_console_script():
     script = Path(sys.executable).parent / "er-eval"
     assert script.exists(), f"console script not installed next to {sys.executable}"

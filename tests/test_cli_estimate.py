@@ -133,6 +133,7 @@ def test_estimate_argument_errors(files, cli):
     assert code == 1 and "two predictions" in err
 
 
+@pytest.mark.slow
 def test_estimate_demo_equals_library(cli):
     argv = [
         "estimate",

@@ -102,6 +102,7 @@ def test_large_counts_have_thousands_separators(cli):
     assert re.search(r"true_positive_links\s+5,421,136$", out, re.MULTILINE)
 
 
+@pytest.mark.slow
 def test_summary_text_table_is_compact(cli):
     code, out, _ = cli(["summary", "--demo"])
     assert code == 0

@@ -50,6 +50,7 @@ def same_partition(a: pd.Series, b: pd.Series) -> bool:
     return pairs["a"].is_unique and pairs["b"].is_unique
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clusterings())
 def test_clusters_round_trip(clustering):
@@ -67,6 +68,7 @@ def test_clusters_round_trip(clustering):
     assert same_partition(from_clusters(list(clusters.values())), clustering)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clusterings())
 def test_pairs_round_trip(clustering):
@@ -91,6 +93,7 @@ def test_graph_round_trip(clustering):
     assert same_partition(from_graph(graph), clustering)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clusterings())
 def test_frame_round_trip(clustering):

@@ -76,6 +76,7 @@ def brute_force_links(prediction: pd.Series, reference: pd.Series):
     return tp, p, t
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clustering_pairs())
 def test_shared_scope_matches_brute_force(pair):
@@ -100,6 +101,7 @@ def test_shared_scope_matches_brute_force(pair):
     assert swapped.true_positive_links == table.true_positive_links
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clustering_pairs(scope="prediction"))
 def test_prediction_scope_matches_brute_force(pair):
@@ -113,6 +115,7 @@ def test_prediction_scope_matches_brute_force(pair):
     assert table.n_pred_clusters == prediction.nunique()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(clustering_pairs(scope="prediction"))
 def test_restrict_equals_explicit_restriction(pair):

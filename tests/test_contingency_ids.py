@@ -174,6 +174,7 @@ def test_prediction_scope_on_other_cluster_id_types(dtype):
     assert sorted(table.pred_size.tolist()) == [2, 3]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_shared_prefixes_find_every_repeated_prefix(data):

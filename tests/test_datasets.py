@@ -24,6 +24,7 @@ def test_patentsview_mentions():
     assert {"name_first", "name_last", "block", "patent_id"} <= set(mentions.columns)
 
 
+@pytest.mark.slow
 def test_patentsview_predictions_each_version_on_its_own_population():
     mention_ids = set(load_patentsview_mentions().index)
     predictions = load_patentsview_predictions()

@@ -30,6 +30,7 @@ def _calls(name: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_the_spark_engine_converts_through_arrow_only():
     # pandas conversions of PySpark are the ones that warn about pandas >= 3
     assert _calls("toPandas") == []

@@ -122,6 +122,7 @@ def test_predicted_cluster_sample_identical(engine, as_engine_table):
     assert_frames_close(got, want)
 
 
+@pytest.mark.slow
 def test_summary_identical_on_patentsview(engine, as_engine_table, patentsview):
     mentions = load_patentsview_mentions()
     names = (mentions["name_first"] + " " + mentions["name_last"]).rename("name")
@@ -180,6 +181,7 @@ _RANDOM = dict(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=40, **_RANDOM)
 @given(data=clusterings(), on_missing=st.sampled_from(["error", "restrict"]))
 def test_random_clusterings_identical_duckdb(as_duckdb_table, data, on_missing):

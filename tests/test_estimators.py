@@ -500,6 +500,7 @@ def _instances(draw):
     return truth, pred, perm, k
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.PopulationWarning")
 @settings(max_examples=40, deadline=None)
 @given(_instances())

@@ -68,6 +68,7 @@ def test_f1_is_the_f_measure_of_the_same_samples_precision_and_recall(ci_method)
     assert min(p.value, r.value) <= f.value <= max(p.value, r.value)
 
 
+@pytest.mark.slow
 def test_default_f1_interval_is_consistent_with_its_parts(patentsview):
     versions, sample = patentsview
     for name, pred in versions.items():

@@ -52,6 +52,7 @@ def _within_mc_error(values: np.ndarray, truth: float, k: float = 3.0) -> bool:
     return abs(values.mean() - truth) <= k * mc_se
 
 
+@pytest.mark.slow
 def test_record_sampling_cluster_block_precision_and_record_recall_unbiased():
     keys = [
         ("pairwise_precision", "cluster_block"),
@@ -74,6 +75,7 @@ def test_record_sampling_cluster_block_precision_and_record_recall_unbiased():
         assert np.mean(values[:, 1] ** 2) == pytest.approx(est.var(ddof=1), rel=0.35)
 
 
+@pytest.mark.slow
 def test_uniform_cluster_sampling_estimators_unbiased():
     keys = [
         ("pairwise_precision", "cluster_block"),

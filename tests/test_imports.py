@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 import er_evaluation
 
@@ -78,6 +79,7 @@ def import_graph() -> nx.DiGraph:
     return graph
 
 
+@pytest.mark.slow
 def test_the_graph_sees_function_local_imports():
     # a check that missed imports inside functions would pass vacuously
     graph = import_graph()
@@ -87,6 +89,7 @@ def test_the_graph_sees_function_local_imports():
     )
 
 
+@pytest.mark.slow
 def test_no_import_cycle():
     cycles = sorted(nx.simple_cycles(import_graph()), key=len)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c + c[:1]) for c in cycles)

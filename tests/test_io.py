@@ -47,6 +47,7 @@ def test_parquet_round_trip_keeps_types(tmp_path, clustering):
     assert back.tolist() == clustering.tolist()
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

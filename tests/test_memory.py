@@ -50,6 +50,7 @@ def _timing():
 traced = _timing().traced
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ids", ["int", "str", "range"])
 @pytest.mark.parametrize("case", ["same order", "shuffled", "estimate"])
 def test_caller_objects_keep_no_new_cache(ids, case):

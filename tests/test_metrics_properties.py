@@ -151,6 +151,7 @@ def test_merging_first_can_be_shorter_as_documented():
 # ---- properties ----
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clustering_pairs())
 def test_pairwise_against_all_record_pairs(labels):
@@ -169,6 +170,7 @@ def test_pairwise_against_all_record_pairs(labels):
     assert same(fowlkes_mallows(p, r), tp / math.sqrt((tp + fp) * (tp + fn)) if tp else 0.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clustering_pairs())
 def test_bcubed_against_per_record_computation(labels):
@@ -181,6 +183,7 @@ def test_bcubed_against_per_record_computation(labels):
     assert same(bcubed_recall(p, r, average="reference_cluster"), clu_r)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(clustering_pairs())
 def test_cluster_metrics_against_set_comparison(labels):
@@ -204,6 +207,7 @@ def test_merge_distance_against_shortest_path_over_partitions(labels):
     assert same(generalized_merge_distance(p, r, normalize=True), ratio(distance, worst))
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(clustering_pairs(max_records=30))
 def test_scikit_learn_cross_check(labels):
@@ -238,6 +242,7 @@ def test_scikit_learn_cross_check_larger(seed):
     assert (homogeneity(p, r), completeness(p, r), v_measure(p, r)) == pytest.approx((h, c, v))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(clustering_pairs(max_records=12), st.randoms(use_true_random=False))
 def test_invariant_under_relabelling_and_record_order(labels, rnd):
@@ -257,6 +262,7 @@ def test_invariant_under_relabelling_and_record_order(labels, rnd):
         assert same(before[name], after[name]), name
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(clustering_pairs(max_records=12))
 def test_integer_record_ids_give_same_numbers_as_string_ids(labels):

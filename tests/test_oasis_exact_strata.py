@@ -44,6 +44,7 @@ def test_substituted_sums_hand_computed():
     assert d == pytest.approx(1.0 + 1.5 + 1 * (2 / 5))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leave", [False, True])
 @pytest.mark.parametrize("decay", [False, True])
 def test_substituted_sums_are_unbiased_over_every_draw_path(decay, leave, monkeypatch):

@@ -361,6 +361,7 @@ def test_census_without_replacement_is_exact(method):
     assert result.f[0].std_error == pytest.approx(0.0, abs=1e-9)  # finite-population correction
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_each_sampler_converges_to_the_truth(method):
     pool = synthetic_pool(n=3000, rate=0.03, seed=7)
@@ -500,6 +501,7 @@ def test_oracle_from_reference_and_unknown_ids():
 # --- reuse ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_reused_labels_estimate_another_prediction_without_bias():
     """Monte Carlo: OASIS runs tuned for prediction A; their weighted totals for prediction
     B average to B's true totals within 4 Monte-Carlo standard errors."""

@@ -104,6 +104,7 @@ def test_edge_case_precision_zero_same_interval_on_both_paths():
             assert_same(a, b)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60,
     deadline=None,

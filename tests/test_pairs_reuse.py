@@ -165,6 +165,7 @@ def test_reuse_with_every_pair_labelled_is_exact(method):
 # --- many runs -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_static_stages_reuse_is_unbiased_over_many_runs():
     """200 runs of static IS for A (40 labels) then static IS for B (20 more): B's
     totals TP_B and FN_B from the balance heuristic (N/T sum w y h) average to the truth

@@ -186,6 +186,7 @@ def _tiny():
     return pool, pool_b, labels
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("search", [0.2, 0.6])
 def test_search_design_is_unbiased_by_exact_expectation(search):
     """A: 2 draws of static IS (fixed q_A); B: 2 draws of OASIS warm-started with A's

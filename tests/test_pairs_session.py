@@ -419,6 +419,7 @@ with LabellingSession(pool, sys.argv[2], "oasis", seed=1) as session:
 """
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_log(tmp_path):
     import subprocess
 
@@ -563,6 +564,7 @@ def test_cli_interactive_answer_to_a_pair_another_reviewer_answered_first(
     assert sum(e["source"] == "person" for e in events) == 2
 
 
+@pytest.mark.slow
 def test_cli_two_processes_sampling_into_one_log(tmp_path):
     """Two `er-eval pairs sample` processes with an oracle on one log: both finish, every
     pair is answered once, the log replays and `pairs estimate` reads it."""
@@ -668,6 +670,7 @@ def test_cli_session_sample_labels_and_two_writers_give_the_same_draws(tmp_path,
 # --- the live stopping signal -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_shows_the_widths_after_each_answer_and_stops_at_a_target_width(
     tmp_path, monkeypatch, capsys
 ):

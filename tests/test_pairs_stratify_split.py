@@ -132,6 +132,7 @@ def partitions(draw):
     return codes, scores, cap, tied, draw(st.booleans())
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(partitions())
 def test_split_properties(case):

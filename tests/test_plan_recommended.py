@@ -82,6 +82,7 @@ def test_plan_refuses_mixed_roads(files, cli, argv, message):
     assert code != 0 and message in err
 
 
+@pytest.mark.slow
 def test_patentsview_benchmark_completed_by_a_second_wave():
     """The bundled Binette 2022 benchmark gives recall; a second wave reviews predicted
     clusters of the 2021-12-30 disambiguation whole (the take-all part and the bands) for

@@ -540,6 +540,7 @@ def test_rate_for_recall_inverts_the_binomial_model():
         rate_for_recall(1.2)
 
 
+@pytest.mark.slow
 def test_pilot_plan_rests_on_the_pilot_or_its_pessimistic_rate_whichever_is_larger():
     """A pilot of 3 predicted clusters per band of a heavy-tailed prediction: the plan's S_h
     is the larger of the pilot's and the misattribution model's at the rate of the lower

@@ -407,6 +407,7 @@ def test_cli_output_format_follows_the_file_name(tmp_path, clustering_files, cli
     assert pd.read_csv(tmp_path / "m.csv").shape[0] == 1
 
 
+@pytest.mark.slow
 def test_cli_warnings_are_one_line_each_without_source_locations(tmp_path):
     import subprocess
     import sys

@@ -79,6 +79,7 @@ def small(tmp_path_factory):
     return folder, _clusterings(folder, 2_000)
 
 
+@pytest.mark.slow
 def test_a_bar_on_a_terminal(small):
     folder, (prediction, reference) = small
     code, screen, _ = _on_terminal(["metrics", str(prediction), str(reference)], cwd=folder)
@@ -87,6 +88,7 @@ def test_a_bar_on_a_terminal(small):
     assert "pairwise_precision" in screen  # the table itself, after the bars were erased
 
 
+@pytest.mark.slow
 def test_no_bar_with_quiet_anywhere_on_the_line(small):
     folder, (prediction, reference) = small
     for argv in (
@@ -102,6 +104,7 @@ def test_no_bar_with_quiet_anywhere_on_the_line(small):
         )
 
 
+@pytest.mark.slow
 def test_no_bar_in_csv_or_json_output(small):
     folder, (prediction, reference) = small
     for fmt in ("csv", "json"):
@@ -122,6 +125,7 @@ def test_no_bar_in_csv_or_json_output(small):
     )
 
 
+@pytest.mark.slow
 def test_no_bar_off_a_terminal(small):
     folder, (prediction, reference) = small
     done = subprocess.run(

@@ -77,6 +77,7 @@ def random_query(rng, mentions, fields) -> str:
     return " ".join(tokens)
 
 
+@pytest.mark.slow
 def test_random_queries_match_brute_force(mentions, index, folded):
     rng = np.random.default_rng(0)
     fields = list(mentions.columns)
@@ -205,6 +206,7 @@ def test_errors_are_clear():
 LETTERS = st.sampled_from(list("abcAB éÉüñ-.ﬁ"))
 
 
+@pytest.mark.slow
 @given(
     values=st.lists(
         st.tuples(st.text(LETTERS, max_size=8), st.text(LETTERS, max_size=8)),
@@ -236,6 +238,7 @@ def test_property_matches_brute_force(values, query, limit):
     np.testing.assert_array_equal(index.matches(query, block=block, limit=limit), in_block)
 
 
+@pytest.mark.slow
 def test_rows_equal_iloc_on_chunked_and_mixed_tables():
     full = load_patentsview_mentions()  # Arrow columns in several chunks (Parquet row groups)
     index = RecordIndex(full, text_cols=["name_last"], block_col="block")

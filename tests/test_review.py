@@ -347,6 +347,7 @@ def test_two_threads_writing_at_once_lose_nothing(store):
     assert events["event_id"].is_unique
 
 
+@pytest.mark.slow
 def test_two_processes_writing_at_once_lose_nothing(store):
     script = textwrap.dedent(
         f"""

@@ -217,6 +217,7 @@ def test_every_estimable_metric_runs_on_a_stratified_sample():
         assert abs(e.value - exact) < 6 * e.std_error + 1e-9, metric
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), n=st.integers(5, 60))
 def test_one_stratum_with_replacement_equals_the_record_design(seed, n):

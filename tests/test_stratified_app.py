@@ -54,6 +54,7 @@ def _sample(folder, truth, frame_sizes):
     return stratified_sample(truth, drawn, frame_sizes)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("project")
 def test_stratified_design_estimates_and_per_stratum_contributions():
     folder = _folder()
