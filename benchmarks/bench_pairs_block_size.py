@@ -53,7 +53,7 @@ def one(n: int, seed: int) -> dict:
         make_sampler,
         pool_from_blocks,
     )
-    from er_evaluation.review.project import load_demo
+    from er_evaluation.review import load_demo
 
     data = load_demo()
     prediction = data.predictions[VERSION]
