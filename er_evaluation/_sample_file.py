@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.errors import plain_id
-from er_evaluation.io import chmod_like_new_file, write_membership
+from er_evaluation.io import write_json_atomic, write_membership
 from er_evaluation.sampling import Sample
 from er_evaluation.strata import Strata
 
@@ -64,17 +63,7 @@ def write_sample(
         "strata": None if sample.strata is None else _strata_dict(sample.strata),
     }
     target = design_path(written)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(design, handle, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        chmod_like_new_file(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(design, target, indent=1)
     return written, target
 
 

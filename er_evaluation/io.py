@@ -8,6 +8,7 @@ traceback.
 from __future__ import annotations
 
 import errno
+import json
 import lzma
 import os
 import tempfile
@@ -191,6 +192,24 @@ def _umask() -> int:
     umask = os.umask(0o022)
     os.umask(umask)
     return umask
+
+
+def write_json_atomic(data: object, path: str | os.PathLike, **dump_options: object) -> Path:
+    """Write ``data`` as JSON to ``path`` through a temporary file, fsync and an atomic
+    rename, so a crash leaves either the old file or the new one, never half of it."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, **dump_options)
+            handle.flush()
+            os.fsync(handle.fileno())
+        chmod_like_new_file(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def write_table_atomic(frame: pd.DataFrame, path: str | os.PathLike) -> Path:

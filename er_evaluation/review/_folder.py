@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from er_evaluation.io import chmod_like_new_file
+from er_evaluation.io import chmod_like_new_file, write_json_atomic
 from er_evaluation.review._model import ReviewError
 
 CONFIG_NAME = "project.json"
@@ -75,18 +75,7 @@ def write_config(config: dict, folder: Path) -> Path:
     """Write the project settings atomically (temp file, fsync, rename)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / CONFIG_NAME
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{CONFIG_NAME}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(config, handle, indent=2, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        chmod_like_new_file(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_json_atomic(config, path, indent=2, sort_keys=True)
 
 
 def keep_input(data: bytes, name: str, folder: Path) -> Path:
