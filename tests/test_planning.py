@@ -25,6 +25,7 @@ from er_evaluation.designs import (
 from er_evaluation.planning import (
     HEAVY_TAIL_EFFECTIVE_CLUSTERS,
     MIN_PLANNED_DRAWS,
+    MODEL_CONFIDENCE,
     PILOT_CONFIDENCE,
     PlanWarning,
     default_design,
@@ -284,6 +285,74 @@ def test_cluster_rate_model_against_a_simulated_census():
     with pytest.raises(ValueError, match="strata of predicted cluster size only"):
         odd = pd.Series(np.arange(len(labels)) % 2, index=labels.index)
         stratum_sd_from_cluster_rates(pred, odd, 0.1)
+
+
+def test_variance_spread_by_hand_and_by_enumeration():
+    """The relative standard deviation of S² over populations of F independent values,
+    sqrt((μ₄ - σ⁴ (F-3)/(F-1)) / F) / σ²: by hand for u = 0 or 1 with probability 1/2 and
+    F = 5 (σ² = 1/4, μ₄ = 1/16: Var S² = 1/80 - 1/160 = 1/160, relative SD 4/√160), and
+    against the exact distribution of S² over all 3⁴ populations of 4 values of a
+    three-point u."""
+    from er_evaluation.planning._sources import _variance_spread
+
+    h = np.array(["a", "a"])
+    spread = _variance_spread(
+        h, np.array([0.5, 0.5]), np.array([0.0, 1.0]), pd.Series({"a": 0.25}), pd.Series({"a": 5})
+    )
+    assert spread["a"] == pytest.approx(4 / math.sqrt(160), rel=1e-12)
+
+    values, prob = np.array([-1.0, 0.5, 3.0]), np.array([0.2, 0.5, 0.3])
+    mean = prob @ values
+    var = prob @ (values - mean) ** 2
+    s2, p = [], []
+    for pick in itertools.product(range(3), repeat=4):
+        s2.append(np.var(values[list(pick)], ddof=1))
+        p.append(np.prod(prob[list(pick)]))
+    s2, p = np.array(s2), np.array(p)
+    assert p @ s2 == pytest.approx(var, rel=1e-12)  # S² is unbiased for σ²
+    exact = math.sqrt(p @ (s2 - var) ** 2) / var
+    spread = _variance_spread(
+        np.array(["b"] * 3), prob, values, pd.Series({"b": var}), pd.Series({"b": 4})
+    )
+    assert spread["b"] == pytest.approx(exact, rel=1e-12)
+    # no spread for a stratum of one cluster or one without variance
+    none = _variance_spread(
+        np.array(["c", "c", "d"]),
+        np.array([0.5, 0.5, 1.0]),
+        np.array([0.0, 1.0, 2.0]),
+        pd.Series({"c": 0.25, "d": 0.0}),
+        pd.Series({"c": 1, "d": 9}),
+    )
+    assert none.tolist() == [0.0, 0.0]
+
+
+def test_cluster_rate_model_upper_bound_on_s_h():
+    """With ``confidence``, S_h² of the misattribution model is raised by z_c times its
+    relative spread over populations of F_h clusters: strongly in a band of a few large
+    predicted clusters, hardly in a band of thousands; the plan from a rate (and the
+    benchmark's rate) rests on it at :data:`MODEL_CONFIDENCE`."""
+    rng = np.random.default_rng(11)
+    truth = pd.Series(np.repeat(np.arange(3000), rng.zipf(1.8, 3000).clip(max=60)))
+    pred = misattribute(truth, 0.1, seed=12)
+    strata = size_strata(pred, (2, 5, 20))
+    labels = pd.Series(strata.to_numpy(), index=pred.to_numpy()).groupby(level=0).first()
+    mean = stratum_sd_from_cluster_rates(pred, labels, 0.1)
+    upper = stratum_sd_from_cluster_rates(pred, labels, 0.1, confidence=MODEL_CONFIDENCE)
+    higher = stratum_sd_from_cluster_rates(pred, labels, 0.1, confidence=0.95)
+    F = labels.value_counts()
+    assert upper["1"] == 0.0  # singletons have no links, whatever the confidence
+    ratio = (upper / mean).drop("1")
+    assert (ratio > 1).all() and (higher.drop("1") > upper.drop("1")).all()
+    # the raise shrinks with the clusters in the band: about 1/sqrt(F_h)
+    assert ratio["20+"] > ratio["5-19"] > ratio["2-4"]
+    assert F["20+"] < F["5-19"] < F["2-4"]
+    assert ratio["2-4"] < 1.03 and ratio["20+"] > 1.05
+    for bad in (0.5, 1.0, 1.5):
+        with pytest.raises(ValueError, match="confidence must be in"):
+            stratum_sd_from_cluster_rates(pred, labels, 0.1, confidence=bad)
+    plan = plan_sample_size(pred, strata, 0.02, error_rate=0.1)
+    sd = plan.table.set_index("stratum")["sd"]
+    np.testing.assert_allclose(sd.to_numpy(), upper.reindex(sd.index).to_numpy(), rtol=1e-12)
 
 
 def test_binomial_pair_variance_against_the_distribution():
@@ -559,7 +628,8 @@ def test_pilot_plan_rests_on_the_pilot_or_its_pessimistic_rate_whichever_is_larg
     sd = plan.table.set_index("stratum")["sd"]
     observed = stratum_sd_from_clusters(pred, pilot, labels).reindex(sd.index)
     low = estimate(pred, pilot, "pairwise_precision", level=2 * PILOT_CONFIDENCE - 1).ci_low
-    modelled = stratum_sd_from_cluster_rates(pred, labels, rate_for_precision(pred, low))
+    rate = rate_for_precision(pred, low)
+    modelled = stratum_sd_from_cluster_rates(pred, labels, rate, confidence=MODEL_CONFIDENCE)
     expected = np.maximum(observed, modelled.reindex(sd.index))
     np.testing.assert_allclose(sd.to_numpy(), expected.to_numpy(), rtol=1e-12)
     assert (modelled.reindex(sd.index) > observed).any()  # the pilot alone under-states

@@ -51,7 +51,13 @@ S_h comes from one of:
   records A = C(s, 2) and B = C(K, 2); the true sizes are deconvolved from the predicted
   ones (:func:`true_size_counts`); S_h is the spread of u over the exact (K, M)
   distribution of the clusters whose size s falls in h (a singleton that received a record
-  is a false pair in the pairs' stratum). Records, recall (:func:`stratum_sd_from_rates`):
+  is a false pair in the pairs' stratum). That S_h is the one expected over the
+  populations the rate could make; the population at hand is one of them, and its S_h²
+  over F_h predicted clusters scatters with relative standard deviation
+  r_h = sqrt((μ₄ - σ⁴ (F_h - 3)/(F_h - 1)) / F_h) / σ² (μ₄: the central fourth moment of
+  u under the model), wide where a stratum holds few large clusters (heavy tails). A plan
+  from the model therefore takes S_h² (1 + z r_h), the upper end of a one-sided
+  :data:`MODEL_CONFIDENCE` bound (z = 0.84 at 80%). Records, recall (:func:`stratum_sd_from_rates`):
   the record's true cluster of s records keeps K ~ Binomial(s, q) records together, with
 
       Var K(K-1) = s₍₄₎q⁴ + 4 s₍₃₎q³ + 2 s₍₂₎q² - (s₍₂₎q²)²     (s₍ⱼ₎: falling factorial),
@@ -91,6 +97,7 @@ from er_evaluation.planning._sample_size import (
     plan_sample_size,
 )
 from er_evaluation.planning._sources import (
+    MODEL_CONFIDENCE,
     PILOT_CONFIDENCE,
     PLAN_METRICS,
     stratum_sd_from_cluster_rates,
@@ -102,6 +109,7 @@ from er_evaluation.planning._sources import (
 __all__ = [
     "Plan",
     "PlanWarning",
+    "MODEL_CONFIDENCE",
     "PILOT_CONFIDENCE",
     "PLAN_METRICS",
     "PLAN_DESIGNS",

@@ -15,6 +15,7 @@ from er_evaluation.errors import examples
 from er_evaluation.planning._models import cluster_sizes
 from er_evaluation.planning._sources import (
     F1,
+    MODEL_CONFIDENCE,
     RECORD_ESTIMATOR,
     P,
     R,
@@ -103,12 +104,14 @@ def predicted_cluster_frame(
     labels = cluster_labels(strata, prediction)
     model = (
         " (a cluster of t records, t deconvolved from the predicted sizes, keeps "
-        "K ~ Binomial(t, 1 - rate) and receives Poisson(rate t) foreign records)"
+        "K ~ Binomial(t, 1 - rate) and receives Poisson(rate t) foreign records; S_h² at "
+        f"the upper end of its one-sided {MODEL_CONFIDENCE:.0%} spread over populations of "
+        "the stratum's predicted clusters)"
     )
     if pilot is not None:
         words, rate = pilot_rate(prediction, pilot)
         modelled = (
-            stratum_sd_from_cluster_rates(prediction, labels, rate)
+            stratum_sd_from_cluster_rates(prediction, labels, rate, confidence=MODEL_CONFIDENCE)
             if _by_size(prediction, labels)
             else None
         )
@@ -144,7 +147,7 @@ def predicted_cluster_frame(
         if isinstance(error_rate, pd.Series):
             raise ValueError("the predicted-cluster design takes one error_rate value")
         rate = float(error_rate)
-        sd = stratum_sd_from_cluster_rates(prediction, labels, rate)
+        sd = stratum_sd_from_cluster_rates(prediction, labels, rate, confidence=MODEL_CONFIDENCE)
         source = f"misattribution model at an assumed misattribution rate {rate}{model}"
     F = labels.value_counts(sort=False)
     unit_records = cluster_sizes(prediction).groupby(labels).mean().reindex(F.index)
