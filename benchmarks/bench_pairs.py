@@ -38,7 +38,7 @@ would mostly measure the other jobs; wall-clock is reported alongside.
     python benchmarks/bench_pairs.py --summarize benchmarks/data/bench_pairs_results_runs.csv \
         --out benchmarks/data/bench_pairs_results.csv     # from the per-run rows of a stopped run
     python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_results*.csv
-    python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_coverage_*.csv
+    python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_final.csv
     python benchmarks/bench_pairs.py --smoke   # abt-buy, every method, 2 runs to 100 labels,
                                                # the reports, speed at 20,000 pairs; temp files
 """

@@ -30,11 +30,11 @@ model term of the largest stratum (the term left out).
 (Beta(0.3, 6) scores, labels Bernoulli(score), predicted iff score > 0.6), oracle
 excluded, for AIS targeting F1 and the PR curve, and OASIS on the same strata.
 
-    nice -n 10 python benchmarks/bench_pairs_ais.py --mode f1 --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_abt-buy.csv
-    nice -n 10 python benchmarks/bench_pairs_ais.py --mode pr --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_pr.csv
-    nice -n 10 python benchmarks/bench_pairs_ais.py --mode blind --reps 100 --pools restaurant abt-buy --out benchmarks/data/bench_pairs_ais_blind.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode f1 --reps 200 --pools abt-buy --out benchmarks/data/bench_pairs_ais_v4_abt-buy.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode pr --reps 100 --pools abt-buy --out benchmarks/data/bench_pairs_ais_pr_v4_abt-buy.csv
+    nice -n 10 python benchmarks/bench_pairs_ais.py --mode blind --reps 200 --pools restaurant abt-buy --out benchmarks/data/bench_pairs_ais_blind.csv
     nice -n 10 python benchmarks/bench_pairs_ais.py --mode speed
-    python benchmarks/bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_*.csv
+    python benchmarks/bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_v4_*.csv
     python benchmarks/bench_pairs_ais.py --smoke   # every mode on abt-buy at toy size, the
                                                    # report; files in a temporary folder
 """

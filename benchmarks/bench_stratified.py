@@ -237,6 +237,8 @@ def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame:
     """The replicates written so far to ``path`` (``--report``), or ``run(path)`` written
     there."""
     if report:
+        if not path.exists():
+            sys.exit(f"--report reads the replicates in {path}: run the experiment first")
         return pd.read_csv(path)
     df = run(path)
     df.to_csv(path, index=False)
@@ -578,6 +580,8 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
             return 0
         if args.report:  # the cells run so far (a cell cut short keeps its replicates)
             cells = sorted(out.glob("bench_stratified_zipf_*_*.csv"))
+            if not cells:
+                sys.exit(f"--report reads the cells in {out}: run `zipf --cell RATE N` first")
             df = pd.concat([pd.read_csv(c) for c in cells], ignore_index=True)
         else:
             df = run_zipf(truth, args.reps, args.seed)
