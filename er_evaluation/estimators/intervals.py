@@ -3,10 +3,11 @@
 - ``"score"`` (the default; :func:`score_bounds`): for a ratio, Fieller's interval with
   Student's t when both its correct part and its errors rest on at least
   :data:`MIN_EVENTS` effective draws, otherwise the Clopper-Pearson interval on the
-  Korn & Graubard (1998) effective counts (:func:`ratio_bounds`); F-scores and paired
-  differences by MOVER from their parts' intervals (:func:`fscore_bounds`,
-  :func:`mover_bounds`; Zou & Donner 2008), an F-score always inside the F-measure box of
-  its own precision and recall intervals;
+  Korn & Graubard (1998) effective counts (:func:`ratio_bounds`); for the plain mean of
+  the record precision, Hall's (1992) skewness-corrected interval (:func:`hall_bounds`);
+  F-scores and paired differences by MOVER from their parts' intervals
+  (:func:`fscore_bounds`, :func:`mover_bounds`; Zou & Donner 2008), an F-score always
+  inside the F-measure box of its own precision and recall intervals;
 - ``"auto"`` (the previous default): ``"fieller"`` for plain ratio estimators,
   ``"studentized"`` otherwise (F-scores, the record precision, cluster-level metrics,
   differences);
@@ -54,7 +55,14 @@ from er_evaluation._parameters import (
     z_value,
 )
 from er_evaluation.estimators.diagnostics import bounded_estimator as _bounded
-from er_evaluation.estimators.ratio import FBeta, Linear, Smooth, SmoothFit, bias_corrected
+from er_evaluation.estimators.ratio import (
+    Column,
+    FBeta,
+    Linear,
+    Smooth,
+    SmoothFit,
+    bias_corrected,
+)
 
 __all__ = [
     "DEFAULT_CI_METHOD",
@@ -336,6 +344,31 @@ def wilson_bounds(value, std_error, n_fallback, z):
     return low, high
 
 
+def hall_bounds(value, std_error, skewness, n, q):
+    """Hall's (1992) skewness-corrected interval for a mean, vectorised. The studentized
+    mean ``T = (x̄ - μ)/SE`` of draws with skewness ``γ`` is skewed by ``-γ/sqrt(n)``; the
+    monotone cubic ``g(T) = T + a T²/3 + a² T³/27 + a/6`` with ``a = γ̂/sqrt(n)`` is
+    nearly standard normal, so
+
+        μ ∈ [x̄ - SE g⁻¹(q), x̄ - SE g⁻¹(-q)],   g⁻¹(u) = (3/a) ((1 + a (u - a/6))^(1/3) - 1)
+
+    (``g⁻¹(u) = u`` at ``a = 0``: the symmetric interval x̄ ± q SE). Right-skewed draws
+    (``γ̂ > 0``) give a longer upper side: a sample that missed the rare large draws has
+    both a low mean and a low SE. ``q``: the quantile (e.g. Student's t)."""
+    v = np.asarray(value, dtype=float)
+    se = np.asarray(std_error, dtype=float)
+    a = np.asarray(skewness, dtype=float) / np.sqrt(np.asarray(n, dtype=float))
+
+    def g_inverse(u):
+        eps = a * (u - a / 6)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # cbrt(1 + eps) - 1 without cancellation for small eps
+            root = np.where(np.abs(eps) < 0.5, np.expm1(np.log1p(eps) / 3), np.cbrt(1 + eps) - 1)
+            return np.where(a != 0, 3 * root / np.where(a != 0, a, 1.0), u)
+
+    return v - se * g_inverse(q), v - se * g_inverse(-q)
+
+
 def _quad(c, M):
     return np.einsum("...i,...ij,...j->...", c, M, c)
 
@@ -571,6 +604,7 @@ def score_bounds(
     *,
     bounded: bool = True,
     paired: bool = True,
+    skewness=0.0,
 ):
     """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
     (..., k) and ``cov`` (..., k, k: sample covariance over the ``n`` draws) so the coverage
@@ -585,6 +619,11 @@ def score_bounds(
       parts' intervals with the correlation of the two estimates (Zou & Donner 2008), or
       without it (``paired=False``: as if independent, wider) when the sample holds no
       draw where the two predictions differ although their populations do;
+    - a plain mean of one column (the record precision, whose per-draw values
+      ``N f(c)/(|P| |c|)`` are not confined to [0, 1] and are right-skewed): Hall's (1992)
+      skewness-corrected interval (:func:`hall_bounds`) with the draws' ``skewness`` and
+      Student's t on ``n - 1`` degrees of freedom; Wilson's interval below when the SE is
+      0 (every draw equal);
     - another metric in [0, 1]: Wilson's (1927) interval on the Korn & Graubard (1998)
       effective sample size (:func:`wilson_bounds`);
     - anything else: value ± z·SE.
@@ -623,6 +662,12 @@ def score_bounds(
     n_eff = _min_kish(mean, cov, n)
     t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
     lo, hi = wilson_bounds(value, se * t / z, n_eff / theta, z)
+    if isinstance(phi, Column):
+        # Wilson's premise, per-draw values in [0, 1] (a variance that shrinks near 0 and
+        # 1), fails for these draws: an estimate at or above 1 is no "no error seen"
+        hall_lo, hall_hi = hall_bounds(value, se, skewness, n, t)
+        varies = np.isfinite(se) & (se > 0)
+        lo, hi = np.where(varies, hall_lo, lo), np.where(varies, hall_hi, hi)
     return _contain(value, lo, hi, bounds)
 
 
@@ -660,6 +705,7 @@ def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
         level,
         bounds,
         bounded=_bounded(fit.phi, fit.Y, fit.index),
+        skewness=fit.skewness,
     )
     return float(lo), float(hi)
 

@@ -251,6 +251,15 @@ class SmoothFit:
     def index(self) -> dict[str, int]:
         return {c: i for i, c in enumerate(self.names)}
 
+    @property
+    def skewness(self) -> float:
+        """Skewness of the draws' linearised values ``u = influence`` (a unit drawn k times
+        counts k times): ``m3 / m2^(3/2)`` with ``m_j = Σ_draws u^j / n``, Hall's (1992)
+        ``γ̂``; 0 when they do not vary."""
+        m2 = float(self.multiplicity @ self.influence**2) / self.n
+        m3 = float(self.multiplicity @ self.influence**3) / self.n
+        return m3 / m2**1.5 if m2 > 0 and math.isfinite(m2) and math.isfinite(m3) else 0.0
+
 
 _ROUNDING = 1e-12
 

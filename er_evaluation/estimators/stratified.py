@@ -133,6 +133,12 @@ class StratifiedFit(SmoothFit):
         return self.strata.ratio
 
     @property
+    def skewness(self) -> float:
+        """0: draws of different strata do not share one distribution, so no single
+        skewness of the draws corrects the stratified interval."""
+        return 0.0
+
+    @property
     def stratum_variance(self) -> np.ndarray:
         """Each stratum's contribution ``grad_h' V̂_h grad_h`` to the variance (``grad_h``:
         the gradient with respect to the stratum's part of the means; the same ``grad``
