@@ -360,11 +360,10 @@ def hall_bounds(value, std_error, skewness, n, q):
     a = np.asarray(skewness, dtype=float) / np.sqrt(np.asarray(n, dtype=float))
 
     def g_inverse(u):
-        eps = a * (u - a / 6)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # cbrt(1 + eps) - 1 without cancellation for small eps
-            root = np.where(np.abs(eps) < 0.5, np.expm1(np.log1p(eps) / 3), np.cbrt(1 + eps) - 1)
-            return np.where(a != 0, 3 * root / np.where(a != 0, a, 1.0), u)
+        # (3/a)(c - 1) with c = cbrt(1 + a (u - a/6)), written as 3 (u - a/6)/(c² + c + 1)
+        # (c³ - 1 = (c - 1)(c² + c + 1)): no cancellation for small a, u itself at a = 0
+        c = np.cbrt(1 + a * (u - a / 6))
+        return 3 * (u - a / 6) / (c * c + c + 1)
 
     return v - se * g_inverse(q), v - se * g_inverse(-q)
 
