@@ -229,7 +229,8 @@ class StudyResult:
     - ``summary``: per (rate, sample_size, metric, estimator): ``truth``, ``mean``,
       ``bias`` (mean - truth), ``rmse``, ``sd`` of the estimates, ``mean_se``;
     - ``coverage``: per (rate, sample_size, metric, estimator, ci_method): ``coverage``,
-      its Monte-Carlo standard error ``mc_se`` = sqrt(c(1-c)/R), ``mean_width``.
+      its Monte-Carlo standard error ``mc_se`` = sqrt(c(1-c)/R), the shares of intervals
+      wholly ``below`` and wholly ``above`` the truth, ``mean_width``.
     """
 
     truth: pd.DataFrame
@@ -426,7 +427,8 @@ def summarize(
     replicates: pd.DataFrame, intervals: pd.DataFrame
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Bias, RMSE, SD and mean SE per (rate, sample_size, metric, estimator), and coverage,
-    its Monte-Carlo SE and the mean width per interval method (see :class:`StudyResult`)."""
+    its Monte-Carlo SE, the shares of misses below and above the truth and the mean width
+    per interval method (see :class:`StudyResult`)."""
     d = replicates.assign(
         error=replicates["value"] - replicates["truth"],
         sq=(replicates["value"] - replicates["truth"]) ** 2,
@@ -443,11 +445,17 @@ def summarize(
             "replicates": g["value"].size(),
         }
     ).reset_index()
-    iv = intervals.assign(width=intervals["ci_high"] - intervals["ci_low"])
+    iv = intervals.assign(
+        width=intervals["ci_high"] - intervals["ci_low"],
+        below=intervals["ci_high"] < intervals["truth"],
+        above=intervals["ci_low"] > intervals["truth"],
+    )
     g = iv.groupby([*_KEYS, "ci_method"], sort=True)
     coverage = pd.DataFrame(
         {
             "coverage": g["covered"].mean(),
+            "below": g["below"].mean(),
+            "above": g["above"].mean(),
             "mean_width": g["width"].mean(),
             "replicates": g["covered"].size(),
         }

@@ -172,6 +172,10 @@ def test_study_coverage_and_summary_consistent(study):
     c = res.coverage
     assert ((c["coverage"] >= 0) & (c["coverage"] <= 1)).all()
     np.testing.assert_allclose(c["mc_se"], np.sqrt(c["coverage"] * (1 - c["coverage"]) / 150))
+    # every finite interval covers, lies wholly below or wholly above the truth
+    finite = iv[np.isfinite(iv["ci_low"]) & np.isfinite(iv["ci_high"])]
+    assert len(finite) == len(iv)
+    np.testing.assert_allclose(c["coverage"] + c["below"] + c["above"], 1.0)
     # normal intervals of the cluster-block precision cover in a sane range on this easy truth
     cb = c[(c["estimator"] == "cluster_block") & (c["ci_method"] == "normal")]
     assert (cb["coverage"] > 0.8).all()

@@ -662,8 +662,8 @@ def score_bounds(
     t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
     lo, hi = wilson_bounds(value, se * t / z, n_eff / theta, z)
     if isinstance(phi, Column):
-        # Wilson's premise, per-draw values in [0, 1] (a variance that shrinks near 0 and
-        # 1), fails for these draws: an estimate at or above 1 is no "no error seen"
+        # Wilson's premise, per-draw values in [0, 1] (a variance that vanishes at 0 and 1),
+        # fails for these draws: an estimate at or above 1 does not mean no error was seen
         hall_lo, hall_hi = hall_bounds(value, se, skewness, n, t)
         varies = np.isfinite(se) & (se > 0)
         lo, hi = np.where(varies, hall_lo, lo), np.where(varies, hall_hi, hi)
