@@ -21,12 +21,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_evaluation.errors import plain_id
+from er_evaluation.errors import examples, plain_id
 from er_evaluation.io import write_json_atomic, write_membership
+from er_evaluation.recommend import DesignSample, DrawnDesign
 from er_evaluation.sampling import Sample
 from er_evaluation.strata import Strata
 
 FORMAT = "er_evaluation.sample/1"
+RECOMMENDED = "er_evaluation.recommended/1"
+"""The design file of a recommended design (:class:`~er_evaluation.recommend.DrawnDesign`):
+its draw and the frame facts its estimates need, written before the review (``er-eval plan
+--write-sample``: no reference yet) or with the reviewed benchmark (a project's export)."""
 SUFFIX = ".sample.json"
 _STRATA_ARRAYS = ("frame_size", "n_draws", "row_unit", "row_stratum", "row_count")
 _STRATA_OPTIONAL = ("row_factor", "unit_records", "unit_pairs")
@@ -67,7 +72,42 @@ def write_sample(
     return written, target
 
 
-def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | None:
+def write_drawn(
+    drawn: DrawnDesign,
+    path: str | os.PathLike,
+    *,
+    reference: pd.Series | None = None,
+    description: dict | None = None,
+) -> tuple[Path | None, Path]:
+    """Write a recommended design's draw to :func:`design_path` of ``path`` (JSON) and, when
+    ``reference`` is given (the reviewed true clusters), the reference to ``path``
+    (``record_id, cluster_id``), each atomically. Without a reference (a design written
+    before its review) the design file accepts any reference that gives the true cluster
+    of every record it needs. Returns both paths (None for the reference not written)."""
+    written = None if reference is None else write_membership(reference, path)
+    design = {
+        "format": RECOMMENDED,
+        "description": description or {},
+        "reference": None if reference is None else _digest(reference),
+        "n_records": int(drawn.n_records),
+        "predicted_links": int(drawn.predicted_links),
+        "strata": {
+            "names": _ids(drawn.frame_sizes.index),
+            "frame_size": [int(v) for v in drawn.frame_sizes],
+            "records": [float(v) for v in drawn.unit_totals["records"]],
+            "pairs": [float(v) for v in drawn.unit_totals["pairs"]],
+        },
+        "clusters": {"ids": _ids(drawn.clusters.index), "strata": _ids(drawn.clusters)},
+        "members": {"records": _ids(drawn.members.index), "clusters": _ids(drawn.members)},
+        "records": _ids(drawn.records),
+        "benchmark": None if drawn.benchmark is None else _ids(drawn.benchmark),
+    }
+    target = design_path(path if written is None else written)
+    write_json_atomic(design, target, indent=1)
+    return written, target
+
+
+def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | DesignSample | None:
     """The sample exported to ``path`` (see :func:`write_sample`), rebuilt around
     ``reference`` (the membership file as read), or None when ``path`` has no design
     file beside it. Ids stored as text (a CSV file) are matched as text. A design file
@@ -80,10 +120,12 @@ def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | None:
         design = json.loads(target.read_text())
     except (OSError, ValueError) as err:
         raise ValueError(f"{target}: cannot read the sample design: {err}") from err
-    if not isinstance(design, dict) or design.get("format") != FORMAT:
-        raise ValueError(f"{target}: not a sample design file ({FORMAT})")
+    if not isinstance(design, dict) or design.get("format") not in (FORMAT, RECOMMENDED):
+        raise ValueError(f"{target}: not a sample design file ({FORMAT} or {RECOMMENDED})")
     as_text = len(reference) > 0 and all(isinstance(i, str) for i in reference.index[:1000])
     ids = (lambda values: [str(v) for v in values]) if as_text else (lambda values: list(values))
+    if design.get("format") == RECOMMENDED:
+        return _read_drawn(design, reference, ids, Path(path).name, target.name)
     expected, found = design["reference"], _digest(reference)
     if found != expected:
         raise ValueError(
@@ -113,6 +155,60 @@ def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | None:
     )
 
 
+def _read_drawn(design: dict, reference: pd.Series, ids, name: str, design_name: str):
+    """The reviewed samples of a recommended design file around ``reference``, refused
+    (ValueError naming both files) when the reference is not the one it was exported with
+    or does not give exactly the true clusters of the design's records."""
+    expected = design["reference"]
+    if expected is not None and _digest(reference) != expected:
+        raise ValueError(
+            f"{name} does not hold the reviewed clusters {design_name} describes "
+            f"({expected['records']:,} records in {expected['clusters']:,} clusters expected): "
+            "export both again"
+        )
+    strata = design["strata"]
+    names = pd.Index(strata["names"], dtype=object)
+    benchmark = design["benchmark"]
+    drawn = DrawnDesign(
+        clusters=pd.Series(
+            design["clusters"]["strata"], index=pd.Index(design["clusters"]["ids"]), dtype=object
+        ),
+        members=pd.Series(
+            design["members"]["clusters"], index=pd.Index(ids(design["members"]["records"]))
+        ),
+        frame_sizes=pd.Series(strata["frame_size"], index=names, dtype=np.int64),
+        unit_totals=pd.DataFrame(
+            {"records": strata["records"], "pairs": strata["pairs"]}, index=names
+        ),
+        records=pd.Index(ids(design["records"])),
+        n_records=design["n_records"],
+        predicted_links=design["predicted_links"],
+        benchmark=None if benchmark is None else pd.Index(ids(benchmark)),
+    )
+    missing = drawn.missing(reference)
+    if len(missing):
+        raise ValueError(
+            f"{name} does not give the true cluster of {len(missing):,} record(s) that "
+            f"{design_name} drew for review: {examples(missing)}; fill them in (or use the "
+            "reference this design belongs to)"
+        )
+    needed = drawn.members.index.append(pd.Index(drawn.records.unique()))
+    if drawn.benchmark is not None:
+        needed = needed.append(drawn.benchmark)
+    reached = reference.isin(pd.unique(reference.reindex(needed).to_numpy()))
+    if not reached.all():
+        extra = reference.index[~reached.to_numpy()]
+        raise ValueError(
+            f"{len(extra):,} record(s) of {name} are in no true cluster of the records "
+            f"{design_name} drew for review: {examples(extra)}; is it the reference of "
+            "another sample?"
+        )
+    try:
+        return drawn.reviewed(reference)
+    except ValueError as err:
+        raise ValueError(f"{name} with {design_name}: {err}") from err
+
+
 def describe(path: str | os.PathLike) -> str | None:
     """One line saying how the sample behind ``path`` was drawn, or None without a design
     file."""
@@ -120,6 +216,17 @@ def describe(path: str | os.PathLike) -> str | None:
     if not target.exists():
         return None
     design = json.loads(target.read_text())
+    if design.get("format") == RECOMMENDED:
+        recall = (
+            f"recall from a benchmark of {len(design['benchmark']):,} records"
+            if design["benchmark"] is not None
+            else f"{len(design['records']):,} record draws for recall"
+        )
+        return (
+            f"recommended design from {target.name}: {len(design['clusters']['ids']):,} "
+            f"predicted clusters reviewed whole in {len(design['strata']['names'])} strata, "
+            f"{recall}"
+        )
     strata = design.get("strata")
     parts = [
         f"design {design['design']!r} from {target.name}",

@@ -46,6 +46,7 @@ heavy tails.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping
@@ -70,6 +71,8 @@ __all__ = [
     "MIN_STRATUM_DRAWS",
     "RECALL_SHARE",
     "DesignDraw",
+    "DesignSample",
+    "DrawnDesign",
     "RecommendedDesign",
     "compare_design",
     "estimate_design",
@@ -220,35 +223,58 @@ class RecommendedDesign:
             table.loc["recall"] = [np.nan, self.record_draws, self.expected_records["recall"]]
         return table.rename_axis("stratum")
 
-    def review_table(self, draw: DesignDraw) -> pd.DataFrame:
-        """The records to review for ``draw``, one row per record and part (index: record
-        id): ``part`` "precision" (a record of a drawn predicted cluster: review the cluster
-        whole, splitting its records by true entity) or "recall" (a drawn record: find its
-        true cluster), ``predicted_cluster``, ``stratum`` (the band or take-all stratum;
-        "recall") and ``draws`` (times the record was drawn; 1 for a predicted cluster's
-        records)."""
+    def review_table(self, draw: DesignDraw, benchmark: pd.Series | None = None) -> pd.DataFrame:
+        """The records to review for ``draw``, one row per record (index: record id):
+        ``true_cluster`` (empty: the reviewer fills in the record's true entity),
+        ``part`` "precision" (a record of a drawn predicted cluster: review the cluster
+        whole, splitting its records by true entity), "recall" (a drawn record: find its
+        true cluster, and add a row for each of its records not listed) or "both",
+        ``predicted_cluster``, ``stratum`` (the band or take-all stratum of its predicted
+        cluster; "recall" for a record drawn for recall only) and ``draws`` (times the
+        record was drawn for recall; 0 for a precision record only). ``benchmark``: the
+        true clusters of the existing benchmark that gives recall, listed too (part
+        "benchmark", their ``true_cluster`` given) so that the filled-in table holds every
+        reviewed true cluster the estimates use."""
         cluster_of = self.prediction
         drawn = cluster_of[cluster_of.isin(draw.clusters.index)]
-        precision = pd.DataFrame(
-            {
-                "part": "precision",
-                "predicted_cluster": drawn.to_numpy(),
-                "stratum": draw.clusters.reindex(drawn.to_numpy()).to_numpy(),
-                "draws": 1,
-            },
-            index=drawn.index,
-        )
         counts = pd.Series(1, index=draw.records).groupby(level=0, sort=False).sum()
-        recall = pd.DataFrame(
+        ids = drawn.index.append(counts.index.difference(drawn.index, sort=False))
+        stratum = pd.Series(
+            draw.clusters.reindex(drawn.to_numpy()).to_numpy(), index=drawn.index, dtype=object
+        ).reindex(ids)
+        draws = counts.reindex(ids, fill_value=0).astype(np.int64)
+        in_precision = ids.isin(drawn.index)
+        part = np.where(in_precision, np.where(draws > 0, "both", "precision"), "recall")
+        table = pd.DataFrame(
             {
-                "part": "recall",
-                "predicted_cluster": cluster_of.reindex(counts.index).to_numpy(),
-                "stratum": "recall",
-                "draws": counts.to_numpy(),
+                "true_cluster": pd.Series([None] * len(ids), index=ids, dtype=object),
+                "part": part,
+                "predicted_cluster": cluster_of.reindex(ids).to_numpy(),
+                "stratum": stratum.fillna("recall").to_numpy(),
+                "draws": draws.to_numpy(),
             },
-            index=counts.index,
+            index=ids,
         )
-        return pd.concat([precision, recall]).rename_axis("record_id")
+        if benchmark is not None:
+            known = benchmark[benchmark.index.isin(ids)]
+            table.loc[known.index, "true_cluster"] = known.to_numpy()
+            rest = benchmark[~benchmark.index.isin(ids)]
+            table = pd.concat(
+                [
+                    table,
+                    pd.DataFrame(
+                        {
+                            "true_cluster": rest.to_numpy(),
+                            "part": "benchmark",
+                            "predicted_cluster": cluster_of.reindex(rest.index).to_numpy(),
+                            "stratum": "benchmark",
+                            "draws": 0,
+                        },
+                        index=rest.index,
+                    ),
+                ]
+            )
+        return table.rename_axis("record_id")
 
     def draw(self, seed=None) -> DesignDraw:
         """Draw the predicted clusters (without replacement within each band, the take-all
@@ -258,39 +284,215 @@ class RecommendedDesign:
         pos = rng.integers(0, self.n_records, size=self.record_draws)
         return DesignDraw(clusters=clusters, records=self.prediction.index[pos])
 
+    def drawn(self, draw: DesignDraw, *, benchmark: pd.Series | None = None) -> DrawnDesign:
+        """What estimating ``draw`` needs, once reviewed (:class:`DrawnDesign`): the drawn
+        predicted clusters with their records and strata, the strata's frame sizes and
+        link totals, the records drawn for recall. ``benchmark``: the true clusters of an
+        existing uniform record benchmark that gives recall instead of ``draw.records``."""
+        frame = self.prediction[self.prediction.isin(self.strata.index)]
+        totals = _unit_totals(self.strata, frame).reindex(self.frame_sizes.index)
+        return DrawnDesign(
+            clusters=draw.clusters,
+            members=frame[frame.isin(draw.clusters.index)],
+            frame_sizes=self.frame_sizes,
+            unit_totals=totals,
+            records=draw.records,
+            n_records=self.n_records,
+            predicted_links=self.predicted_links,
+            benchmark=None if benchmark is None else benchmark.index,
+        )
+
     def precision_sample(self, draw: DesignDraw, truth: pd.Series) -> Sample:
         """The reviewed sample of predicted clusters of ``draw``: ``truth`` gives the
-        reviewed true entity of every record of every drawn predicted cluster. Precision
-        is estimated from it by duality with the separate ratio estimator
+        reviewed true entity of every record of every drawn predicted cluster
+        (:meth:`DrawnDesign.precision_sample`)."""
+        return self.drawn(draw).precision_sample(truth)
+
+    def recall_sample(self, draw: DesignDraw, truth: pd.Series) -> Sample:
+        """The reviewed sample of true clusters reached by the drawn records
+        (:meth:`DrawnDesign.recall_sample`)."""
+        return self.drawn(draw).recall_sample(truth)
+
+
+@dataclass(frozen=True, eq=False)
+class DesignSample:
+    """The two reviewed samples of a recommended design: ``precision``, predicted clusters
+    reviewed whole (stratified, separate ratio estimator), and ``recall``, the true
+    clusters of records drawn uniformly (or an existing uniform record benchmark);
+    ``drawn``: the draw they come from (:class:`DrawnDesign`, restricted to the reviewed
+    units). :meth:`estimates` gives :func:`estimate_design`'s table."""
+
+    precision: Sample
+    recall: Sample
+    drawn: DrawnDesign
+
+    @property
+    def reference(self) -> pd.Series:
+        """The reviewed true cluster of every record of both samples."""
+        both = pd.concat([self.precision.reference, self.recall.reference])
+        return both[~both.index.duplicated()]
+
+    @property
+    def n_records(self) -> int:
+        """Reviewed records of both samples (a record in both counts once)."""
+        return len(self.reference)
+
+    @property
+    def n_units(self) -> int:
+        """Reviewed predicted clusters plus reviewed true clusters of the recall part."""
+        return self.precision.n_units + self.recall.n_units
+
+    def check_prediction(self, prediction: pd.Series, name: str = "the prediction") -> None:
+        """A ValueError unless ``prediction`` can be the one the design was drawn from: the
+        same number of records and predicted links, and the reviewed predicted clusters
+        holding the same records."""
+        sizes = prediction.value_counts(sort=False).to_numpy(dtype=float)
+        links = int(np.sum(sizes * (sizes - 1) / 2))
+        drawn = self.drawn
+        if len(prediction) != drawn.n_records or links != drawn.predicted_links:
+            raise ValueError(
+                f"{name} has {len(prediction):,} records and {links:,} predicted links, but the "
+                f"design was drawn from a prediction of {drawn.n_records:,} records "
+                f"and {drawn.predicted_links:,} links: pass the prediction it was drawn from"
+            )
+        members = self.precision.reference.index
+        missing = members.difference(prediction.index)
+        if len(missing):
+            raise ValueError(
+                f"{name} lacks {len(missing)} record(s) of the reviewed predicted clusters: "
+                f"{examples(missing)}"
+            )
+        held = prediction.reindex(members)
+        counts = held.groupby(held.to_numpy()).size()
+        whole = prediction[prediction.isin(counts.index)].value_counts(sort=False)
+        if len(counts) != self.precision.n_units or not whole.reindex(counts.index).equals(counts):
+            raise ValueError(
+                f"the reviewed predicted clusters are not clusters of {name}: pass the "
+                "prediction the design was drawn from"
+            )
+
+    def estimates(
+        self, prediction: pd.Series, *, name: str | None = None, level: float = 0.95
+    ) -> pd.DataFrame:
+        """:func:`estimate_design` of ``prediction`` (checked to be the one the design was
+        drawn from: :meth:`check_prediction`) on the two samples."""
+        self.check_prediction(prediction, name or "the prediction")
+        # the prediction's own cluster ids (a file may spell them otherwise: 7 or "7")
+        members = self.drawn.members
+        label = pd.Series(
+            prediction.reindex(members.index).to_numpy(), index=pd.Index(members.to_numpy())
+        )
+        label = label.groupby(level=0, sort=False).first()
+        precision = dataclasses.replace(
+            self.precision, units=pd.Index(label.reindex(self.precision.units).to_numpy())
+        )
+        return estimate_design(prediction, precision, self.recall, name=name, level=level)
+
+
+@dataclass(frozen=True, eq=False)
+class DrawnDesign:
+    """A draw of a :class:`RecommendedDesign` with what estimating it needs once reviewed,
+    and nothing else (no prediction): ``clusters``, the drawn predicted clusters (index)
+    with their stratum; ``members``, the records of those clusters (index) with their
+    predicted cluster id; ``frame_sizes``, the predicted clusters of each stratum (F_h);
+    ``unit_totals``, per stratum the records and predicted links of all its clusters
+    (columns ``records``, ``pairs``; the separate ratio estimator's known totals);
+    ``records``, the record ids drawn uniformly with replacement for recall (repeats
+    kept); ``n_records`` and ``predicted_links``, N and |P| of the prediction;
+    ``benchmark``, the records of an existing uniform record benchmark that gives recall
+    instead (None: the drawn records do)."""
+
+    clusters: pd.Series
+    members: pd.Series
+    frame_sizes: pd.Series
+    unit_totals: pd.DataFrame
+    records: pd.Index
+    n_records: int
+    predicted_links: int
+    benchmark: pd.Index | None = None
+
+    def subset(self, clusters: pd.Index, records: pd.Index) -> DrawnDesign:
+        """The same design restricted to the drawn ``clusters`` and the draws of
+        ``records`` that are finished (the frame sizes and totals stay those of the whole
+        design: the finished units are a sample of each stratum)."""
+        keep = self.clusters[self.clusters.index.isin(clusters)]
+        return dataclasses.replace(
+            self,
+            clusters=keep,
+            members=self.members[self.members.isin(keep.index)],
+            records=self.records[self.records.isin(records)],
+        )
+
+    def missing(self, truth: pd.Series) -> pd.Index:
+        """Records the design needs whose true cluster ``truth`` does not give."""
+        needed = self.members.index.append(pd.Index(self.records.unique()))
+        if self.benchmark is not None:
+            needed = needed.append(self.benchmark)
+        return needed.unique().difference(truth.index)
+
+    def precision_sample(self, truth: pd.Series) -> Sample:
+        """The reviewed sample of the drawn predicted clusters: ``truth`` gives the reviewed
+        true entity of every record of every drawn predicted cluster. Precision is
+        estimated from it by duality with the separate ratio estimator
         (``estimate(prediction, sample, "pairwise_precision")``)."""
-        frame = self.prediction[self.prediction.isin(self.strata.index)]
-        drawn = frame[frame.isin(draw.clusters.index)]
+        waiting = self.frame_sizes.index.difference(pd.Index(pd.unique(self.clusters.to_numpy())))
+        if len(waiting):
+            raise ValueError(
+                f"every stratum of predicted clusters needs a reviewed cluster; none in "
+                f"{examples(waiting)}"
+            )
+        # units in the order of their records (the prediction's order), however the
+        # drawn clusters are listed: every route to this sample gives the very same sums
+        clusters = self.clusters.reindex(pd.unique(self.members.to_numpy()))
         sample = stratified_sample(
-            drawn,
-            draw.clusters,
+            self.members,
+            clusters,
             self.frame_sizes,
             frame="clusters",
-            unit_totals=_unit_totals(self.strata, frame),
+            unit_totals=self.unit_totals,
         )
         return with_ratio(sample.reviewed_predicted(truth), "separate")
 
-    def recall_sample(self, draw: DesignDraw, truth: pd.Series) -> Sample:
-        """The reviewed sample of true clusters reached by the drawn records: ``truth``
-        gives the true cluster of every record of every reached true cluster (whole)."""
+    def recall_sample(self, truth: pd.Series) -> Sample:
+        """The reviewed sample of true clusters reached by the drawn records (``truth``
+        gives the true cluster of every record of every reached true cluster, whole), or
+        the benchmark's true clusters as a uniform record benchmark."""
         truth = validate_membership(truth, name="truth")
-        missing = draw.records.difference(truth.index)
+        if self.benchmark is not None:
+            missing = self.benchmark.difference(truth.index)
+            if len(missing):
+                raise ValueError(
+                    f"{len(missing)} benchmark record(s) have no true cluster: {examples(missing)}"
+                )
+            return benchmark_sample(truth.reindex(self.benchmark), weights="cluster_size")
+        if len(self.records) == 0:
+            raise ValueError("no reviewed record draw for recall yet")
+        missing = self.records.difference(truth.index)
         if len(missing):
             raise ValueError(
                 f"{len(missing)} drawn record(s) have no reviewed true cluster: {examples(missing)}"
             )
-        reached = truth.reindex(draw.records).to_numpy()
+        reached = truth.reindex(self.records).to_numpy()
         counts = pd.Series(reached).value_counts(sort=False)
+        # units in the order of their first draw, whatever the order of ``truth``: a
+        # reference read back from a file gives the very same sums
+        first = pd.Index(pd.unique(reached))
+        held = truth[truth.isin(counts.index)]
+        held = held.iloc[np.argsort(first.get_indexer(held.to_numpy()), kind="stable")]
         return benchmark_sample(
-            truth[truth.isin(counts.index)],
+            held,
             weights="cluster_size",
             multiplicity=counts,
             population_size=self.n_records,
             design="records",
+        )
+
+    def reviewed(self, truth: pd.Series) -> DesignSample:
+        """Both reviewed samples from the reviewed true clusters ``truth``."""
+        return DesignSample(
+            precision=self.precision_sample(truth),
+            recall=self.recall_sample(truth),
+            drawn=self,
         )
 
 

@@ -45,13 +45,15 @@ def test_plan_records_prints_the_design_and_writes_the_records_to_review(files, 
     table = read_table(out_file)
     expected = design.review_table(design.draw(seed=0)).reset_index()
     assert table["record_id"].astype(str).tolist() == expected["record_id"].tolist()
-    precision = table[table["part"] == "precision"]
+    assert table["record_id"].is_unique and table["true_cluster"].isna().all()
+    precision = table[table["part"].isin(["precision", "both"])]
     # every record of every drawn predicted cluster, each cluster whole
     drawn = prediction[prediction.astype(str).isin(precision["predicted_cluster"].astype(str))]
     assert sorted(precision["record_id"]) == sorted(drawn.index)
-    recall = table[table["part"] == "recall"]
+    recall = table[table["part"].isin(["recall", "both"])]
     assert recall["draws"].astype(int).sum() == design.record_draws
-    assert recall["record_id"].is_unique
+    assert (table.loc[table["part"] == "precision", "draws"].astype(int) == 0).all()
+    assert (folder / "to_review.sample.json").exists()
 
 
 def test_plan_records_with_a_benchmark_is_a_second_wave(files, cli):

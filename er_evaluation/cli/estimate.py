@@ -14,7 +14,10 @@ clusters of the sampled units, each cluster complete (every record of that entit
 are FILE or FILE:ID_COL:CLUSTER_COL (CSV, TSV or Parquet; a two-column file is read as
 record id, cluster id). A REF exported by ``er-eval review export`` has its sample's
 design beside it (``NAME.sample.json``): the estimates then use that design, and equal
-``er-eval review estimate``'s. ``--weights`` says how the reviewed clusters were selected:
+``er-eval review estimate``'s. So does the filled-in records to review that ``er-eval
+plan --records N --write-sample FILE`` wrote (a recommended design: precision from the
+predicted clusters reviewed whole, recall from the records drawn, F1 from both; one
+PREDICTION, the one it was drawn from). ``--weights`` says how the reviewed clusters were selected:
 ``cluster_size`` when records were drawn uniformly and their clusters reviewed
 (probability proportional to size), ``uniform`` when clusters were drawn uniformly.
 Estimates come from :func:`er_evaluation.estimators.estimate_table` (design-based,
@@ -50,6 +53,7 @@ from er_evaluation.cli._common import (
 from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, compare, estimate_table
 from er_evaluation.estimators.pairwise import ESTIMATORS
+from er_evaluation.recommend import DesignSample
 from er_evaluation.sampling import Sample, benchmark_sample
 from er_evaluation.vocabulary import ESTIMABLE, ESTIMATOR_METRICS, check_metric_names
 
@@ -193,7 +197,9 @@ def _methods_epilog() -> str:
     return "\n".join(lines)
 
 
-def load_inputs(args: argparse.Namespace) -> tuple[dict[str, pd.Series], Sample, str]:
+def load_inputs(
+    args: argparse.Namespace,
+) -> tuple[dict[str, pd.Series], Sample | DesignSample, str]:
     if args.demo:
         if args.predictions or args.reference:
             raise ValueError("--demo uses the bundled data: give no PREDICTION or --reference")
@@ -255,6 +261,8 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
         args.metrics, ESTIMATOR_METRICS, what="estimable metric", fscores=("pairwise",)
     )
     predictions, sample, source = load_inputs(args)
+    if isinstance(sample, DesignSample):
+        return _design_estimates(args, predictions, sample), source
     options = {
         "estimator": args.estimator,
         "level": args.level,
@@ -287,6 +295,45 @@ def estimates(args: argparse.Namespace) -> tuple[pd.DataFrame, str]:
         if not issubclass(w.category, (CoverageWarning, UnreliableEstimateWarning)):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return table, source
+
+
+def _design_estimates(
+    args: argparse.Namespace, predictions: dict[str, pd.Series], sample: DesignSample
+) -> pd.DataFrame:
+    """The recommended design's estimates (:func:`er_evaluation.recommend.estimate_design`)
+    of the one prediction it was drawn from."""
+    given = [
+        flag
+        for flag, value in (
+            ("--paired", args.paired),
+            ("--by", args.by),
+            ("--blocks", args.blocks),
+            ("--estimator", args.estimator),
+            ("--ci-method", args.ci_method),
+        )
+        if value
+    ]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: the reference is a recommended design's sample, whose "
+            "estimates have their own estimators and intervals (er_evaluation.recommend)"
+        )
+    if len(predictions) != 1:
+        raise ValueError(
+            "the reference is a recommended design's sample: give the one prediction it was "
+            f"drawn from, not {len(predictions)}"
+        )
+    metrics = [m for m in args.metrics if m not in ESTIMABLE[:3]]
+    if metrics:
+        raise ValueError(
+            f"the recommended design estimates {', '.join(ESTIMABLE[:3])}; not {metrics}"
+        )
+    ((name, prediction),) = predictions.items()
+    with warnings.catch_warnings():
+        # every unreliable estimate has its one 'not reliable' line in the note
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        table = sample.estimates(prediction, name=name, level=args.level)
+    return table[table["metric"].isin(args.metrics)].reset_index(drop=True)
 
 
 def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:

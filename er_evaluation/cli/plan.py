@@ -13,10 +13,18 @@ from the two. It holds its intervals where a few giant predicted clusters carry 
 links. With --benchmark (an existing uniform record benchmark: true clusters of records
 drawn uniformly, e.g. PatentsView's) recall comes from the benchmark and the whole budget
 goes to the predicted clusters: a second wave that completes it. --write-sample draws the
-design (--seed) and writes the records to review, one row per record: part "precision"
-(review the predicted cluster whole: split its records by true entity) or "recall" (find
-the drawn record's true cluster), its predicted cluster, stratum, the stratum's predicted
-clusters and draws, and the record's draws.
+design (--seed) and writes the records to review, one row per record: an empty
+true_cluster column to fill in, part "precision" (review the predicted cluster whole:
+split its records by true entity), "recall" (find the drawn record's true cluster, adding
+a row for each of its records not listed) or "both" (or "benchmark": already reviewed),
+its predicted cluster, stratum and recall draws; and beside it the design
+(FILE.sample.json, the format of er-eval review export), so that once filled in
+
+    er-eval estimate PREDICTION --reference FILE:record_id:true_cluster
+
+gives the recommended design's estimates (a reference that does not give the true
+cluster of every record the design drew, or holds records of no drawn true cluster, is
+refused).
 
     er-eval plan PREDICTION --half-width 0.02 (--pilot REF | --error-rate 0.05)
                  [--metric pairwise_precision] [--design auto|predicted-clusters|records]
@@ -50,6 +58,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from er_evaluation._sample_file import write_drawn
 from er_evaluation.cli._common import (
     add_clustering_options,
     common_ids,
@@ -246,9 +255,22 @@ def _recommended(args: argparse.Namespace) -> int:
         prediction, records=args.records, recall_share=args.recall_share, benchmark=benchmark
     )
     if args.write_sample:
-        table = design.review_table(design.draw(seed=args.seed))
+        draw = design.draw(seed=args.seed)
+        known = None if benchmark is None else benchmark.reference
+        table = design.review_table(draw, benchmark=known)
         path = write_table_atomic(table.reset_index(), args.write_sample)
-        print(f"wrote {len(table):,} records to review to {path}", file=sys.stderr)
+        _, target = write_drawn(
+            design.drawn(draw, benchmark=known),
+            path,
+            description={"prediction": args.prediction or "demo", "seed": args.seed},
+        )
+        print(
+            f"wrote {len(table):,} records to review to {path} and the design to "
+            f"{target.name}: fill in true_cluster (adding a row for each record of a "
+            f"recall record's true cluster not listed), then er-eval estimate PREDICTION "
+            f"--reference {path}:record_id:true_cluster",
+            file=sys.stderr,
+        )
     if args.format == "table" and not args.output:
         sys.stdout.write(design.summary() + "\n")
         return 0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from er_evaluation.cli._common import add_clustering_options, plain
 from er_evaluation.cli.estimate import add_input_options, load_inputs
+from er_evaluation.sampling import Sample
 
 
 def register(subparsers) -> None:
@@ -75,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
         built = report.project_report(args.predictions[0])
     else:
         predictions, sample, source = load_inputs(args)
+        if not isinstance(sample, Sample):
+            raise ValueError(
+                f"{args.reference}: a recommended design's sample has no report yet; "
+                "er-eval estimate gives its estimates"
+            )
         built = report.build_report(
             predictions, sample, source=f"{source}.", on_missing=args.on_missing
         )

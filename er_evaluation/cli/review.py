@@ -4,6 +4,8 @@
                               --reviewers a,b
     er-eval review draw       PROJECT_DIR --size N [--reviewers a,b] [--double SHARE]
                               [--design D] [--version V] [--earlier exclude|include]
+    er-eval review draw       PROJECT_DIR --design recommended --records N [--reviewers a,b]
+                              [--double SHARE] [--version V]
     er-eval review sheet      PROJECT_DIR -o sheet.csv [--reviewer NAME]
     er-eval review import     PROJECT_DIR sheet.csv [--reviewer NAME]
     er-eval review status     PROJECT_DIR
@@ -82,12 +84,19 @@ def register(subparsers) -> None:
     init.add_argument("--reviewers", required=True, help="comma-separated reviewer names")
 
     draw = action("draw", "draw the review queue (and split it among reviewers)", run_draw)
-    draw.add_argument("--size", type=int, required=True, help="units to draw")
+    draw.add_argument("--size", type=int, help="units to draw")
+    draw.add_argument(
+        "--records",
+        type=int,
+        help="--design recommended: the budget of records to read (as er-eval plan --records)",
+    )
     draw.add_argument(
         "--design",
         choices=list(DESIGNS),
         default="records",
-        help="records (default), clusters, blocks, stratified or change",
+        help="records (default), clusters, blocks, stratified, change or recommended (the "
+        "largest predicted clusters reviewed whole, more drawn by size band, records drawn "
+        "for recall: er-eval plan --records)",
     )
     draw.add_argument("--version", help="version to draw from (default: the last)")
     draw.add_argument("--other-version", help="the version a change design compares with")
@@ -248,13 +257,24 @@ def run_reviewers(args: argparse.Namespace) -> int:
 
 
 def run_draw(args: argparse.Namespace) -> int:
+    if args.design == "recommended":
+        if args.records is None or args.size is not None:
+            raise ValueError("--design recommended takes --records N (records to read), not --size")
+        size = args.records
+    else:
+        if args.records is not None or args.size is None:
+            raise ValueError(
+                f"--design {args.design} takes --size N (units to draw); --records is the "
+                "recommended design's budget"
+            )
+        size = args.size
     project = Project.open(args.project)
     reviewers = _names(args.reviewers)
     if reviewers:
         reviewers = project.add_reviewers(reviewers)
     settings = SampleSettings(
         design=args.design,
-        size=args.size,
+        size=size,
         seed=args.seed,
         version=args.version or project.data.versions[-1],
         reviewers=tuple(reviewers),

@@ -418,6 +418,11 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
             f"{project.folder}: a sample of changed records estimates only the difference "
             f"between its two versions; see er-eval review estimate"
         )
+    if settings.design == "recommended":
+        raise ReviewError(
+            f"{project.folder}: a recommended design's samples have no report yet; see "
+            "er-eval review estimate"
+        )
     versions = list(project.estimable(sample).versions)
     double = project.agreement()
     items = [

@@ -23,6 +23,7 @@ from er_evaluation.designs import (
     stratified_sample,
 )
 from er_evaluation.errors import examples, plain_id
+from er_evaluation.recommend import DesignDraw, DesignSample, RecommendedDesign
 from er_evaluation.review._checks import check_reviewer
 from er_evaluation.review._model import ReviewError
 from er_evaluation.sampling import Sample, benchmark_sample, sample_clusters
@@ -34,6 +35,8 @@ DESIGNS = {
     "blocks": "blocks uniformly",
     "stratified": "records stratified by predicted cluster size (largest clusters taken entirely)",
     "change": "records that changed between two versions (to compare them)",
+    "recommended": "the recommended design: the largest predicted clusters whole, more by "
+    "size band, records for recall (size: records to read)",
 }
 #: the designs drawing records within strata (:mod:`er_evaluation.designs`)
 STRATIFIED_DESIGNS = ("stratified", "change")
@@ -114,6 +117,7 @@ def draw_queue(
     double_share: float = 0.0,
     take_all_size: int | None = None,
     other: pd.Series | None = None,
+    recommended: RecommendedDesign | None = None,
 ) -> pd.DataFrame:
     """The records to review (columns :data:`QUEUE_COLUMNS`), drawn from ``prediction``.
 
@@ -125,7 +129,12 @@ def draw_queue(
     change designs draw ``size`` records within the strata of :func:`design_strata` (the
     take-all stratum of predicted clusters of at least ``take_all_size`` records is added
     whole; a change design samples only records whose predicted cluster differs in
-    ``other``), with a ``stratum`` column. Whole units go to one
+    ``other``), with a ``stratum`` column. The recommended design draws ``recommended``
+    (:func:`~er_evaluation.recommend.recommend_design` for a budget of ``size`` records)
+    with ``seed``: the records of its drawn predicted clusters (unit ``cluster ID``,
+    ``stratum`` the cluster's) and its records drawn for recall (unit ``record ID``,
+    ``stratum`` "recall" unless the record is in a drawn cluster), with the record's recall
+    ``draws`` and the position of its ``first_draw`` (-1: none). Whole units go to one
     reviewer (:func:`assign_reviewers`); ``double_share`` of them also to a second one
     (:func:`assign_second_reviewers`).
     """
@@ -140,6 +149,10 @@ def draw_queue(
         queue = pd.DataFrame(
             {"record_id": drawn.index, "unit": drawn.index, "stratum": drawn.to_numpy()}
         )
+    elif design == "recommended":
+        if recommended is None:
+            raise ReviewError("the recommended design needs its design (recommend_design)")
+        queue = _recommended_queue(recommended, recommended.draw(seed=seed))
     elif design == "records":
         ids = prediction.index
         units = sample_clusters(
@@ -166,6 +179,66 @@ def draw_queue(
     elif double_share:
         raise ReviewError("double review needs named reviewers")
     return queue
+
+
+def _recommended_queue(recommended: RecommendedDesign, draw: DesignDraw) -> pd.DataFrame:
+    table = recommended.review_table(draw)
+    ids = table.index
+    in_cluster = (table["part"] != "recall").to_numpy()
+    unit = np.where(
+        in_cluster,
+        "cluster " + table["predicted_cluster"].astype(str).to_numpy(dtype=object),
+        "record " + ids.astype(str).to_numpy(dtype=object),
+    )
+    first = pd.Series(np.arange(len(draw.records)), index=draw.records).groupby(level=0).min()
+    return pd.DataFrame(
+        {
+            "record_id": ids,
+            "unit": unit,
+            "stratum": table["stratum"].to_numpy(),
+            "draws": table["draws"].to_numpy(dtype=np.int64),
+            "first_draw": first.reindex(ids, fill_value=-1).to_numpy(dtype=np.int64),
+        }
+    )
+
+
+def recommended_sample(
+    queue: pd.DataFrame, truth: pd.Series, recommended: RecommendedDesign
+) -> tuple[DesignSample | None, int]:
+    """The reviewed samples of a recommended-design queue's finished units: the drawn
+    predicted clusters whose every record is in a reviewed true cluster, and the record
+    draws whose record is (``(None, 0)`` before the first finished unit). Each stratum of
+    predicted clusters needs a finished cluster, and recall a finished record draw."""
+    done = queue["record_id"].isin(truth.index).to_numpy()
+    prediction = recommended.prediction
+    rows = queue[(queue["stratum"] != "recall").to_numpy()]
+    whole = (
+        pd.Series(done[(queue["stratum"] != "recall").to_numpy()])
+        .groupby(rows["unit"].to_numpy(), sort=False)
+        .all()
+    )
+    finished_rows = rows[rows["unit"].isin(whole.index[whole.to_numpy()]).to_numpy()]
+    recall = queue[(queue["draws"] > 0).to_numpy()].sort_values("first_draw", kind="stable")
+    records = pd.Index(np.repeat(recall["record_id"].to_numpy(), recall["draws"].to_numpy()))
+    all_clusters = prediction.reindex(rows["record_id"]).to_numpy()
+    clusters = pd.Series(rows["stratum"].to_numpy(), index=all_clusters)
+    clusters = clusters[~clusters.index.duplicated()]
+    drawn = recommended.drawn(DesignDraw(clusters=clusters, records=records))
+    finished_records = recall["record_id"][recall["record_id"].isin(truth.index).to_numpy()]
+    finished_clusters = pd.Index(pd.unique(prediction.reindex(finished_rows["record_id"])))
+    n_finished = len(finished_clusters) + len(finished_records)
+    if n_finished == 0:
+        return None, 0
+    drawn = drawn.subset(finished_clusters, pd.Index(finished_records))
+    waiting = drawn.frame_sizes.index.difference(pd.Index(pd.unique(drawn.clusters.to_numpy())))
+    if len(waiting):
+        raise ReviewError(
+            f"every stratum of predicted clusters needs a finished review before estimating; "
+            f"none yet in {examples(waiting)}"
+        )
+    if len(drawn.records) == 0:
+        raise ReviewError("recall needs a finished review of a record drawn for it first")
+    return drawn.reviewed(truth), n_finished
 
 
 def design_strata(

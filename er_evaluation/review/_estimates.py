@@ -13,6 +13,7 @@ from er_evaluation.errors import CoverageWarning
 from er_evaluation.estimators import estimate_table
 from er_evaluation.estimators.change import compare_changed
 from er_evaluation.estimators.results import Estimate
+from er_evaluation.recommend import DesignSample
 from er_evaluation.review._model import ReviewError
 from er_evaluation.review._settings import SampleSettings
 from er_evaluation.sampling import Sample, benchmark_sample
@@ -31,10 +32,20 @@ class Estimable:
     note: str | None = None
 
 
-def estimable(settings: SampleSettings, sample: Sample, versions: Sequence[str]) -> Estimable:
+def estimable(
+    settings: SampleSettings, sample: Sample | DesignSample, versions: Sequence[str]
+) -> Estimable:
     """The versions and metrics ``sample`` estimates: a sample of predicted clusters, the
     precision of the version it was drawn from; a sample of changed records, the
-    differences between its two versions; any other, every version and metric."""
+    differences between its two versions; the recommended design, precision, recall and
+    F1 of the version it was drawn from; any other, every version and metric."""
+    if isinstance(sample, DesignSample):
+        return Estimable(
+            (settings.version,),
+            DEFAULT_METRICS,
+            f"The recommended design's predicted clusters were drawn from version "
+            f"{settings.version}: it estimates that version only.",
+        )
     if settings.design == "change":
         return Estimable(
             (settings.version, settings.other_version),
@@ -76,7 +87,7 @@ def checked_choice(
 
 def version_estimates(
     predictions: Mapping[str, pd.Series],
-    sample: Sample,
+    sample: Sample | DesignSample,
     versions: Sequence[str],
     metrics: Sequence[str],
 ) -> pd.DataFrame:
@@ -85,7 +96,13 @@ def version_estimates(
     intervals, bootstrap seed 0; the same numbers as ``er-eval estimate`` on the
     exported benchmark). Each version has its own population (PatentsView's later
     versions hold later patents): reviewed records outside it are left out for it and
-    counted in ``dropped_records``."""
+    counted in ``dropped_records``. The recommended design's two samples give
+    :func:`~er_evaluation.recommend.estimate_design`'s table of the one version they were
+    drawn from (the same numbers as ``er-eval estimate`` on the exported benchmark)."""
+    if isinstance(sample, DesignSample):
+        (version,) = versions
+        table = sample.estimates(predictions[version], name=version)
+        return table[table["metric"].isin(metrics)].reset_index(drop=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)
         return estimate_table(

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from er_evaluation._sample_file import write_sample
+from er_evaluation._sample_file import write_drawn, write_sample
 from er_evaluation.errors import plain_id
 from er_evaluation.io import write_table_atomic
+from er_evaluation.recommend import DesignSample, RecommendedDesign, recommend_design
 from er_evaluation.review._agreement import Agreement, agreement
 from er_evaluation.review._checks import find_reviewer
 from er_evaluation.review._data import (
@@ -32,7 +33,13 @@ from er_evaluation.review._data import (
     keep_uploads,
     load_data,
 )
-from er_evaluation.review._design import double_reviewed, draw_queue, reviewed_sample, workload
+from er_evaluation.review._design import (
+    double_reviewed,
+    draw_queue,
+    recommended_sample,
+    reviewed_sample,
+    workload,
+)
 from er_evaluation.review._drafts import Draft, Drafts
 from er_evaluation.review._estimates import (
     Estimable,
@@ -118,6 +125,7 @@ class Project:
         self.store = ReviewStore(folder / STORE_NAME)
         self.drafts = Drafts(folder / DRAFTS_NAME)
         self.queue = self._read_queue()
+        self._recommended: dict[tuple[str, int], RecommendedDesign] = {}
 
     # ------------------------------------------------------------- opening and settings
 
@@ -345,6 +353,7 @@ class Project:
             blocks=self.data.blocks,
             reviewers=settings.reviewers,
             double_share=settings.double_share,
+            recommended=self.recommended(settings),
             **self._strata_options(settings),
         )
         write_table_atomic(queue, self.folder / QUEUE_NAME)
@@ -360,6 +369,24 @@ class Project:
             "other": self.data.predictions[other] if other is not None else None,
         }
 
+    def recommended(self, settings: SampleSettings | None = None) -> RecommendedDesign | None:
+        """The recommended design of ``settings`` (default: the current sample's) for its
+        version and budget of records (:func:`~er_evaluation.recommend.recommend_design`),
+        or None for another design."""
+        settings = self.settings if settings is None else settings
+        if settings is None or settings.design != "recommended":
+            return None
+        key = (settings.version, settings.size)
+        if key not in self._recommended:
+            try:
+                design = recommend_design(
+                    self.data.predictions[settings.version], records=settings.size
+                )
+            except ValueError as err:
+                raise ReviewError(f"cannot recommend a design: {err}") from err
+            self._recommended[key] = design
+        return self._recommended[key]
+
     def true_clusters(self, *, reviewer: str | None = None) -> pd.Series:
         """The true clusters of the decisions that count (with ``reviewer``: under that
         reviewer's own decisions where they made one); empty before the first one."""
@@ -369,11 +396,16 @@ class Project:
             return pd.Series([], index=pd.Index([], dtype=object), dtype=object)
         return self.store.true_clusters(reviewer=reviewer, after=self.after)
 
-    def sample(self, *, reviewer: str | None = None) -> tuple[Sample | None, int]:
+    def sample(self, *, reviewer: str | None = None) -> tuple[Sample | DesignSample | None, int]:
         """The design-based sample of the finished units of the queue, and their number
         (``(None, 0)`` before the first one): the one sample the estimates use, the export
-        writes and the status counts (see :func:`~er_evaluation.review.reviewed_sample`)."""
+        writes and the status counts (see :func:`~er_evaluation.review.reviewed_sample`;
+        the recommended design's two samples: :func:`~er_evaluation.review.recommended_sample`)."""
         settings, queue = self._check_queue()
+        if settings.design == "recommended":
+            return recommended_sample(
+                queue, self.true_clusters(reviewer=reviewer), self.recommended(settings)
+            )
         return reviewed_sample(
             queue,
             self.true_clusters(reviewer=reviewer),
@@ -393,15 +425,16 @@ class Project:
         if sample is None:
             raise ReviewError(f"{self.folder}: no finished unit yet: nothing to export")
         settings = self.settings
-        return write_sample(
-            sample,
-            path,
-            description={
-                "project": str(self.folder),
-                "version": settings.version,
-                "reviewer": reviewer,
-            },
-        )
+        description = {
+            "project": str(self.folder),
+            "version": settings.version,
+            "reviewer": reviewer,
+        }
+        if isinstance(sample, DesignSample):
+            return write_drawn(
+                sample.drawn, path, reference=sample.reference, description=description
+            )
+        return write_sample(sample, path, description=description)
 
     # ------------------------------------------------------------------ estimates
 
@@ -434,6 +467,8 @@ class Project:
                 f"both versions ({a}, {b}) or none"
             )
         versions, metrics = checked_choice(allowed, versions, metrics)
+        if isinstance(sample, DesignSample):
+            return version_estimates(self.data.predictions, sample, versions, metrics)
         if self.settings.design == "change":
             differences, refused = self.differences(sample, metrics)
             if not differences:
