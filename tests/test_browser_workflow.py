@@ -472,3 +472,37 @@ def test_11_a_save_stored_at_a_crash_is_shown_after_the_restart(people, tmp_path
         if proc.poll() is None:
             proc.terminate()
             proc.wait(30)
+
+
+# ------------------------------------------------------------------ the recommended design
+
+
+def test_the_sample_page_draws_the_recommended_design_into_the_queue(server, people, tmp_path):
+    from er_evaluation.recommend import recommend_design
+
+    folder = small_project(tmp_path / "p", "ann", "bob")
+    (ctx,) = people(1)
+    page = visit(ctx, server, folder, page="sample", reviewer="ann")
+    budget = page.get_by_label("Records to read", exact=True)
+    budget.fill("20")
+    budget.press("Enter")
+    ran(page)
+    page.get_by_role("combobox", name="Split among reviewers (none = one shared queue)").click()
+    page.get_by_role("option", name="ann", exact=True).click()
+    page.get_by_role("option", name="bob", exact=True).click()
+    page.keyboard.press("Escape")
+    ran(page)
+    page.get_by_role("button", name="Draw this design into the review queue").click()
+    page.get_by_text("Saved a sample of").wait_for()
+    page.get_by_text(re.compile("a budget of 20 records to read")).wait_for()
+
+    project = opened(folder)
+    settings = project.settings
+    assert (settings.design, settings.size, settings.seed) == ("recommended", 20, 0)
+    assert settings.reviewers == ("ann", "bob")
+    design = recommend_design(project.data.predictions["v1"], records=20)
+    wanted = design.review_table(design.draw(seed=0))
+    queue = project.queue
+    assert sorted(queue["record_id"]) == sorted(wanted.index)
+    assert set(queue["reviewer"]) == {"ann", "bob"}
+    assert queue.groupby("unit")["reviewer"].nunique().max() == 1

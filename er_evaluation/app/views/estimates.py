@@ -11,7 +11,7 @@ from er_evaluation.plots import plot_estimates
 from er_evaluation.report import build_report, report_html
 from er_evaluation.review import DESIGNS
 from er_evaluation.review._estimates import version_estimates
-from er_evaluation.sampling import benchmark_sample
+from er_evaluation.sampling import Sample, benchmark_sample
 from er_evaluation.vocabulary import REGISTRY, STATISTICS
 
 # the metrics this page shows, with their titles
@@ -159,7 +159,14 @@ shown = table[
 st.dataframe(shown, hide_index=True, key="est_table")
 
 report_key = (cache_key, tuple(versions))
-if st.button("Build the report", key="build_report"):
+# the recommended design's two samples (er_evaluation.recommend) have no report yet
+one_sample = isinstance(sample, Sample)
+if st.button(
+    "Build the report",
+    key="build_report",
+    disabled=not one_sample,
+    help=None if one_sample else "The recommended design's samples have no report yet.",
+):
     with plain_errors("Could not build the report"), st.spinner("Building the report…"):
         double = project.agreement() if source == "reviews" else None
         built = build_report(
@@ -181,7 +188,7 @@ if st.session_state.get("report", (None,))[0] == report_key:
         help="One HTML file (opens offline): estimates, reliability, the sample, paired "
         "differences, double review and the largest errors.",
     )
-if sample.strata is not None:
+if one_sample and sample.strata is not None:
     st.subheader("Per-stratum contributions")
     st.caption(
         "Each stratum's frame size, draws and selection probability, the metric on the "
@@ -195,7 +202,7 @@ if sample.strata is not None:
             data.predictions[focus], sample, strata_metric, on_missing="restrict"
         )
     st.dataframe(parts, hide_index=True, key="strata_table")
-if data.blocks is not None and sample.sample_of == "reference":
+if data.blocks is not None and one_sample and sample.sample_of == "reference":
     st.subheader("Recall lost to blocking")
     st.caption(
         f"Of the true links, the share whose records share a {data.block_col!r} block, and of "

@@ -61,7 +61,20 @@ with st.expander("Recommended design: what to review for a budget of records", e
             file_name="records_to_review.csv",
             key="recommend_download",
         )
-        st.caption("The review queues below do not draw this design yet.")
+    # the queue's reviewers and double review are chosen below; the draw happens there
+    draw_recommended = st.button(
+        "Draw this design into the review queue",
+        key="recommend_draw",
+        type="primary",
+        disabled=second_wave,
+        help="Draws the recommended design for these records to read and this version "
+        "(seed 0, the draw shown above) into the review queue, split among the reviewers "
+        "chosen below. Its recall part is its own record draw: untick 'Recall from the "
+        "project's benchmark' to draw it."
+        if not second_wave
+        else "The review queue draws its own records for recall: untick 'Recall from the "
+        "project's benchmark' to draw this design into it.",
+    )
 
 design = st.radio(
     "Design",
@@ -81,6 +94,7 @@ size = c1.number_input(
         "blocks": "Blocks",
         "stratified": "Records to sample (besides the take-all stratum)",
         "change": "Changed records to sample",
+        "recommended": "Records to read (the budget)",
     }[design],
     min_value=1,
     value=current.size if current else 50,
@@ -147,32 +161,59 @@ double_share = st.number_input(
 )
 
 
-def draw(earlier: str | None) -> None:
+def form_settings() -> SampleSettings:
+    """The sample design chosen in the form."""
+    return SampleSettings(
+        design=design,
+        size=int(size),
+        seed=int(seed),
+        version=version,
+        reviewers=tuple(reviewers),
+        double_share=float(double_share),
+        **extra,
+    )
+
+
+def recommended_settings() -> SampleSettings:
+    """The recommended design of the expander above, with the reviewers of the form."""
+    return SampleSettings(
+        design="recommended",
+        size=int(budget),
+        seed=0,
+        version=focus,
+        reviewers=tuple(reviewers),
+        double_share=float(double_share),
+    )
+
+
+def draw(settings_of, earlier: str | None) -> None:
     try:
-        settings = SampleSettings(
-            design=design,
-            size=int(size),
-            seed=int(seed),
-            version=version,
-            reviewers=tuple(reviewers),
-            double_share=float(double_share),
-            **extra,
-        )
+        settings = settings_of()
         queue = project.draw(settings, earlier=earlier)
     except RedrawError as waiting:
         st.session_state["redraw_waiting"] = str(waiting)
+        st.session_state["redraw_settings"] = settings.to_dict()
         st.rerun()
     except (ReviewError, ValueError) as err:
         st.session_state["sample_error"] = f"Could not draw the sample: {err}"
         return
     st.session_state.pop("redraw_waiting", None)
+    st.session_state.pop("redraw_settings", None)
     st.session_state["queue_position"] = 0
     st.session_state["sample_flash"] = f"Saved a sample of {len(queue):,} records to review."
     st.rerun()  # the page below shows the new queue
 
 
+def waiting_settings() -> SampleSettings:
+    """The settings whose draw waits for the answer about earlier decisions."""
+    stored = st.session_state.get("redraw_settings")
+    return form_settings() if stored is None else SampleSettings.from_dict(stored)
+
+
 if st.button("Draw and save the sample", key="draw_sample", type="primary"):
-    draw(None)
+    draw(form_settings, None)
+if draw_recommended:
+    draw(recommended_settings, None)
 if st.session_state.get("redraw_waiting"):
     st.warning(
         "The current sample has saved decisions: "
@@ -187,17 +228,21 @@ if st.session_state.get("redraw_waiting"):
         help="The new sample counts only decisions saved from now on; the earlier ones stay "
         "in each item's history.",
     ):
-        draw("exclude")
+        draw(waiting_settings, "exclude")
     if w2.button(
         "They count for the new sample",
         key="redraw_include",
-        disabled=double_share > 0,
+        disabled=(st.session_state.get("redraw_settings") or {"double_share": double_share})[
+            "double_share"
+        ]
+        > 0,
         help="Decisions made earlier count as done (not for a blind double review, which "
         "counts only decisions made blind for it).",
     ):
-        draw("include")
+        draw(waiting_settings, "include")
     if w3.button("Keep the current sample", key="redraw_cancel"):
         st.session_state.pop("redraw_waiting", None)
+        st.session_state.pop("redraw_settings", None)
         st.rerun()
 for key, show in (("sample_flash", st.success), ("sample_error", st.error)):
     if st.session_state.get(key):
@@ -302,7 +347,13 @@ if problem:
     st.stop()
 st.subheader("What will be reviewed")
 st.write(
-    f"Design **{DESIGNS[settings.design]}**, {settings.size} units, seed {settings.seed}, "
+    f"Design **{DESIGNS[settings.design]}**, "
+    + (
+        f"a budget of {settings.size:,} records to read"
+        if settings.design == "recommended"
+        else f"{settings.size} units"
+    )
+    + f", seed {settings.seed}, "
     f"starting from version **{settings.version}**: {len(queue):,} records in the queue "
     f"({queue['unit'].nunique():,} sampled units)."
     + (
