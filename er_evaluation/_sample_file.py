@@ -185,16 +185,14 @@ def _read_drawn(design: dict, reference: pd.Series, ids, name: str, design_name:
         predicted_links=design["predicted_links"],
         benchmark=None if benchmark is None else pd.Index(ids(benchmark)),
     )
-    missing = drawn.missing(reference)
+    needed = drawn.needed
+    missing = needed.difference(reference.index)
     if len(missing):
         raise ValueError(
             f"{name} does not give the true cluster of {len(missing):,} record(s) that "
             f"{design_name} drew for review: {examples(missing)}; fill them in (or use the "
             "reference this design belongs to)"
         )
-    needed = drawn.members.index.append(pd.Index(drawn.records.unique()))
-    if drawn.benchmark is not None:
-        needed = needed.append(drawn.benchmark)
     reached = reference.isin(pd.unique(reference.reindex(needed).to_numpy()))
     if not reached.all():
         extra = reference.index[~reached.to_numpy()]

