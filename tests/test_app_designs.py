@@ -272,3 +272,26 @@ def test_cli_review_status_agreement_and_export(project, tmp_path, capsys):
     assert (tmp_path / "bench.sample.json").exists()  # the sample's design beside it
     assert main(["review", "status", str(tmp_path / "nowhere")]) == 1
     assert "no such project folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_recommended_design_shows_estimate_design(project):
+    from er_evaluation.recommend import estimate_design, recommend_design
+
+    at = draw("recommended", 8)
+    queue = pd.read_parquet(project / "queue.parquet")
+    design = recommend_design(V1, records=8)
+    drawn = design.draw(seed=1)  # the form's seed
+    assert sorted(queue["record_id"]) == sorted(design.review_table(drawn).index)
+    truth = review_everything(project).true_clusters()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = estimate_design(
+            V1,
+            design.precision_sample(drawn, truth),
+            design.recall_sample(drawn, truth),
+            name="v1",
+        )
+    shown = shown_estimates(at)
+    # the version its predicted clusters were drawn from, every metric of the design
+    pd.testing.assert_series_equal(shown, table.set_index(["prediction", "metric"])["value"])
