@@ -184,6 +184,13 @@ def _moments(Y: np.ndarray):
     return mean, np.einsum("rni,rnj->rij", dev, dev) / (n - 1)
 
 
+def _third(Y: np.ndarray) -> np.ndarray:
+    """Third central moments (R, k, k, k; divisor n) of draws Y (R, n, k), as
+    ``SmoothFit.third_moments``."""
+    dev = Y - Y.mean(axis=1, keepdims=True)
+    return np.einsum("rni,rnj,rnl->rijl", dev, dev, dev) / Y.shape[1]
+
+
 def _se(phi, mean, cov, n, index):
     _, g, _ = phi.evaluate(mean, index)
     return np.sqrt(np.clip(np.einsum("ri,rij,rj->r", g, cov, g) / n, 0, None))
@@ -219,7 +226,9 @@ def uniform_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: int, r
             value = bias_corrected(phi, mean, cov, 1.0, n, index)
             se = _se(phi, mean, cov, n, index)
             ivs = {
-                "score": score_bounds(phi, mean, cov, 1.0, n, index, LEVEL, bounds),
+                "score": score_bounds(
+                    phi, mean, cov, 1.0, n, index, LEVEL, bounds, third=_third(Y)
+                ),
                 "normal": (np.clip(value - z * se, *bounds), np.clip(value + z * se, *bounds)),
             }
             if phi.is_ratio():
@@ -228,7 +237,7 @@ def uniform_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: int, r
             alt = _host_alternative(metric, host, mean, index)
             same = np.zeros(reps, dtype=bool)
             if metric.endswith("difference"):
-                # no draw where the versions differ: the unpaired interval, flagged
+                # no draw where the versions differ: the unpaired interval (not flagged)
                 half = len(names) // 2
                 same = np.all(Y[..., :half] == Y[..., half:], axis=(1, 2))
                 lo_u, hi_u = score_bounds(
@@ -237,7 +246,7 @@ def uniform_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: int, r
                 lo, hi = ivs["score"]
                 ivs["score"] = (np.where(same, lo_u, lo), np.where(same, hi_u, hi))
         for method, (lo, hi) in ivs.items():
-            flag = same | ~np.isfinite(se) | ((alt < lo - 1e-9) | (alt > hi + 1e-9))
+            flag = ~np.isfinite(se) | ((alt < lo - 1e-9) | (alt > hi + 1e-9))
             rows.append(_frame(metric, method, true_value, value, se, lo, hi, cost, flag))
     _check_uniform(a, b, truth, draws[0], rows)
     return rows
@@ -466,7 +475,7 @@ def recommended_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: in
         mean, cov = _moments(Y)
         val = bias_corrected(R_PHI, mean, cov, 1.0, m, index)
         se = _se(R_PHI, mean, cov, m, index)
-        lo, hi = score_bounds(R_PHI, mean, cov, 1.0, m, index, LEVEL, (0.0, 1.0))
+        lo, hi = score_bounds(R_PHI, mean, cov, 1.0, m, index, LEVEL, (0.0, 1.0), third=_third(Y))
         g = np.stack([1 / mean[:, 1], -mean[:, 0] / mean[:, 1] ** 2], axis=-1)
         rparts[name] = (np.clip(val, 0, 1), se, lo, hi, g, Y)
     va, sa, la, ha, ga, Ya = rparts["a"]

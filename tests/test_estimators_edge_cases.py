@@ -88,12 +88,13 @@ def test_paired_recall_with_no_reviewed_difference_has_a_finite_wide_interval():
     a = misattribute(truth, 0.1, seed=1)
     b = misattribute(truth, 0.1, seed=1, keep=0.5)
     sample = sample_records(truth, 100, seed=3)
-    with pytest.warns(UnreliableEstimateWarning, match="agree on all"):
+    with pytest.warns(UserWarning, match="agree on all"):
         d = compare({"B": b, "A": a}, sample, R, baseline="A").iloc[0]
     assert d.value == 0.0 and d.std_error == 0.0
     assert math.isfinite(d.ci_low) and math.isfinite(d.ci_high)
     assert d.ci_low < 0.0 < d.ci_high and d.ci_high - d.ci_low > 0.05
-    assert not d.reliable
+    assert d.ci_low <= 0.097 <= d.ci_high  # the true difference
+    assert d.reliable
 
 
 def test_ratio_bounds_at_one_with_no_error_is_clopper_pearson_on_the_kish_size():

@@ -10,7 +10,12 @@ import pytest
 from scipy import stats
 
 from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, confidence_interval
-from er_evaluation.estimators.intervals import _replicates, bootstrap_counts
+from er_evaluation.estimators.intervals import (
+    _replicates,
+    bootstrap_counts,
+    ratio_bounds,
+    skewness_quantiles,
+)
 from er_evaluation.estimators.ratio import Column, FBeta, Ratio, smooth_estimate
 
 Z95 = stats.norm.ppf(0.975)
@@ -176,3 +181,83 @@ def test_logit_interval_survives_estimates_at_the_edge_of_zero_and_one():
     for value in (1e-20, 1 - 1e-16):
         lo, hi = confidence_interval(replace(fit, value=value), 0.95, "logit")
         assert 0.0 <= lo <= value <= hi <= 1.0
+
+
+def test_skewness_quantiles_hand_computed():
+    # gamma 3 on n = 9 draws: gamma_n = 1, a = 1/3, b = 1/6; g(T) = T + T²/3 + T³/27 + 1/6
+    lo, hi = skewness_quantiles(3.0, 9, 1.0, 2.0)
+    assert hi == pytest.approx(3 * ((17 / 6) ** (1 / 3) - 1))
+    assert lo == pytest.approx(3 * (-((7 / 6) ** (1 / 3)) - 1))
+
+    def g(t):
+        return t + t**2 / 3 + t**3 / 27 + 1 / 6
+
+    assert g(hi) == pytest.approx(2.0) and g(lo) == pytest.approx(-2.0)
+    # no skewness: the symmetric quantile; without replacement the skewness of the mean
+    # carries (2 theta - 1)/sqrt(theta): zero at half the population drawn
+    assert skewness_quantiles(0.0, 9, 1.0, 2.0) == (-2.0, 2.0)
+    assert skewness_quantiles(3.0, 9, 0.5, 2.0) == (-2.0, 2.0)
+    assert skewness_quantiles(np.nan, 9, 1.0, 2.0) == (-2.0, 2.0)
+
+
+def test_skewness_quantiles_match_the_simulated_studentized_mean():
+    # exponential draws (skewness 2), n = 50: the studentized mean's 2.5% and 97.5%
+    # quantiles by simulation are about -2.59 and 1.69, far from ±1.96
+    rng = np.random.default_rng(0)
+    n = 50
+    x = rng.exponential(size=(40_000, n))
+    t = math.sqrt(n) * (x.mean(axis=1) - 1) / x.std(axis=1, ddof=1)
+    sim_lo, sim_hi = np.quantile(t, [0.025, 0.975])
+    lo, hi = skewness_quantiles(2.0, n, 1.0, Z95)
+    assert lo == pytest.approx(sim_lo, abs=0.08) and hi == pytest.approx(sim_hi, abs=0.08)
+    assert abs(lo - sim_lo) < abs(-Z95 - sim_lo) / 4 and abs(hi - sim_hi) < abs(Z95 - sim_hi) / 2
+
+
+def test_score_interval_of_a_ratio_solves_fieller_at_the_skewness_quantiles():
+    # a right-skewed error column (A - B): the pivot (B - R A)/SE(R) at the interval's ends
+    # equals the Hall (1992) quantiles of the skewness of B - R̂ A, computed here from scratch
+    rng = np.random.default_rng(5)
+    n = 60
+    A = rng.pareto(2.5, n) + 1.0
+    B = A * np.where(rng.random(n) < 0.3, rng.uniform(0.2, 0.9, n), 1.0)
+    fit = smooth_estimate(Ratio(Column("B"), Column("A")), {"A": A, "B": B})
+    lo, hi = confidence_interval(fit, 0.95, "score")
+    r = B.mean() / A.mean()
+    gamma = stats.skew(B - r * A, bias=True)
+    t = stats.t.ppf(0.975, n - 1)
+    q_lo, q_hi = skewness_quantiles(gamma, n, 1.0, t)
+    assert q_hi - t != pytest.approx(0.0, abs=0.05)  # the correction matters here
+
+    def pivot(R):
+        x = B - R * A
+        return x.mean() / (x.std(ddof=1) / math.sqrt(n))
+
+    assert pivot(lo) == pytest.approx(q_hi, rel=1e-6)
+    assert pivot(hi) == pytest.approx(q_lo, rel=1e-6)
+    # without the third moments: the symmetric Student's t Fieller interval
+    mean, cov = fit.mean, fit.cov
+    w = (np.eye(2)[fit.index["B"]], np.eye(2)[fit.index["A"]])
+    lo0, hi0 = ratio_bounds(fit.value, mean, cov, 1.0, n, w, 0.95)
+    assert pivot(lo0) == pytest.approx(t, rel=1e-6) and pivot(hi0) == pytest.approx(-t, rel=1e-6)
+    lo3, hi3 = ratio_bounds(fit.value, mean, cov, 1.0, n, w, 0.95, third=fit.third_moments)
+    assert (lo3, hi3) == pytest.approx((lo, hi))
+
+
+def test_third_moments_of_a_fit_count_multiplicities():
+    m = np.array([1, 3, 2, 1, 1, 2])
+    fit = _fit(seed=3, n=6, multiplicity=m)
+    draws = np.repeat(fit.Y, m, axis=0)
+    dev = draws - draws.mean(axis=0)
+    expected = np.einsum("ui,uj,ul->ijl", dev, dev, dev) / len(draws)
+    assert fit.third_moments == pytest.approx(expected)
+    assert stats.skew(draws[:, 0]) == pytest.approx(
+        expected[0, 0, 0] / (dev[:, 0] ** 2).mean() ** 1.5
+    )
+
+
+def test_skewness_quantiles_of_a_rounding_level_skewness_are_the_symmetric_ones():
+    # a skewness of 1e-14 (a symmetric sample up to rounding) must not turn into visibly
+    # asymmetric quantiles through cancellation in ((1 + 3a(y - b))^(1/3) - 1)/a
+    for gamma in (4e-14, -3e-16, 1e-9):
+        lo, hi = skewness_quantiles(gamma, 400, 1.0, 1.966)
+        assert lo == pytest.approx(-1.966, abs=1e-8) and hi == pytest.approx(1.966, abs=1e-8)

@@ -1,7 +1,8 @@
 """Confidence interval methods for smooth-function estimates, selectable by ``ci_method``.
 
 - ``"score"`` (the default; :func:`score_bounds`): for a ratio, Fieller's interval with
-  Student's t when both its correct part and its errors rest on at least
+  Student's t, its quantiles corrected for the skewness of the draws (Hall 1992), when
+  both its correct part and its errors rest on at least
   :data:`MIN_EVENTS` effective draws, otherwise the Clopper-Pearson interval on the
   Korn & Graubard (1998) effective counts (:func:`ratio_bounds`); for the plain mean of
   the record precision, Hall's (1992) skewness-corrected interval (:func:`hall_bounds`);
@@ -354,18 +355,12 @@ def hall_bounds(value, std_error, skewness, n, q):
 
     (``g⁻¹(u) = u`` at ``a = 0``: the symmetric interval x̄ ± q SE). Right-skewed draws
     (``γ̂ > 0``) give a longer upper side: a sample that missed the rare large draws has
-    both a low mean and a low SE. ``q``: the quantile (e.g. Student's t)."""
+    both a low mean and a low SE. ``q``: the quantile (e.g. Student's t). The quantiles
+    ``g⁻¹(±q)`` are :func:`skewness_quantiles`'s, shared with the ratio's interval."""
     v = np.asarray(value, dtype=float)
     se = np.asarray(std_error, dtype=float)
-    a = np.asarray(skewness, dtype=float) / np.sqrt(np.asarray(n, dtype=float))
-
-    def g_inverse(u):
-        # (3/a)(c - 1) with c = cbrt(1 + a (u - a/6)), written as 3 (u - a/6)/(c² + c + 1)
-        # (c³ - 1 = (c - 1)(c² + c + 1)): no cancellation for small a, u itself at a = 0
-        c = np.cbrt(1 + a * (u - a / 6))
-        return 3 * (u - a / 6) / (c * c + c + 1)
-
-    return v - se * g_inverse(q), v - se * g_inverse(-q)
+    q_lo, q_hi = skewness_quantiles(skewness, n, 1.0, q)
+    return v - se * q_hi, v - se * q_lo
 
 
 def _quad(c, M):
@@ -395,24 +390,61 @@ def _ratio_weights(phi: Smooth, index) -> tuple[np.ndarray, np.ndarray] | None:
     return None
 
 
-def fieller_bounds(mean, cov, theta, n, weights, z):
+def fieller_bounds(mean, cov, theta, n, weights, z, z_upper=None):
     """Fieller's (1954) interval for the ratio ``c_num'M / c_den'M`` of linear combinations
-    of column means, vectorised: ``{R : (b - R a)² <= z² Var(b - R a)}``. Returns
-    ``(lo, hi, bounded)``; where the quadratic has no finite solution set (denominator not
-    significantly positive) ``bounded`` is False and the bounds are ±inf."""
+    of column means, vectorised: ``{R : -z_upper <= (b - R a) / SE(b - R a) <= z}`` (``z``
+    and ``z_upper`` positive, ``z_upper`` defaulting to ``z``: the symmetric
+    ``(b - R a)² <= z² Var(b - R a)``). The lower end solves the equation with ``z``, the
+    upper end with ``z_upper``. Returns ``(lo, hi, bounded)``; where a quadratic has no
+    finite solution set (denominator not significantly positive) ``bounded`` is False and
+    the bounds are ±inf."""
     cn, cd = weights
     V = cov * (theta / np.asarray(n, dtype=float))[..., None, None]
     a, b = mean @ cd, mean @ cn
     vaa, vbb, vab = _quad(cd, V), _quad(cn, V), np.einsum("...i,...ij,...j->...", cd, V, cn)
-    z2 = z * z
-    qa, qb, qc = a * a - z2 * vaa, a * b - z2 * vab, b * b - z2 * vbb
-    disc = qb * qb - qa * qc
-    ok = (qa > 0) & (disc >= 0)
+
+    def roots(q):
+        q2 = q * q
+        qa, qb, qc = a * a - q2 * vaa, a * b - q2 * vab, b * b - q2 * vbb
+        disc = qb * qb - qa * qc
+        ok = (qa > 0) & (disc >= 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            root = np.sqrt(np.where(ok, disc, 0.0))
+            den = np.where(ok, qa, 1.0)
+            return (qb - root) / den, (qb + root) / den, ok
+
+    lo, _, ok_lo = roots(z)
+    _, hi, ok_hi = roots(z if z_upper is None else z_upper)
+    ok = ok_lo & ok_hi
+    return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf), ok
+
+
+def skewness_quantiles(gamma, n, theta, q):
+    """Quantiles ``(q_low, q_high)`` of a studentized mean whose draws have skewness
+    ``gamma``, for the symmetric quantile ``q`` (normal or Student's t), by Hall's (1992)
+    monotone transformation of the Edgeworth expansion: with ``a = γ_n/3`` and
+    ``b = γ_n/6``, ``γ_n = gamma (2θ - 1)/sqrt(θ n)`` the skewness of the mean of n draws
+    (θ = 1 - n/N the finite-population correction; 1 for draws with replacement),
+
+        g(T) = T + a T² + a² T³/3 + b   is about N(0, 1),
+
+    so ``T``'s quantiles are ``g⁻¹(∓q) = ((1 + 3a(∓q - b))^(1/3) - 1)/a`` (``∓q`` when
+    ``a`` is 0; computed without cancellation for tiny ``a``). A right-skewed column (``gamma > 0``) has a left-skewed studentized mean:
+    both quantiles move down. Vectorised; returns ``(-q, q)`` where ``gamma`` is not
+    finite."""
+    g = np.nan_to_num(np.asarray(gamma, dtype=float), nan=0.0, posinf=0.0, neginf=0.0)
+    th = np.asarray(theta, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        root = np.sqrt(np.where(ok, disc, 0.0))
-        lo = np.where(ok, (qb - root) / np.where(ok, qa, 1.0), -np.inf)
-        hi = np.where(ok, (qb + root) / np.where(ok, qa, 1.0), np.inf)
-    return lo, hi, ok
+        g_n = g * (2 * th - 1) / np.sqrt(np.where(th > 0, th, 1.0) * np.asarray(n, float))
+    a, b = g_n / 3, g_n / 6
+
+    def inverse(y):
+        # ((1 + u)^(1/3) - 1)/a with u = 3a(y - b), as 3(y - b)/(c² + c + 1), c = (1 + u)^(1/3):
+        # no cancellation when a is tiny, and y - b = y at a = 0
+        c = np.cbrt(1 + 3 * a * (y - b))
+        return 3 * (y - b) / (c * c + c + 1)
+
+    return inverse(-q), inverse(q)
 
 
 MIN_EVENTS = 8.0
@@ -449,7 +481,7 @@ def clopper_pearson(errors, trials, level):
     return lo, hi
 
 
-def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
+def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None, third=None):
     """The score interval of a bounded ratio ``R = b/a`` (``b = c_num'M``, ``a = c_den'M``
     with ``0 <= B <= A`` on every draw: precision, recall), vectorised over leading axes.
 
@@ -460,7 +492,12 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
     - When both sides of the ratio are carried by at least :data:`MIN_EVENTS` effective
       draws (Kish sizes of ``B`` and of the errors ``A - B``), the sample variance is
       trusted: Fieller's (1954) interval with Student's t on ``df``
-      (``{R : (b - R a)² <= t² Var(b - R a)}``), which follows the ratio's skewness.
+      (``{R : (b - R a)² <= t² Var(b - R a)}``). With ``third`` (..., k, k, k: the draws'
+      third central moments, ``SmoothFit.third_moments``) the pivot ``(b - R a)/SE`` takes the
+      quantiles of a studentized mean of skewed draws instead of ±t
+      (:func:`skewness_quantiles`, Hall 1992; the skewness of ``B - R̂ A`` per draw): when
+      a few draws carry most errors (large clusters split or merged), the interval
+      stretches towards more errors and draws in on the other side.
     - Otherwise (rare errors, an estimate at 0 or 1, few draws) the interval is built on
       effective counts: the Korn & Graubard (1998) effective sample size
       ``n* = v(1-v)/V · (z/t_df)²`` (V the delta-method variance), capped by the counts of
@@ -499,7 +536,18 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None):
         n_star = np.where(np.isfinite(n_star) & (n_star > 0), n_star, k_a / theta)
     e_lo, e_hi = clopper_pearson(n_star * (1 - v), n_star, level)
     lo, hi = 1 - e_hi, 1 - e_lo
-    flo, fhi, ok = fieller_bounds(mean, cov, theta, n_, weights, t)
+    q_lo, q_hi = -t, t
+    if third is not None:
+        # the pivot's skewness is that of the draws' B - R A, R at the plug-in ratio
+        c = cn - np.asarray(r)[..., None] * cd
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m2 = _quad(c, cov) * (n_ - 1) / n_
+            m3 = np.einsum("...i,...j,...l,...ijl->...", c, c, c, third)
+            gamma = np.where(m2 > 0, m3 / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0)
+        q_lo, q_hi = skewness_quantiles(gamma, n_, theta, t)
+        usable = (q_lo < 0) & (q_hi > 0)
+        q_lo, q_hi = np.where(usable, q_lo, -t), np.where(usable, q_hi, t)
+    flo, fhi, ok = fieller_bounds(mean, cov, theta, n_, weights, q_hi, -q_lo)
     # a zero sample variance (every draw with the same error share) says nothing about
     # how the unseen units vary: the counts decide then
     many = ok & (var > 0) & (k_e >= MIN_EVENTS * (1 - 1e-9)) & (k_c >= MIN_EVENTS * (1 - 1e-9))
@@ -604,18 +652,21 @@ def score_bounds(
     bounded: bool = True,
     paired: bool = True,
     skewness=0.0,
+    third=None,
 ):
     """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
-    (..., k) and ``cov`` (..., k, k: sample covariance over the ``n`` draws) so the coverage
-    benchmark evaluates all replicates at once.
+    (..., k), ``cov`` (..., k, k: sample covariance over the ``n`` draws) and ``third``
+    (..., k, k, k: third central moments of the draws, ``SmoothFit.third_moments``; None:
+    no skewness correction) so the coverage benchmark evaluates all replicates at once.
 
     - a plain ratio ``B/A`` of columns with ``0 <= B <= A`` per draw (``bounded``:
-      precision, recall): :func:`ratio_bounds` (Fieller with Student's t when both sides
-      of the ratio rest on enough draws, Clopper-Pearson on effective counts otherwise);
+      precision, recall): :func:`ratio_bounds` (Fieller with Student's t, corrected for the
+      skewness of the draws when ``third`` is given, when both sides of the ratio rest on
+      enough draws; Clopper-Pearson on effective counts otherwise);
     - an F-score: :func:`fscore_bounds` from its precision and recall parts' own intervals
       and their correlation, inside the F-measure box of those intervals;
     - a paired difference ``phi_a - phi_b`` (bounds [-1, 1]): :func:`mover_bounds` of the
-      parts' intervals with the correlation of the two estimates (Zou & Donner 2008), or
+      parts' intervals (without the skewness correction) with the correlation of the two estimates (Zou & Donner 2008), or
       without it (``paired=False``: as if independent, wider) when the sample holds no
       draw where the two predictions differ although their populations do;
     - a plain mean of one column (the record precision, whose per-draw values
@@ -638,6 +689,9 @@ def score_bounds(
     if isinstance(phi, Linear) and len(phi.args) == 2 and phi.coefs == (1.0, -1.0):
         (va, ga, sa), (vb, gb, sb) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
         (la, ha), (lb, hb) = (
+            # the parts without the skewness correction: with the two estimates' correlation
+            # near 1, MOVER turns the parts' shifted ends into a difference interval that
+            # misses more often below the true improvement (bench_coverage, split entities)
             score_bounds(a, mean, cov, theta, n, index, level, (0.0, 1.0), bounded=bounded)
             for a in phi.args
         )
@@ -647,7 +701,7 @@ def score_bounds(
     if isinstance(phi, FBeta):
         (vp, gp, sp), (vr, gr, sr) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
         (lp, hp), (lr, hr) = (
-            score_bounds(a, mean, cov, theta, n, index, level, bounds, bounded=bounded)
+            score_bounds(a, mean, cov, theta, n, index, level, bounds, bounded=bounded, third=third)
             for a in phi.args
         )
         rho = _correlation(gp, sp, gr, sr, cov, theta, n)
@@ -657,7 +711,9 @@ def score_bounds(
     if bounds is None or tuple(bounds) != (0.0, 1.0):
         return _contain(value, value - z * se, value + z * se, bounds)
     if phi.is_ratio() and bounded:
-        return ratio_bounds(value, mean, cov, theta, n, _ratio_weights(phi, index), level)
+        return ratio_bounds(
+            value, mean, cov, theta, n, _ratio_weights(phi, index), level, third=third
+        )
     n_eff = _min_kish(mean, cov, n)
     t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
     lo, hi = wilson_bounds(value, se * t / z, n_eff / theta, z)
@@ -705,6 +761,7 @@ def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
         bounds,
         bounded=_bounded(fit.phi, fit.Y, fit.index),
         skewness=fit.skewness,
+        third=fit.third_moments,
     )
     return float(lo), float(hi)
 

@@ -260,6 +260,14 @@ class SmoothFit:
         m3 = float(self.multiplicity @ self.influence**3) / self.n
         return m3 / m2**1.5 if m2 > 0 and math.isfinite(m2) and math.isfinite(m3) else 0.0
 
+    @property
+    def third_moments(self) -> np.ndarray | None:
+        """Third central moments (k x k x k, divisor n) of the draws' columns,
+        ``Σ_u m_u (Y_u - mean)_i (Y_u - mean)_j (Y_u - mean)_l / n``: the skewness the
+        score interval corrects for."""
+        dev = self.Y - self.mean
+        return np.einsum("u,ui,uj,ul->ijl", self.multiplicity, dev, dev, dev) / self.n
+
 
 _ROUNDING = 1e-12
 

@@ -128,6 +128,12 @@ class StratifiedFit(SmoothFit):
     stratum_gradient: np.ndarray | None = None
 
     @property
+    def third_moments(self) -> None:
+        """None: draws of different strata share no one distribution whose skewness the
+        pooled moments would measure."""
+        return None
+
+    @property
     def ratio(self) -> str:
         """ "combined" or "separate" (the strata's choice, :data:`~er_evaluation.strata.RATIOS`)."""
         return self.strata.ratio
