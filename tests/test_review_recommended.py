@@ -17,7 +17,7 @@ import pytest
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.io import write_membership
 from er_evaluation.recommend import estimate_design, recommend_design
-from er_evaluation.review import Project, SampleSettings
+from er_evaluation.review import Project, ReviewError, SampleSettings
 from er_evaluation.simulation import misattribute, zipf_clustering
 
 BUDGET = 120
@@ -121,6 +121,13 @@ def test_a_project_draws_the_recommended_design_and_estimates_it(tmp_path, files
     assert sorted(drawn_clusters) == sorted(draw.clusters.index)
 
     assert project.sample() == (None, 0)
+    # the records drawn for recall first: the strata of predicted clusters wait, and say so
+    for name, rows in queue[queue["draws"] > 0].groupby("reviewer"):
+        decide(project, name, rows["record_id"], truth)
+    with pytest.raises(ReviewError, match="every stratum of predicted clusters needs"):
+        project.estimates()
+    status = project.status()
+    assert status["decisions"] > 0 and "needs a finished review" in status["not estimable yet"]
     for name in ("ann", "bob"):
         decide(project, name, queue.loc[queue["reviewer"] == name, "record_id"], truth)
     sample, finished = project.sample()

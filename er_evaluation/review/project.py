@@ -847,7 +847,8 @@ class Project:
         """The project at a glance, counts as integers: decisions and conflicts that
         count for the sample, the design, the queue, the finished units, the reviewed
         records and the open disagreements, the records each reviewer decided and the
-        adjudications."""
+        adjudications; while a stratified or recommended sample cannot be estimated yet,
+        why not."""
         decisions = self.store.decisions(after=self.after)
         rows: dict[str, Any] = {
             "folder": str(self.folder),
@@ -861,7 +862,15 @@ class Project:
         if self.queue is not None and settings is not None:
             from er_evaluation.review._design import DESIGNS
 
-            sample, finished = self.sample()
+            waiting = None
+            try:
+                sample, finished = self.sample()
+            except ReviewError as err:
+                # a stratified or recommended sample before each stratum has a finished
+                # review: the progress still shows, and why nothing is estimated yet
+                done = self.queue["record_id"].isin(self.true_clusters().index)
+                finished = int(done.groupby(self.queue["unit"].to_numpy()).all().sum())
+                sample, waiting = None, str(err)
             doubled = double_reviewed(self.queue)
             rows |= {
                 "design": DESIGNS[settings.design],
@@ -876,6 +885,8 @@ class Project:
                 if settings.after_event
                 else 0,
             }
+            if waiting is not None:
+                rows["not estimable yet"] = waiting
         own = self.store.own_decisions(after=self.after)
         for name, count in own["reviewer"].value_counts().sort_index().items():
             rows[f"records decided by {name}"] = int(count)
