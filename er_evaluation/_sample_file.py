@@ -85,7 +85,17 @@ def write_drawn(
     before its review) the design file accepts any reference that gives the true cluster
     of every record it needs. Returns both paths (None for the reference not written)."""
     written = None if reference is None else write_membership(reference, path)
-    design = {
+    design = drawn_design(drawn, reference=reference, description=description)
+    target = design_path(path if written is None else written)
+    write_json_atomic(design, target, indent=1)
+    return written, target
+
+
+def drawn_design(
+    drawn: DrawnDesign, *, reference: pd.Series | None = None, description: dict | None = None
+) -> dict[str, Any]:
+    """The content of a recommended design's file (:func:`write_drawn`), as JSON data."""
+    return {
         "format": RECOMMENDED,
         "description": description or {},
         "reference": None if reference is None else _digest(reference),
@@ -102,9 +112,6 @@ def write_drawn(
         "records": _ids(drawn.records),
         "benchmark": None if drawn.benchmark is None else _ids(drawn.benchmark),
     }
-    target = design_path(path if written is None else written)
-    write_json_atomic(design, target, indent=1)
-    return written, target
 
 
 def read_sample(path: str | os.PathLike, reference: pd.Series) -> Sample | DesignSample | None:

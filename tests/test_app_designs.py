@@ -295,3 +295,18 @@ def test_recommended_design_shows_estimate_design(project):
     shown = shown_estimates(at)
     # the version its predicted clusters were drawn from, every metric of the design
     pd.testing.assert_series_equal(shown, table.set_index(["prediction", "metric"])["value"])
+
+
+@pytest.mark.slow
+def test_the_recommended_design_downloads_with_its_design(project):
+    at = AppTest.from_file(ENTRY, default_timeout=120).run()
+    at.switch_page("views/sample.py").run()
+    at.number_input(key="recommend_records").set_value(10)
+    at.button(key="recommend_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == [
+        "Download the records to review (CSV)",
+        "Download its design (records_to_review.sample.json)",
+    ]

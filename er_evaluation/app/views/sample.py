@@ -7,8 +7,11 @@ decisions made before it.
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
+from er_evaluation._sample_file import drawn_design
 from er_evaluation.app.app_common import open_project, plain_errors
 from er_evaluation.designs import SIZE_BANDS
 from er_evaluation.review import DESIGNS, RedrawError, ReviewError, SampleSettings
@@ -51,15 +54,27 @@ with st.expander("Recommended design: what to review for a budget of records", e
                 bench = data.benchmark[data.benchmark.index.isin(prediction.index)]
                 benchmark = benchmark_sample(bench, weights="cluster_size")
             recommended = recommend_design(prediction, records=int(budget), benchmark=benchmark)
-            st.session_state["recommended"] = (recommended, recommended.draw(seed=0))
+            known = None if benchmark is None else benchmark.reference
+            st.session_state["recommended"] = (recommended, recommended.draw(seed=0), known)
     if "recommended" in st.session_state:
-        recommended, drawn = st.session_state["recommended"]
+        recommended, drawn, known = st.session_state["recommended"]
         st.text(recommended.summary())
-        st.download_button(
+        d1, d2 = st.columns(2)
+        d1.download_button(
             "Download the records to review (CSV)",
-            recommended.review_table(drawn).to_csv(),
+            recommended.review_table(drawn, benchmark=known).to_csv(),
             file_name="records_to_review.csv",
             key="recommend_download",
+            help="Fill in true_cluster for every row (and add a row for each record of a "
+            "recall record's true cluster not listed).",
+        )
+        d2.download_button(
+            "Download its design (records_to_review.sample.json)",
+            json.dumps(drawn_design(recommended.drawn(drawn, benchmark=known)), indent=1),
+            file_name="records_to_review.sample.json",
+            key="recommend_download_design",
+            help="Keep it beside the filled-in CSV: er-eval estimate PREDICTION --reference "
+            "records_to_review.csv:record_id:true_cluster then gives this design's estimates.",
         )
     # the queue's reviewers and double review are chosen below; the draw happens there
     draw_recommended = st.button(
