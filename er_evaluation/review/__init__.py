@@ -16,7 +16,7 @@ queue, store, drafts), shared by the review app and ``er-eval review``. Modules:
 ``_replay`` (decisions in force, true clusters, conflicts), ``_resolve`` (how a
 conflict between reviewers is resolved), ``_drafts`` (unsaved edits), ``_sheet``
 (review sheet import), ``_design`` (queue, reviewer assignment, the reviewed sample),
-``_settings`` (the typed sample settings and reviewer names), ``_agreement`` (double
+``_settings`` (the typed data source, sample settings and reviewer names), ``_agreement`` (double
 review), ``_data`` (the project's data), ``_folder`` (the folder's files),
 ``_estimates`` (what a sample estimates) and ``project`` (the workflow).
 """
@@ -52,19 +52,29 @@ from er_evaluation.review._names import (
     names_beside,
 )
 from er_evaluation.review._resolve import merged
-from er_evaluation.review._settings import SampleSettings
+from er_evaluation.review._settings import (
+    ClusteringFile,
+    DataSource,
+    PredictionsSource,
+    RecordsFile,
+    SampleSettings,
+)
 from er_evaluation.review._sheet import parse_sheet
 from er_evaluation.review._store import UNCHECKED, ReviewStore
 from er_evaluation.review.project import OpenDisagreements, Project, RedrawError, next_to_review
 
 __all__ = [
     "Agreement",
+    "ClusteringFile",
     "DESIGNS",
+    "DataSource",
     "Draft",
     "OpenDisagreements",
+    "PredictionsSource",
     "Project",
     "ProjectData",
     "ROLES",
+    "RecordsFile",
     "RedrawError",
     "ReviewError",
     "ReviewEvent",

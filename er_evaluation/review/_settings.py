@@ -1,4 +1,5 @@
-"""A project's typed settings: the sample design of its review queue, and its reviewers."""
+"""A project's typed settings: where its data comes from, the sample design of its review
+queue, and its reviewers."""
 
 from __future__ import annotations
 
@@ -93,6 +94,82 @@ class SampleSettings:
         values = dict(stored)
         values["reviewers"] = tuple(values.get("reviewers") or ())
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class RecordsFile:
+    """The records table reviewers read: its file, id column, optional block column and the
+    fields shown to reviewers and searched."""
+
+    path: str
+    id_col: str
+    block_col: str | None = None
+    fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusteringFile:
+    """A clustering in a file of its own (one version of the predictions, or the existing
+    benchmark): the file, its record id and cluster id columns, and its version name."""
+
+    path: str
+    id_col: str
+    cluster_col: str
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class PredictionsSource:
+    """The predicted clusterings: ``layout`` "wide" (one file ``path`` keyed by ``id_col``,
+    one column per version in ``version_cols``) or "long" (one file per version, ``files``)."""
+
+    layout: str
+    path: str | None = None
+    id_col: str | None = None
+    version_cols: tuple[str, ...] = ()
+    files: tuple[ClusteringFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a project's data comes from: the bundled demo (``demo``), or the project's own
+    files (``records``, ``predictions`` and an optional existing ``benchmark``), as
+    ``project.json`` holds them. Read it through :attr:`Project.source`."""
+
+    demo: bool = True
+    records: RecordsFile | None = None
+    predictions: PredictionsSource | None = None
+    benchmark: ClusteringFile | None = None
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> DataSource:
+        """The data entries of ``project.json`` (``source``, ``records``, ``predictions``,
+        ``benchmark``) as written by :meth:`Project.set_source` (checked there)."""
+        if stored.get("source", "demo") == "demo":
+            return cls()
+        rec, pred, bench = stored["records"], stored["predictions"], stored.get("benchmark")
+        return cls(
+            demo=False,
+            records=RecordsFile(
+                path=rec["path"],
+                id_col=rec["id_col"],
+                block_col=rec.get("block_col"),
+                fields=tuple(rec.get("fields") or ()),
+            ),
+            predictions=PredictionsSource(
+                layout=pred["layout"],
+                path=pred.get("path"),
+                id_col=pred.get("id_col"),
+                version_cols=tuple(pred.get("version_cols") or ()),
+                files=tuple(
+                    ClusteringFile(f["path"], f["id_col"], f["cluster_col"], f.get("version"))
+                    for f in pred.get("files") or ()
+                ),
+            ),
+            benchmark=None
+            if not bench
+            else ClusteringFile(bench["path"], bench["id_col"], bench["cluster_col"]),
+        )
 
 
 def _whole(value: Any, name: str, minimum: int) -> int:

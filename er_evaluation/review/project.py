@@ -60,7 +60,7 @@ from er_evaluation.review._folder import (
 from er_evaluation.review._model import ReviewError, ReviewEvent, encode
 from er_evaluation.review._replay import current, effective
 from er_evaluation.review._resolve import merged
-from er_evaluation.review._settings import DEFAULT_SIZE, SampleSettings, roster
+from er_evaluation.review._settings import DEFAULT_SIZE, DataSource, SampleSettings, roster
 from er_evaluation.review._store import ReviewStore
 from er_evaluation.sampling import Sample
 
@@ -187,9 +187,9 @@ class Project:
         return cls(path, config, data)
 
     @property
-    def source(self) -> dict:
+    def source(self) -> DataSource:
         """Where the data comes from (the demo, or the files, columns and versions)."""
-        return _source_of(self._config)
+        return DataSource.from_dict(self._config)
 
     @property
     def settings(self) -> SampleSettings | None:

@@ -24,7 +24,14 @@ from er_evaluation.app.app_common import (
 )
 from er_evaluation.clustering import cluster_sizes
 from er_evaluation.io import read_table
-from er_evaluation.review import ReviewError, check_folder, is_project
+from er_evaluation.review import (
+    ClusteringFile,
+    PredictionsSource,
+    RecordsFile,
+    ReviewError,
+    check_folder,
+    is_project,
+)
 from er_evaluation.review._data import UPLOAD, upload_columns
 
 st.title("Project and data")
@@ -89,11 +96,11 @@ if st.session_state.get("project_flash"):
     st.success(st.session_state.pop("project_flash"))
 
 st.subheader("Data")
-config = project.source
+saved_source = project.source
 source = st.radio(
     "Data",
     ["Bundled PatentsView demo", "My own files"],
-    index=0 if config.get("source", "demo") == "demo" else 1,
+    index=0 if saved_source.demo else 1,
     key="source",
     horizontal=True,
 )
@@ -144,30 +151,29 @@ if source == "Bundled PatentsView demo":
         "133,541 PatentsView inventor mentions, 15 disambiguation versions (2017–2022) and the "
         "hand-reviewed inventor benchmark of Binette et al. (2022)."
     )
-    if config.get("source") != "demo" and st.button("Use the demo data", key="use_demo"):
+    if not saved_source.demo and st.button("Use the demo data", key="use_demo"):
         with plain_errors("Could not switch to the demo data"):
             project.use_demo()
         st.rerun()
 else:
-    own = config.get("source") == "files"
-    old_rec = config.get("records", {}) if own else {}
-    old_pred = config.get("predictions", {}) if own else {}
-    old_bench = (config.get("benchmark") or {}) if own else {}
+    # the saved files (none for the demo) fill in the widgets
+    old_rec = saved_source.records or RecordsFile(path="", id_col="")
+    old_pred = saved_source.predictions or PredictionsSource(layout="wide")
+    old_bench = saved_source.benchmark or ClusteringFile(path="", id_col="", cluster_col="")
 
     st.subheader("Records")
-    rec_path = pick_file("Records table", "records", old_rec.get("path"))
+    rec_path = pick_file("Records table", "records", old_rec.path)
     rec_cfg = None
     if rec_path:
         cols = columns_of(rec_path)
-        id_col = pick_column("Record id column", cols, "records_id_col", old_rec.get("id_col"))
+        id_col = pick_column("Record id column", cols, "records_id_col", old_rec.id_col)
         block_col = pick_column(
-            "Block column (optional)", cols, "records_block_col", old_rec.get("block_col"), True
+            "Block column (optional)", cols, "records_block_col", old_rec.block_col, True
         )
         shown = st.multiselect(
             "Fields shown to reviewers and searched",
             [c for c in cols if c != id_col],
-            default=[c for c in old_rec.get("fields", []) if c in cols]
-            or [c for c in cols if c != id_col],
+            default=[c for c in old_rec.fields if c in cols] or [c for c in cols if c != id_col],
             key="records_fields",
         )
         rec_cfg = {"path": rec_path, "id_col": id_col, "block_col": block_col, "fields": shown}
@@ -180,20 +186,20 @@ else:
             "wide": "one file, a column per version",
             "long": "one file per version",
         }[v],
-        index=1 if old_pred.get("layout") == "long" else 0,
+        index=1 if old_pred.layout == "long" else 0,
         key="pred_layout",
         horizontal=True,
     )
     pred_cfg = None
     if layout == "wide":
-        pred_path = pick_file("Predictions table", "pred", old_pred.get("path"))
+        pred_path = pick_file("Predictions table", "pred", old_pred.path)
         if pred_path:
             cols = columns_of(pred_path)
-            pid = pick_column("Record id column", cols, "pred_id_col", old_pred.get("id_col"))
+            pid = pick_column("Record id column", cols, "pred_id_col", old_pred.id_col)
             versions = st.multiselect(
                 "Version columns (an empty cell = record outside that version)",
                 [c for c in cols if c != pid],
-                default=[c for c in old_pred.get("version_cols", []) if c in cols]
+                default=[c for c in old_pred.version_cols if c in cols]
                 or [c for c in cols if c != pid],
                 key="pred_version_cols",
             )
@@ -210,7 +216,7 @@ else:
             accept_multiple_files=True,
             key="pred_files_upload",
         )
-        saved = {f["path"]: f for f in old_pred.get("files", [])}
+        saved = {f.path: f for f in old_pred.files}
         paths = [uploaded(u, "pred_files") for u in pred_uploads or []]
         typed_paths = st.text_area(
             "…or paths, one per line",
@@ -221,37 +227,37 @@ else:
         files = []
         for path in dict.fromkeys(paths):
             # Widgets keyed by the file, so a name stays with its file when others come or go.
-            key, old = file_key(path), saved.get(path, {})
+            key, old = file_key(path), saved.get(path)
             cols = columns_of(path)
             c1, c2, c3 = st.columns(3)
             with c1:
                 version = st.text_input(
                     f"Version name of {Path(path).name}",
-                    value=old.get("version", Path(path).stem),
+                    value=old.version if old else Path(path).stem,
                     key=f"pred_v_{key}",
                 )
             with c2:
-                pid = pick_column("Record id column", cols, f"pred_id_{key}", old.get("id_col"))
+                pid = pick_column(
+                    "Record id column", cols, f"pred_id_{key}", old.id_col if old else None
+                )
             with c3:
                 cid = pick_column(
-                    "Cluster id column", cols, f"pred_c_{key}", old.get("cluster_col", cols[-1])
+                    "Cluster id column", cols, f"pred_c_{key}", old.cluster_col if old else cols[-1]
                 )
             files.append({"path": path, "version": version, "id_col": pid, "cluster_col": cid})
         if files:
             pred_cfg = {"layout": "long", "files": files}
 
     st.subheader("Existing benchmark (optional)")
-    bench_path = pick_file("Benchmark table", "bench", old_bench.get("path"))
+    bench_path = pick_file("Benchmark table", "bench", old_bench.path)
     bench_cfg = None
     if bench_path:
         cols = columns_of(bench_path)
         bench_cfg = {
             "path": bench_path,
-            "id_col": pick_column(
-                "Record id column", cols, "bench_id_col", old_bench.get("id_col")
-            ),
+            "id_col": pick_column("Record id column", cols, "bench_id_col", old_bench.id_col),
             "cluster_col": pick_column(
-                "True cluster id column", cols, "bench_cluster_col", old_bench.get("cluster_col")
+                "True cluster id column", cols, "bench_cluster_col", old_bench.cluster_col
             ),
         }
 
