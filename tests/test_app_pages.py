@@ -23,6 +23,7 @@ from er_evaluation.error_analysis import (  # noqa: E402
     reference_cluster_errors,
 )
 from er_evaluation.estimators import blocking_table, compare, estimate_table  # noqa: E402
+from er_evaluation.estimators.diagnostics import effective_words  # noqa: E402
 from er_evaluation.metrics import evaluate  # noqa: E402
 from er_evaluation.pairs import LabellingSession  # noqa: E402
 from er_evaluation.review import ReviewStore  # noqa: E402
@@ -232,6 +233,15 @@ def test_estimates_follow_the_reviews(project, predictions):
     )
     shown = at.dataframe[-1].value
     assert set(shown["design"]) == {"records"} and set(shown["n_draws"]) == {len(sampled)}
+    # one effective figure, said in words as in the table, and one message per estimate
+    focus = expected.loc[at.selectbox(key="est_focus").value]
+    phrase = r"n = \d+ draws, worth [\d.,]+ equally weighted units \(n_effective\)"
+    said = [re.search(phrase, c.value) or c for c in at.caption if "equally weighted" in c.value]
+    assert sorted(m.group() if isinstance(m, re.Match) else m.value for m in said) == sorted(
+        f"n = {r.n_draws} draws, {effective_words(r.n_effective)}" for r in focus.itertuples()
+    )
+    messages = [w.value for w in at.warning if w.value.startswith("Not reliable")]
+    assert sorted(messages) == sorted(f"Not reliable: {r}" for r in focus["reason"] if r)
 
 
 # -- compare versions ----------------------------------------------------------------------

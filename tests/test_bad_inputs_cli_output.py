@@ -45,7 +45,7 @@ def test_the_effective_figure_is_said_in_words_with_one_decimal(cli, small):
 
 def test_reliability_reasons_name_what_each_figure_counts():
     few = assess(0.5, 0.1, n_effective=3.64, top_share=0.8, n_units=6, n_draws=6, level=0.95)
-    assert "6 reviewed units, worth 3.6 equally weighted ones (n_effective)" in few.reason
+    assert "6 reviewed units, worth 3.6 equally weighted units (n_effective)" in few.reason
 
 
 @pytest.mark.slow

@@ -94,7 +94,10 @@ def test_recall_lost_to_blocking_is_the_library_table(small, report):
 
 def test_reliability_words_hand_cases():
     row = {"reliable": True, "ci_low": 0.8, "ci_high": 0.9, "n_effective": 42.4, "level": 0.95}
-    assert reliability_words(row) == "Reliable: 95% interval ±0.050, from 42 effective units."
+    assert reliability_words(row) == (
+        "Reliable: 95% interval ±0.050, from a sample worth 42.4 equally weighted units "
+        "(n_effective)."
+    )
     row = {"reliable": False, "reason": "one reviewed unit: no standard error"}
     assert reliability_words(row) == "Not reliable: one reviewed unit: no standard error"
 

@@ -55,6 +55,7 @@ __all__ = [
     "assess",
     "bounded_estimator",
     "concentration",
+    "effective_words",
     "event_columns",
 ]
 
@@ -67,6 +68,13 @@ TOP_UNITS = 3
 
 # relative size under which a value out of range is rounding noise, not a wrong population
 _TOL = 1e-9
+
+
+def effective_words(n_effective: float) -> str:
+    """``n_effective`` as every front end says it (reliability reasons, the app, the
+    report): with one decimal, and what it counts, so the figure in a message and the
+    figure in a table's ``n_effective`` column read as one."""
+    return f"worth {float(n_effective):,.1f} equally weighted units (n_effective)"
 
 
 @dataclass(frozen=True)
@@ -345,7 +353,7 @@ def assess(
         )
         return out(
             False,
-            f"{units}, worth {n_eff:.1f} equally weighted ones (n_effective): {what} for a "
+            f"{units}, {effective_words(n_eff)}: {what} for a "
             f"{level:.0%} interval; review at least {_more(n_draws, n_eff)} more",
         )
     return out(True)

@@ -26,6 +26,7 @@ from er_evaluation.estimators import (
     estimate_table,
     stratum_contributions,
 )
+from er_evaluation.estimators.diagnostics import effective_words
 from er_evaluation.review import Agreement
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import estimable_metrics
@@ -115,7 +116,7 @@ def reliability_words(row: Mapping) -> str:
         return f"Not reliable: {row['reason']}"
     half = (float(row["ci_high"]) - float(row["ci_low"])) / 2
     effective = float(row["n_effective"])
-    units = f"{effective:,.0f} effective units" if math.isfinite(effective) else "a census"
+    units = f"a sample {effective_words(effective)}" if math.isfinite(effective) else "a census"
     return f"Reliable: {row['level']:.0%} interval ±{half:.3f}, from {units}."
 
 

@@ -7,6 +7,7 @@ import streamlit as st
 
 from er_evaluation.app.app_common import data_key, open_project, plain_errors
 from er_evaluation.estimators import blocking_table, compare, stratum_contributions
+from er_evaluation.estimators.diagnostics import effective_words
 from er_evaluation.plots import plot_estimates
 from er_evaluation.report import build_report, report_html
 from er_evaluation.review import DESIGNS
@@ -130,7 +131,7 @@ for col, (metric, label) in zip(cols, SHOWN_METRICS.items(), strict=True):
     col.caption(
         f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · SE "
         f"{row['std_error']:.3f} · {row['estimator']} estimator, {row['design']} design, "
-        f"n = {row['n_draws']} ({row['n_effective']:.0f} effective)"
+        f"n = {row['n_draws']} draws, {effective_words(row['n_effective'])}"
     )
     if not row["reliable"]:
         col.warning(f"Not reliable: {row['reason']}")
@@ -156,7 +157,17 @@ shown = table[
         "reliable",
     ]
 ]
-st.dataframe(shown, hide_index=True, key="est_table")
+st.dataframe(
+    shown,
+    hide_index=True,
+    key="est_table",
+    column_config={
+        "n_effective": st.column_config.NumberColumn(
+            format="%.1f",
+            help="The number of equally weighted reviewed units the sample is worth (Kish)",
+        )
+    },
+)
 
 report_key = (cache_key, tuple(versions))
 # the recommended design's two samples (er_evaluation.recommend) have no report yet
