@@ -122,6 +122,23 @@ def test_the_command_line_binds_to_localhost_and_hides_deploy():
     assert options["--browser.gatherUsageStats"] == "false"
 
 
+def test_the_server_opens_the_launch_project_before_a_page_asks(tmp_path, monkeypatch):
+    from er_evaluation.app import app_common, server
+    from er_evaluation.review._data import DEMO_SOURCE
+
+    assert launch.streamlit_command()[1:3] == ["-m", "er_evaluation.app.server"]
+    loaded = []
+    monkeypatch.setattr(app_common, "cached_data", loaded.append)
+    monkeypatch.setenv(launch.PROJECT_ENV, str(tmp_path / "new"))
+    server.warm_up(timeout=0)
+    # a folder without a project opens on the bundled data, as the first page opens it
+    assert loaded == [DEMO_SOURCE] and (tmp_path / "new").is_dir()
+    (tmp_path / "notes.txt").write_text("x")
+    monkeypatch.setenv(launch.PROJECT_ENV, str(tmp_path / "notes.txt"))
+    server.warm_up(timeout=0)  # cannot be opened: left for the page to report
+    assert loaded == [DEMO_SOURCE]
+
+
 def _non_loopback_address() -> str | None:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:

@@ -124,6 +124,16 @@ def cached_data(source: dict) -> ProjectData:
     return _file_data(json.dumps(source, sort_keys=True))
 
 
+def warm_data() -> None:
+    """Open the folder the app was started with as its first page will (see
+    :func:`open_project`), so that its data is in the cache before a page asks for it: the
+    server does this in the background while it starts."""
+    try:
+        Project.open(launch_dir(), create=True, load=cached_data)
+    except USER_ERRORS:
+        pass  # the first page opens it again and shows the error in plain words
+
+
 def open_project() -> Project:
     """The session's project (the folder the app was started with is created if needed;
     a folder chosen in the UI that does not exist stops the page with a pointer to the

@@ -64,11 +64,13 @@ def app_url(host: str, port: int) -> str:
 
 
 def streamlit_command(*, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> list[str]:
-    """``streamlit run`` of the app's entry script: headless (no browser opened), no usage
-    statistics, no file watcher (an installed app does not change under its server), and
-    the viewer toolbar (no "Deploy" button: a review app is not published from here)."""
+    """``streamlit run`` of the app's entry script (through :mod:`er_evaluation.app.server`,
+    which loads the project's data while the server starts): headless (no browser opened),
+    no usage statistics, no file watcher (an installed app does not change under its
+    server), and the viewer toolbar (no "Deploy" button: a review app is not published
+    from here)."""
     return [
-        sys.executable, "-m", "streamlit", "run", str(ENTRY),
+        sys.executable, "-m", "er_evaluation.app.server", "run", str(ENTRY),
         "--server.headless", "true",
         "--server.address", host,
         "--server.port", str(port),
