@@ -1,8 +1,8 @@
 """Label efficiency, interval coverage and speed of the pair samplers.
 
 Label efficiency: on each pool with full truth, every method runs ``--reps`` times to
-2,000 labels; the estimate at budget b (500, 1,000, 2,000) is the one after the last draw
-that needed at most b labels. Per pool, method and budget: mean squared error of
+the largest of ``--budgets`` (default 500, 1,000, 2,000 labels); the estimate at budget b
+is the one right after the draw that paid for label b, where a run with that budget stops. Per pool, method and budget: mean squared error of
 precision, recall and F1 (an undefined estimate counts as squared error 1), its
 Monte-Carlo standard error, bias, the share of runs whose 95% interval covers the truth
 (the library's Wilson interval, and value +- 1.96 SE for comparison), mean interval
@@ -16,7 +16,9 @@ as in Marchant & Rubinstein 2017, §6; ``max_share=S``: strata of more than S N 
 into score chunks (OASIS's default: S = 0.0333 with
 ``shared_prior=1``; ``max_share=none,shared_prior=0``: the uncut strata of earlier
 rows), ``doubling=1``: chunks of S N, 2 S N, ... pairs from the top; ``shared_prior=1``: the
-chunks share the cut stratum's eta prior pseudo-labels by size instead of eta each), and estimator
+chunks share the cut stratum's eta prior pseudo-labels by size instead of eta each;
+``open_share=S``: OASIS leaves its completed strata out of the proposal once the open ones
+hold less than S of it, ``samplers.MIN_OPEN_SHARE``, 0 = never), and estimator
 overrides on the same runs: ``:ais`` (the weighted ratio of Marchant & Rubinstein 2017
 instead of the library's estimator), ``:poststrat`` (post-stratified within strata),
 ``:labels`` (the labels-only variance: no oracle model), ``:vprior=S`` (the variance
@@ -76,12 +78,14 @@ from er_evaluation.pairs import (  # noqa: E402
     f_measures,
     make_sampler,
     sample_labels,
+    samplers,
     stratify,
 )
 from er_evaluation.vocabulary import pair_metric_names  # noqa: E402
 
 NAMES = tuple(pair_metric_names(1.0))
 default_branching = _variance.MODEL_BRANCHING
+default_open_share = samplers.MIN_OPEN_SHARE
 
 BUDGETS = (500, 1000, 2000)
 METHODS = ("passive", "stratified", "importance", "oasis")
@@ -199,6 +203,8 @@ def one_pool(
             extra.pop("doubling", False),
         )
         params = {"strata": strata} if method in ("stratified", "oasis") else {}
+        # the share of OASIS's proposal below which its completed strata are left out
+        samplers.MIN_OPEN_SHARE = extra.pop("open_share", default_open_share)
         if method == "ais":
             params = {"strata": strata64}
         params |= {k: (2 * strata.n_strata if v == -1 else v) for k, v in extra.items()}
@@ -227,6 +233,7 @@ def one_pool(
                 frame = pd.DataFrame(rows)
                 new_file = not Path(runs_out).exists()
                 frame.to_csv(runs_out, mode="a", header=new_file, index=False)
+        samplers.MIN_OPEN_SHARE = default_open_share
         print(f"  {name} {sampler_spec}: {draw_total:.1f}s sampling", flush=True)
         if partial is not None:  # progress: the rows so far of this pool
             partial(summarize(pd.DataFrame(all_runs)))
@@ -554,6 +561,7 @@ def coverage_report(paths, target=(0.92, 0.98)) -> str:
 
 
 def main() -> None:
+    global BUDGETS
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -564,6 +572,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=200)
     parser.add_argument("--strata", type=int, default=30)
     parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument(
+        "--budgets", nargs="+", type=int, default=list(BUDGETS), help="label budgets of each run"
+    )
     parser.add_argument("--out", default="benchmarks/data/bench_pairs_results.csv")
     parser.add_argument(
         "--runs-out", help="per-run CSV, appended to after every run (default: <out>_runs.csv)"
@@ -593,6 +604,7 @@ def main() -> None:
         "summaries and reports, speed at 20,000 pairs; files in a temporary folder (seconds)",
     )
     args = parser.parse_args()
+    BUDGETS = tuple(sorted(args.budgets))
     if args.smoke:
         smoke()
         return
@@ -659,6 +671,7 @@ def smoke() -> None:
     global BUDGETS
     BUDGETS = (100, 1000, 2000)  # the report compares at 1,000 and 2,000 labels
     methods = [*METHODS, "ais", "oasis:labels", "oasis:measure", "oasis:max_share=none"]
+    methods.append("oasis:open_share=0")
     with tempfile.TemporaryDirectory() as tmp:
         out, runs_out = Path(tmp) / "results.csv", Path(tmp) / "runs.csv"
         (name, pool), *_ = pools(["abt-buy"])
