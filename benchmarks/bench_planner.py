@@ -31,7 +31,7 @@ per-cell summary rows into ``benchmarks/data/bench_planner.csv`` (rows of the sa
 are replaced), so cells can be run in separate processes:
 
     nice -n 10 python benchmarks/bench_planner.py --truth zipf2 --metrics pairwise_precision \\
-        --targets 0.001 --sources rate pilot benchmark --reps 200 --pilots 10
+        --targets 0.001 --sources rate pilot benchmark --reps 400 --pilots 20
     python benchmarks/bench_planner.py --smoke   # every metric, design and source at toy
                                                  # size; the summary in a temporary folder
 
@@ -296,8 +296,8 @@ def report(df: pd.DataFrame) -> str:
     )
     lines = [
         "| truth | metric | design | rate | target | S_h from | planned draws | records read "
-        "| achieved / target | achieved / planned | reported / target | coverage |",
-        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| achieved / target | achieved / planned | reported / target | coverage | reps |",
+        "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for _, r in df.iterrows():
         floor = " (floor)" if r["floor_bound"] else ""
@@ -306,7 +306,8 @@ def report(df: pd.DataFrame) -> str:
             f"| {r['rate']:.0%} | {r['target']:g} | {r['source']} | "
             f"{_draws(r)}{floor} | {r['mean_records_read']:,.0f} | "
             f"{r['achieved/target']:.2f} | {r['achieved/planned']:.2f} | "
-            f"{r['reported/target']:.2f} | {r['coverage']:.3f} ± {r['coverage_mc_se']:.3f} |"
+            f"{r['reported/target']:.2f} | {r['coverage']:.3f} ± {r['coverage_mc_se']:.3f} "
+            f"| {int(r['reps'])} |"
         )
     free = df[~df["floor_bound"]]
     lines.append("")
