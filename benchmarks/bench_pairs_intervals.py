@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools  # noqa: E402
 
 from er_evaluation.pairs import LabelOracle, estimate_from_labels, make_sampler  # noqa: E402
+from er_evaluation.pairs._variance import _model  # noqa: E402
 from er_evaluation.pairs.run import run_of_sampler, sample_labels  # noqa: E402
 
 POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
@@ -154,6 +155,7 @@ def reason_code(reason: str) -> str:
         ("undefined", "undefined"),
         ("search", "no match was drawn among the predicted non-matches"),
         ("boundary", "at its boundary"),
+        ("model", "above what the oracle model"),
         ("few", "effective"),
     ):
         if words in reason:
@@ -179,6 +181,41 @@ def deficit_features(run, predicted) -> dict:
     return out
 
 
+def model_features(run, predicted, tp: float) -> dict:
+    """Missed matches of the oracle model against the estimate (for screening a flag):
+    the model's posterior-predictive count of matches among the predicted non-matches
+    (labelled misses plus U_k r_k over the model strata), the model's count in the
+    strata where no match was drawn, and the pairs one predicted-non-match draw stands
+    for (mean and largest, as a count of missed matches PP w / D)."""
+    out = {"fn_model": np.nan, "fn_blind": np.nan, "w0_mean": np.nan, "w0_max": np.nan}
+    found = _model(run)
+    h = predicted[run.index]
+    w = run.weight.astype(np.float64)
+    dd = float(np.sum(w[h == 1]))
+    pp = float(np.sum(predicted))
+    if dd > 0 and np.any(h == 0):
+        out["w0_mean"] = pp * float(np.mean(w[h == 0])) / dd
+        out["w0_max"] = pp * float(np.max(w[h == 0])) / dd
+    if found is None:
+        return out
+    strata, _, rates, rows, labelled, label = found
+    k = strata.n_strata
+    filled = strata.sizes > 0
+    pred_k = np.zeros(k)
+    pred_k[filled] = np.add.reduceat(
+        predicted[strata.order].astype(np.int64), strata.offsets[:-1][filled]
+    )
+    d = np.bincount(labelled, minlength=k).astype(np.float64)
+    m = np.bincount(labelled, weights=label.astype(np.float64), minlength=k)
+    lab_pred = predicted[rows].astype(np.float64)
+    d1 = np.bincount(labelled, weights=lab_pred, minlength=k)
+    m0 = float(np.sum(label * (1 - lab_pred)))
+    u0 = strata.sizes - pred_k - (d - d1)
+    out["fn_model"] = m0 + float(np.sum(u0 * rates))
+    out["fn_blind"] = float(np.sum((u0 * rates)[m == 0]))
+    return out
+
+
 def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[dict]:
     rows = []
     for budget, end in budget_ends(run, BUDGETS).items():
@@ -187,6 +224,8 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = estimate_from_labels(part, pool.predicted)
+        tp = result.precision.value * float(np.sum(pool.predicted))
+        features |= model_features(part, pool.predicted, tp)
         for e in (result.precision, result.recall, result.f[0]):
             d = e.diagnostics
             rows.append(

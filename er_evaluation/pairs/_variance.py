@@ -273,17 +273,7 @@ def hidden_counts(run, predicted: np.ndarray) -> Hidden | None:
     if found is None:
         return None
     strata, prior, rates, rows, labelled, label = found
-    k = strata.n_strata
-    predicted = np.asarray(predicted)
-    filled = strata.sizes > 0
-    pred_k = np.zeros(k)
-    pred_k[filled] = np.add.reduceat(
-        predicted[strata.order].astype(np.int64), strata.offsets[:-1][filled]
-    )
-    d = np.bincount(labelled, minlength=k).astype(np.float64)
-    m = np.bincount(labelled, weights=label.astype(np.float64), minlength=k)
-    d1 = np.bincount(labelled, weights=predicted[rows].astype(np.float64), minlength=k)
-    u0 = strata.sizes - pred_k - (d - d1)  # unlabelled predicted non-matches
+    u0, d, m, _ = _unlabelled_non_matches(strata, np.asarray(predicted), rows, labelled, label)
     blind = (m == 0) & (u0 > 0)
     if not blind.any():
         return Hidden(np.zeros(HIDDEN_SAMPLES))
@@ -294,6 +284,41 @@ def hidden_counts(run, predicted: np.ndarray) -> Hidden | None:
     p = rng.beta(a, b, size=(HIDDEN_SAMPLES, int(blind.sum())))
     misses = rng.binomial(u0[blind].astype(np.int64), p).sum(axis=1)
     return Hidden(misses.astype(np.float64))
+
+
+def _unlabelled_non_matches(strata, predicted, rows, labelled, label):
+    """(U_k unlabelled predicted non-matches, d_k labelled pairs, m_k labelled matches per
+    stratum, labelled missed matches) from the distinct labelled pairs (pool ``rows``,
+    their stratum codes ``labelled`` and labels)."""
+    k = strata.n_strata
+    filled = strata.sizes > 0
+    pred_k = np.zeros(k)
+    pred_k[filled] = np.add.reduceat(
+        predicted[strata.order].astype(np.int64), strata.offsets[:-1][filled]
+    )
+    d = np.bincount(labelled, minlength=k).astype(np.float64)
+    m = np.bincount(labelled, weights=label.astype(np.float64), minlength=k)
+    on_pred = predicted[rows].astype(np.float64)
+    d1 = np.bincount(labelled, weights=on_pred, minlength=k)
+    missed = float(np.sum(label * (1.0 - on_pred)))
+    return strata.sizes - pred_k - (d - d1), d, m, missed
+
+
+def model_misses(run, predicted: np.ndarray) -> float | None:
+    """The matches among the predicted non-matches (false negatives) that the oracle model
+    of ``run`` expects: the labelled missed matches plus sum_k U_k r_k over the model
+    strata, U_k the unlabelled predicted non-matches of stratum k and r_k its
+    posterior-predictive match rate under the Dirichlet tree with the prior calibrated to
+    the labels (:func:`stratum_rates`, :func:`calibrated_prior`; Marchant & Rubinstein
+    2021, §4). None without a model (runs built by hand). The reliability flag of
+    recall and F compares the importance-weighted estimate with it
+    (:func:`er_evaluation.pairs._search.search_diagnosed`)."""
+    found = _model(run)
+    if found is None:
+        return None
+    strata, _, rates, rows, labelled, label = found
+    u0, _, _, missed = _unlabelled_non_matches(strata, np.asarray(predicted), rows, labelled, label)
+    return missed + float(np.sum(u0 * rates))
 
 
 def oracle_rates(run) -> tuple[np.ndarray, np.ndarray] | None:

@@ -63,6 +63,7 @@ from er_evaluation.pairs._variance import (
     hidden_counts,
     labelled_groups,
     labels_only_variance,
+    model_misses,
 )
 from er_evaluation.pairs.run import LabelRun
 from er_evaluation.vocabulary import pair_metric_names
@@ -371,7 +372,9 @@ def estimate_from_labels(
     with the run's strata): the effective number of draws in its denominator and their
     concentration, and ``reliable`` False with the reason when the estimate sits at its
     boundary (no missed match, or no false positive, drawn while unsearched pairs could
-    hold some), or when the metric is undefined.
+    hold some), when recall or F sits above what the oracle model expects
+    (:func:`~er_evaluation.pairs._search.model_gap_diagnostics`: it catches about a third
+    of the misses), or when the metric is undefined.
     """
     betas = _betas(beta)
     level = check_level(level)
@@ -422,4 +425,6 @@ def ratio_estimates(
                 plugin=v,
             )
         )
-    return search_diagnosed(out, run, predicted, [1.0, 0.0, *alphas], run.strata)
+    return search_diagnosed(
+        out, run, predicted, [1.0, 0.0, *alphas], run.strata, model_misses(run, predicted)
+    )
