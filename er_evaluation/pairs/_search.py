@@ -4,7 +4,8 @@ An estimate of recall or F at the boundary (no labelled predicted non-match is a
 rests on the unsearched predicted non-matches holding no match, which the labels cannot
 show; :func:`search_diagnosed` says when more matches than the interval allows could hide
 there (:func:`search_diagnostics`, bounded by
-:func:`hidden_matches`), and gives every estimate its
+:func:`hidden_matches`), flags an interior recall or F well above what the oracle model
+expects (:func:`model_gap_diagnostics`), and gives every estimate its
 effective number of draws and their concentration. Used by
 :func:`~er_evaluation.pairs.estimate_from_labels` (the run's own strata) and by label reuse
 (:func:`~er_evaluation.pairs.reuse.search_check`, any strata).
