@@ -375,8 +375,9 @@ class OASISSampler(_Base):
     package"; 100 runs, same seeds, F1 MSE at 500 / 1,000 labels) decay gave dblp-acm
     1.6e-5 / 1.0e-7 against 6.9e-5 / 4.6e-6, restaurant 1.5e-4 / 3.4e-5 against 4.1e-4 /
     8.5e-5 and restaurant-all 4.8e-5 / 3.0e-6 against 2.7e-4 / 2.8e-5, but abt-buy 4.9e-3 /
-    4.7e-3 against 4.6e-3 / 3.2e-3 (within Monte-Carlo error, a heavier tail); it is not
-    measured at 2,000 labels nor on FEBRL and PatentsView. Each draw uses
+    4.7e-3 against 4.6e-3 / 3.2e-3 (within Monte-Carlo error, a heavier tail) and
+    PatentsView 8.0e-5 / 3.9e-5 against 8.5e-5 / 4.0e-5; it is not measured at 2,000 labels
+    nor on FEBRL. Each draw uses
     v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
     term sqrt(E[(D_g ell)^2]) (Marchant & Rubinstein 2017, eq. 12) at the current F_alpha estimate; weight w = omega_k / v_k
     (Algorithm 3, line 6). ``observe`` adds the label to stratum k's counts and updates
