@@ -16,6 +16,7 @@ import socket
 import subprocess
 import tempfile
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -227,6 +228,7 @@ def tick(at: AppTest, record: str, rows: list[int]) -> None:
 CHROMIUM = os.environ.get("ER_EVAL_CHROMIUM", "/usr/bin/chromium")  # .ci/run sets it
 TICK_X = 95  # the middle of the tick column of the cluster table, from its left edge
 TIMEOUT_MS = 90_000  # the machine may be busy; a first load reads 130k records
+VIEWPORT = {"width": 1280, "height": 1300}  # tall: Streamlit scrolls inside its own container
 
 
 # Debian chromium as root in a container; without the networking flags it keeps trying
@@ -277,6 +279,16 @@ def running_app(folder, **env: str):
         proc.wait(timeout=30)
 
 
+def visit(context, server: str, folder: Path, page: str = "review", reviewer: str | None = None):
+    """A new tab of browser ``context`` on ``page`` of the app at ``server``, for the project
+    in ``folder`` (and with ``reviewer`` chosen, if given)."""
+    params = {"project": str(folder)} | ({"reviewer": reviewer} if reviewer else {})
+    tab = context.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    tab.goto(f"{server}/{page}?{urllib.parse.urlencode(params)}")
+    return tab
+
+
 def launch_chromium(playwright):
     """Debian chromium, headless, with the container flags above."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -289,28 +301,39 @@ def item_heading(page, number: int) -> str:
     return re.search(rf"Item {number} of 50: (\S+)", heading.inner_text()).group(1)
 
 
+# The script run is over (no running indicator; elements of the previous run stay on the
+# page, marked stale, until it ends) and every element is drawn: on a first load the
+# browser shows a widget as a placeholder (stSkeleton) until its code has loaded, and a
+# button binds its keyboard shortcut only once drawn. Measured on the review page of a
+# fresh browser context: the text of the page (headings, captions) was there while all
+# 19-27 widgets were still placeholders, and a shortcut pressed then went nowhere.
+_PAGE_DRAWN = (
+    "!document.querySelector('[data-testid=stStatusWidget]')"
+    " && !document.querySelector('[data-stale=true]')"
+    " && !document.querySelector('[data-testid=stSkeleton]')"
+)
+
+
 def settle(page) -> None:
-    """Wait until the script run is over: the heading of a new item shows before its
-    buttons (and their keyboard shortcuts) exist, and elements of the previous run stay on
-    the page, marked stale, until the run ends. Then wait out the app's guard against
-    double presses, which refuses a save of an item on screen for less than 1 s right
-    after another item's save (a time rule of the app, so a time is the condition)."""
+    """Wait until the review page's run is over and the item's widgets are drawn (the
+    heading of a new item shows before its buttons and their keyboard shortcuts exist).
+    Then wait out the app's guard against double presses, which refuses a save of an item
+    on screen for less than 1 s right after another item's save (a time rule of the app,
+    so a time is the condition)."""
     page.wait_for_timeout(300)
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " && !document.querySelector('[data-stale=true]')"
+        f"() => {_PAGE_DRAWN}"
         " && [...document.querySelectorAll('p')].some(p => p.innerText.startsWith('Keys:'))"
+        " && [...document.querySelectorAll('button')]"
+        ".some(b => b.innerText.startsWith('Correct as is'))"
     )
     page.wait_for_timeout(1_200)
 
 
 def ran(page) -> None:
-    """Wait until the page's script run is over (no running indicator, no stale element)."""
+    """Wait until the page's script run is over and every element on it is drawn."""
     page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=stStatusWidget]')"
-        " && !document.querySelector('[data-stale=true]')"
-    )
+    page.wait_for_function(f"() => {_PAGE_DRAWN}")
 
 
 def on_item(page, number: int) -> str:

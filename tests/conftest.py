@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import CHROMIUM, launch_chromium
+from _helpers import CHROMIUM, VIEWPORT, launch_chromium, running_app
 from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
@@ -240,6 +240,33 @@ def chromium():
         launched = launch_chromium(pw)
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(request, tmp_path_factory):
+    """The app served for a whole browser test module, launched on an empty folder: each
+    test opens its own project through the URL (``?project=...``, :func:`_helpers.visit`).
+    A module's ``APP_ENV`` (a dict) sets environment variables of the server's process."""
+    env = getattr(request.module, "APP_ENV", {})
+    with running_app(tmp_path_factory.mktemp("launch") / "project", **env) as url:
+        yield url
+
+
+@pytest.fixture
+def people(chromium):
+    """``people(n)``: n new browser contexts of the shared chromium (each its own
+    Streamlit session, as two reviewers on two machines or a second tab), closed after the
+    test."""
+    contexts = []
+
+    def make(n: int):
+        made = [chromium.new_context(viewport=VIEWPORT) for _ in range(n)]
+        contexts.extend(made)
+        return made
+
+    yield make
+    for context in contexts:
+        context.close()
 
 
 def make_review_project(folder: Path, *, size: int = 6, seed: int = 1) -> Path:

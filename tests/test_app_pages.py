@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -578,6 +579,36 @@ def test_a_bad_upload_leaves_the_saved_project_as_it_was(project, tmp_path):
     from er_evaluation.review import Project
 
     assert len(Project.open(project).data.records) == 5  # still loads
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b'rid,name\nr1,"never closed\nr2,b\n', "malformed CSV"),
+        (b"\x1f\x8b\x08 not a table", "not utf-8 text"),
+        (b"", "the file is empty"),
+    ],
+    ids=["open-quote", "binary", "empty"],
+)
+def test_a_malformed_upload_is_named_without_server_paths(
+    project, tmp_path, monkeypatch, content, problem
+):
+    """The message names the uploaded file and what is wrong with it, never where the
+    server staged its copy, and the staging folder is gone afterwards."""
+    staging = tmp_path / "server-tmp"
+    staging.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(staging))  # the app runs in this process
+    at = open_page("project")
+    at.radio(key="source").set_value("My own files").run()
+    at.file_uploader(key="records_upload").upload("records.csv", content, "text/csv").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (error,) = [e.value for e in at.error]
+    assert error.startswith("Could not read records.csv") and problem in error, error
+    for hidden in (str(staging), "er-eval-upload", "/tmp/", str(project)):
+        assert hidden not in error, error
+    assert list(staging.iterdir()) == []  # the staged copy is removed at once
+    assert not (project / "inputs").exists()
 
 
 @pytest.mark.slow

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.parse
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import TIMEOUT_MS, running_app, write_files_project
+from _helpers import visit, write_files_project
 from playwright.sync_api import Error as PlaywrightError
 
 pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
@@ -24,29 +23,14 @@ pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.
 DWELL_S = 4.0
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("launch") / "project"
-    with running_app(folder, ER_EVAL_MIN_DWELL_S=str(DWELL_S)) as url:
-        yield url
+APP_ENV = {"ER_EVAL_MIN_DWELL_S": str(DWELL_S)}  # for the module's server (conftest.py)
 
 
 @pytest.fixture
-def open_tab(chromium, server):
+def open_tab(people, server):
     """``open_tab(folder)``: a new browser session (its own Streamlit session, like a second
     tab or a second reviewer) on the Pair labelling page of project ``folder``."""
-    contexts = []
-
-    def opener(folder: Path):
-        contexts.append(chromium.new_context(viewport={"width": 1280, "height": 1300}))
-        page = contexts[-1].new_page()
-        page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{server}/pairs?{urllib.parse.urlencode({'project': str(folder)})}")
-        return page
-
-    yield opener
-    for context in contexts:
-        context.close()
+    return lambda folder: visit(*people(1), server, folder, page="pairs")
 
 
 def settled_pair(page, number: int) -> None:

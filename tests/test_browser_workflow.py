@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import time
-import urllib.parse
 from functools import cache
 from pathlib import Path
 
@@ -26,11 +25,11 @@ from _helpers import (
     free_port,
     item_heading_of,
     ran,
-    running_app,
     settle,
     small_project,
     start_app,
     tick_row,
+    visit,
 )
 from playwright.sync_api import expect
 
@@ -40,27 +39,6 @@ from er_evaluation.review import Project, ReviewStore, SampleSettings
 from er_evaluation.review._data import load_data
 
 pytestmark = pytest.mark.browser  # skipped where chromium is missing (conftest.py)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with running_app(tmp_path_factory.mktemp("launch") / "project") as url:
-        yield url
-
-
-@pytest.fixture
-def people(chromium):
-    """``people(n)``: n browser contexts (one per reviewer), closed after the test."""
-    contexts = []
-
-    def make(n: int):
-        made = [chromium.new_context(viewport={"width": 1280, "height": 1300}) for _ in range(n)]
-        contexts.extend(made)
-        return made
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 @cache
@@ -75,14 +53,6 @@ def opened(folder: Path) -> Project:
     import json
 
     return Project.open(folder, load=lambda source: _data(json.dumps(source, sort_keys=True)))
-
-
-def visit(context, server: str, folder: Path, page: str = "review", reviewer: str | None = None):
-    params = {"project": str(folder)} | ({"reviewer": reviewer} if reviewer else {})
-    tab = context.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    tab.goto(f"{server}/{page}?{urllib.parse.urlencode(params)}")
-    return tab
 
 
 def heading(tab) -> tuple[int, int, str]:
