@@ -1,4 +1,4 @@
-"""The app and the command line read a project's settings through the typed API of
+"""The app, the command line and the report read a project's settings through the typed API of
 ``review.Project`` (:class:`SampleSettings`, :class:`DataSource`), never by string key on a
 dict of ``project.json``: a key renamed in the store then fails in one place, not silently
 in a page."""
@@ -13,7 +13,7 @@ import pytest
 from er_evaluation.review import DataSource, Project, RecordsFile
 
 PACKAGE = Path(__file__).resolve().parents[1] / "er_evaluation"
-FRONT_ENDS = sorted([*(PACKAGE / "app").rglob("*.py"), *(PACKAGE / "cli").rglob("*.py")])
+FRONT_ENDS = sorted(p for part in ("app", "cli", "report") for p in (PACKAGE / part).rglob("*.py"))
 # attributes of a Project holding its settings, and the readers of project.json's raw dict
 SETTINGS_ATTRIBUTES = {"settings", "source", "_config"}
 RAW_READERS = {"read_config", "write_config", "_source_of"}
@@ -86,7 +86,7 @@ again["benchmark"]
 
 @pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_front_ends_read_settings_through_the_typed_api(path):
-    assert FRONT_ENDS, "no app or command-line modules found"
+    assert FRONT_ENDS, "no app, command-line or report modules found"
     assert string_key_reads(path.read_text()) == []
 
 
