@@ -226,6 +226,23 @@ def test_finish_hand_computed():
     assert finish(0.8, 0.01, Z, n_fallback=5.0, lower_at_one=lambda: 0.0)[2] == lo
 
 
+def test_finish_with_hidden_matches_keeps_the_labels_upper_end():
+    # recall 0.988 with SE 0.007 (PatentsView-like), and an oracle model whose posterior
+    # puts 0.02-0.04 of recall in hidden matches: every shift lowers the value, so the
+    # combined draws' upper quantile falls below the estimate; zero hidden matches is as
+    # consistent with the labels (none was drawn there), so the upper end stays the
+    # labels' own Wilson end, computed here independently of finish
+    shift = -np.linspace(0.02, 0.04, 4000)
+    value, se, low, high = finish(0.988, 0.007**2, Z, n_fallback=50.0, shift=shift)
+    n_star = 0.988 * 0.012 / 0.007**2
+    centre = (0.988 + Z**2 / (2 * n_star)) / (1 + Z**2 / n_star)
+    half = Z * np.sqrt(0.988 * 0.012 / n_star + Z**2 / (4 * n_star**2)) / (1 + Z**2 / n_star)
+    assert high == pytest.approx(centre + half) and high > value
+    # the lower end still carries the hidden matches: below the labels' own lower end
+    assert low < centre - half
+    assert se == pytest.approx(np.sqrt(0.007**2 + np.var(shift)))
+
+
 def _static_run(pool, index) -> LabelRun:
     """Static importance draws of the pool rows ``index``, each of weight 1."""
     n = len(index)

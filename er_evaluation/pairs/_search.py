@@ -291,9 +291,9 @@ def model_gap_diagnostics(
 
     Measured on 5 pools x OASIS, AIS and static IS x 500 / 1,000 / 2,000 labels (28-200
     runs per cell; benchmarks/README.md, "Pair-label intervals"): with the boundary flag
-    it catches 223 of the 591 misses (38%; 41% on abt-buy and restaurant, where the gap
-    was chosen, 34% on dblp-acm, restaurant-all and FEBRL) and flags 16.9% of the runs of
-    the cells whose coverage is in [93%, 98%] (14.9% and 18.9%): short of catching half
+    it catches 222 of the 570 misses (39%; 43% on abt-buy and restaurant, where the gap
+    was chosen, 35% on dblp-acm, restaurant-all and FEBRL) and flags 16.0% of the runs of
+    the cells whose coverage is in [93%, 98%] (14.0% and 18.0%): short of catching half
     the misses. It misses nearly all of FEBRL's (a score that is no probability) and
     no precision miss (the model concerns missed matches only)."""
     if (

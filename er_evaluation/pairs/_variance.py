@@ -405,8 +405,9 @@ def finish(
       :class:`Hidden`), the interval is the central ``z`` range of value + e + shift,
       e drawn from the Wilson interval above (its end at level 2 Phi(|Z|) - 1 for a
       standard normal Z) independently of the shift: the labels' sampling error plus the
-      oracle model's posterior of the hidden pairs. It always holds the value; the SE is
-      sqrt(variance + Var(shift)).
+      oracle model's posterior of the hidden pairs, its upper end never below the Wilson
+      interval's (no hidden pair is consistent with the labels too). It always holds the
+      value; the SE is sqrt(variance + Var(shift)).
     - At a value of 1 with ``lower_at_one`` given, the lower end is ``lower_at_one()``
       (:func:`searched_bound`: a Wilson bound at 0 successes, where the variance says
       nothing); when that is not below the value, no unlabelled pair could lower it and
@@ -421,7 +422,13 @@ def finish(
     if math.isnan(low):  # no effective unit at all: nothing bounds the metric
         low, high = 0.0, 1.0
     elif shift is not None and np.any(shift != 0):
+        labels_high = high
         low, high, se = _with_hidden(value, se, n_fallback, np.asarray(shift, float), z)
+        # no hidden pair at all is as consistent with the labels as the model's posterior
+        # (no match was drawn where it puts them), so the upper end never falls below the
+        # labels' own: with the model's pessimistic prior on PatentsView the upper end sat
+        # at the estimate and recall covered 48-57% of OASIS runs
+        high = max(high, labels_high)
     if se == 0:
         se = (high - low) / (2 * z)
     if lower_at_one is not None and value >= 1.0 - 1e-12:

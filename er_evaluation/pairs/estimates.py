@@ -374,7 +374,7 @@ def estimate_from_labels(
     boundary (no missed match, or no false positive, drawn while unsearched pairs could
     hold some), when recall or F sits above what the oracle model expects
     (:func:`~er_evaluation.pairs._search.model_gap_diagnostics`; with the boundary flag
-    it catches 38% of the benchmark's misses, not the half aimed at), or when the metric is undefined.
+    it catches 39% of the benchmark's misses, not the half aimed at), or when the metric is undefined.
     """
     betas = _betas(beta)
     level = check_level(level)
