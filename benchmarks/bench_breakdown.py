@@ -169,7 +169,10 @@ def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict
         _, g, _ = phi.evaluate(mean, index)
         se = np.sqrt(np.clip(np.einsum("ri,rij,rj->r", g, cov, g) / n, 0, None))
         n_events = effective_units(Y, phi, names)
-        lo, hi = score_bounds(phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded)
+        third = np.einsum("rni,rnj,rnl->rijl", dev, dev, dev) / n  # SmoothFit.third_moments
+        lo, hi = score_bounds(
+            phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded, third=third
+        )
     agree = np.zeros(len(value), dtype=bool)
     if paired:
         # the library gives the unpaired interval (and a flag) when the two versions agree
@@ -181,7 +184,17 @@ def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 ulo, uhi = score_bounds(
-                    phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded, paired=False
+                    phi,
+                    mean,
+                    cov,
+                    1.0,
+                    n,
+                    index,
+                    LEVEL,
+                    bounds,
+                    bounded=bounded,
+                    paired=False,
+                    third=third,
                 )
             lo, hi = np.where(agree, ulo, lo), np.where(agree, uhi, hi)
     reliable = np.isfinite(se) & np.isfinite(value) & ~agree
