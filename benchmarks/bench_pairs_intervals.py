@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools  # noqa: E402
 
 from er_evaluation.pairs import LabelOracle, estimate_from_labels, make_sampler  # noqa: E402
-from er_evaluation.pairs._variance import _model  # noqa: E402
+from er_evaluation.pairs._variance import _model, _unlabelled_non_matches  # noqa: E402
 from er_evaluation.pairs.run import run_of_sampler, sample_labels  # noqa: E402
 
 POOLS = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
@@ -199,18 +199,7 @@ def model_features(run, predicted, tp: float) -> dict:
     if found is None:
         return out
     strata, _, rates, rows, labelled, label = found
-    k = strata.n_strata
-    filled = strata.sizes > 0
-    pred_k = np.zeros(k)
-    pred_k[filled] = np.add.reduceat(
-        predicted[strata.order].astype(np.int64), strata.offsets[:-1][filled]
-    )
-    d = np.bincount(labelled, minlength=k).astype(np.float64)
-    m = np.bincount(labelled, weights=label.astype(np.float64), minlength=k)
-    lab_pred = predicted[rows].astype(np.float64)
-    d1 = np.bincount(labelled, weights=lab_pred, minlength=k)
-    m0 = float(np.sum(label * (1 - lab_pred)))
-    u0 = strata.sizes - pred_k - (d - d1)
+    u0, _, m, m0 = _unlabelled_non_matches(strata, predicted, rows, labelled, label)
     out["fn_model"] = m0 + float(np.sum(u0 * rates))
     out["fn_blind"] = float(np.sum((u0 * rates)[m == 0]))
     return out
