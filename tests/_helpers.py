@@ -141,6 +141,19 @@ def review(store, sampled, *, reviewer="ann", prediction=PRED, **kw):
     )
 
 
+def filled_sheet(sheet: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
+    """A review sheet (``er-eval review sheet``, read as text) filled in as a reviewer who
+    knows ``truth`` would: each row removes the shown records outside the sampled record's
+    true cluster and adds its true members that were not shown."""
+    sheet = sheet.copy()
+    for i, row in sheet.iterrows():
+        shown = row["cluster_records"].split()
+        true = truth.index[truth == truth[row["sampled_record"]]]
+        sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
+        sheet.loc[i, "add"] = " ".join(r for r in true if r not in set(shown))
+    return sheet
+
+
 def in_threads(work: Callable, args: Iterable) -> list[Exception]:
     """Run ``work(arg)`` for every arg, each in its own thread, all started before any is
     joined; return the exceptions they raised (a lost write must fail the caller's test,

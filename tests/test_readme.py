@@ -12,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from _helpers import filled_sheet
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -220,11 +221,7 @@ def filled_by_hand(here, cli) -> None:
         )
         assert code == 0, err
         sheet = pd.read_csv(here / f"{name}.csv", dtype=str, keep_default_na=False)
-        for i, row in sheet.iterrows():
-            shown = row["cluster_records"].split()
-            true = truth.index[truth == truth[row["sampled_record"]]]
-            sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
-            sheet.loc[i, "add"] = " ".join(r for r in true if r not in set(shown))
+        sheet = filled_sheet(sheet, truth)
         sheet.to_csv(here / f"{name}_done.csv", index=False)
         (here / f"{name}.csv").unlink()
     shutil.rmtree(scratch)

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import filled_sheet
 
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.io import write_membership
@@ -204,11 +205,7 @@ def test_the_cli_walks_the_recommended_design_to_its_export(cli, files, world):
         code, _, err = cli(["review", "sheet", folder, "-o", sheet_file, "--reviewer", name])
         assert code == 0, err
         sheet = pd.read_csv(sheet_file, dtype=str, keep_default_na=False)
-        for i, row in sheet.iterrows():
-            shown = row["cluster_records"].split()
-            true = truth.index[truth == truth[row["sampled_record"]]]
-            sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
-            sheet.loc[i, "add"] = " ".join(r for r in true if r not in set(shown))
+        sheet = filled_sheet(sheet, truth)
         sheet.to_csv(files / f"{name}_done.csv", index=False)
         code, _, err = cli(["review", "import", folder, files / f"{name}_done.csv"])
         assert code == 0, err
