@@ -386,16 +386,22 @@ class DesignSample:
         """:func:`estimate_design` of ``prediction`` (checked to be the one the design was
         drawn from: :meth:`check_prediction`) on the two samples."""
         self.check_prediction(prediction, name or "the prediction")
-        # the prediction's own cluster ids (a file may spell them otherwise: 7 or "7")
+        return estimate_design(
+            prediction, self.precision_of(prediction), self.recall, name=name, level=level
+        )
+
+    def precision_of(self, prediction: pd.Series) -> Sample:
+        """The sample of predicted clusters with the cluster ids of ``prediction`` (a file
+        may spell them otherwise than the draw: 7 or "7"); ``prediction`` is the one the
+        design was drawn from (:meth:`check_prediction`)."""
         members = self.drawn.members
         label = pd.Series(
             prediction.reindex(members.index).to_numpy(), index=pd.Index(members.to_numpy())
         )
         label = label.groupby(level=0, sort=False).first()
-        precision = dataclasses.replace(
+        return dataclasses.replace(
             self.precision, units=pd.Index(label.reindex(self.precision.units).to_numpy())
         )
-        return estimate_design(prediction, precision, self.recall, name=name, level=level)
 
 
 @dataclass(frozen=True, eq=False)

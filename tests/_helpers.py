@@ -154,6 +154,26 @@ def filled_sheet(sheet: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
     return sheet
 
 
+def decide_as_truth(project, reviewer: str, records, truth: pd.Series) -> None:
+    """``reviewer`` decides ``records`` of a review project as ``truth`` says (the records
+    of each one's predicted cluster that do not belong removed, the missing ones added),
+    once per true cluster: a decision covers every record of its true cluster."""
+    covered: set = set()
+    for record in records:
+        if record in covered:
+            continue
+        _, members = project.members(record)
+        true = set(truth.index[truth == truth[record]])
+        project.save(
+            reviewer,
+            record,
+            removed=[m for m in members if m not in true],
+            added=sorted(true - set(members)),
+            based_on=None,
+        )
+        covered |= true
+
+
 def in_threads(work: Callable, args: Iterable) -> list[Exception]:
     """Run ``work(arg)`` for every arg, each in its own thread, all started before any is
     joined; return the exceptions they raised (a lost write must fail the caller's test,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _helpers import CHROMIUM, VIEWPORT, launch_chromium, running_app
+from _helpers import CHROMIUM, VIEWPORT, decide_as_truth, launch_chromium, running_app
 from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
@@ -301,3 +301,52 @@ def review_project(tmp_path_factory) -> Path:
     """A reviewed demo project folder (:func:`make_review_project`), made once per run;
     tests only read it."""
     return make_review_project(tmp_path_factory.mktemp("review") / "project")
+
+
+@pytest.fixture(scope="session")
+def recommended_project(tmp_path_factory) -> tuple[Path, pd.Series]:
+    """A review project of two versions of a heavy-tailed truth (400 records; v1 with 10%,
+    v2 with 20% misattributed records) whose recommended design (120 records to read,
+    seed 3, a fifth of the units reviewed twice) was drawn from v1 and decided by ann and
+    bob as the truth says; and the truth. Made once per run; tests only read it."""
+    from er_evaluation.review import Project, SampleSettings
+    from er_evaluation.simulation import misattribute, zipf_clustering
+
+    folder = tmp_path_factory.mktemp("recommended")
+    truth = zipf_clustering(400, 2.0, max_size=50, seed=4)
+    truth.index = "r" + truth.index.astype(str)
+    truth = "e" + truth.astype(str)
+    versions = pd.DataFrame(
+        {
+            "rid": truth.index,
+            "name": [f"name {c}" for c in truth],
+            "v1": "p" + misattribute(truth, 0.1, seed=5).astype(str).to_numpy(),
+            "v2": "q" + misattribute(truth, 0.2, seed=6).astype(str).to_numpy(),
+        }
+    )
+    versions.to_csv(folder / "records.csv", index=False)
+    source = {
+        "source": "files",
+        "records": {"path": str(folder / "records.csv"), "id_col": "rid", "fields": ["name"]},
+        "predictions": {
+            "layout": "wide",
+            "path": str(folder / "records.csv"),
+            "id_col": "rid",
+            "version_cols": ["v1", "v2"],
+        },
+    }
+    project = Project.init(folder / "project", source=source, reviewers=["ann", "bob"])
+    queue = project.draw(
+        SampleSettings(
+            design="recommended",
+            size=120,
+            seed=3,
+            version="v1",
+            reviewers=("ann", "bob"),
+            double_share=0.2,
+        )
+    )
+    for name in ("ann", "bob"):
+        mine = queue[(queue["reviewer"] == name) | (queue["second_reviewer"] == name)]
+        decide_as_truth(project, name, mine["record_id"], truth)
+    return project.folder, truth

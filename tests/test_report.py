@@ -148,7 +148,9 @@ def test_a_stratified_sample_gets_its_strata_and_their_contributions(small):
         expected = stratum_contributions(
             prediction, sample, "pairwise_recall", on_missing="restrict"
         )
-    got = built.strata[built.strata["metric"] == "pairwise_recall"].drop(columns="metric")
+    got = built.strata[built.strata["metric"] == "pairwise_recall"]
+    assert set(got.pop("prediction")) == {"v1"}
+    got = got.drop(columns="metric")
     pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
     items = dict(zip(built.sample["item"], built.sample["value"], strict=True))
     drawn = ", ".join(

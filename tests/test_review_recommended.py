@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import decide_as_truth as decide
 from _helpers import filled_sheet
 
 from er_evaluation.errors import UnreliableEstimateWarning
@@ -64,26 +65,6 @@ def make_project(folder, files) -> Project:
         },
     }
     return Project.init(folder, source=source, reviewers=["ann", "bob"])
-
-
-def decide(project: Project, reviewer: str, records, truth: pd.Series) -> None:
-    """``reviewer`` decides ``records`` as ``truth`` says (the records of each one's
-    predicted cluster that do not belong removed, the missing ones added), once per true
-    cluster: a decision covers every record of its true cluster."""
-    covered: set = set()
-    for record in records:
-        if record in covered:
-            continue
-        _, members = project.members(record)
-        true = set(truth.index[truth == truth[record]])
-        project.save(
-            reviewer,
-            record,
-            removed=[m for m in members if m not in true],
-            added=sorted(true - set(members)),
-            based_on=None,
-        )
-        covered |= true
 
 
 def expected(prediction: pd.Series, truth: pd.Series, seed: int) -> pd.DataFrame:

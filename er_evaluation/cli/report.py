@@ -11,7 +11,10 @@ and size, per-stratum contributions when the sample is stratified, the paired
 differences between consecutive versions, the agreement of double review, statistics of
 the true clustering and the largest over-merged and split clusters with their records
 (:mod:`er_evaluation.report`). Plotly's JavaScript is embedded: the file opens offline
-and can be mailed or published as it is. The inputs are those of ``er-eval estimate``.
+and can be mailed or published as it is. The inputs are those of ``er-eval estimate``; a
+reference with the recommended design beside it (``er-eval plan --write-sample``, or
+``er-eval review export``) gives the design's figures for the prediction it was drawn
+from, and every other prediction's from its records drawn for recall.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from pathlib import Path
 
 from er_evaluation.cli._common import add_clustering_options, plain
 from er_evaluation.cli.estimate import add_input_options, load_inputs
-from er_evaluation.sampling import Sample
 
 
 def register(subparsers) -> None:
@@ -76,11 +78,6 @@ def run(args: argparse.Namespace) -> int:
         built = report.project_report(args.predictions[0])
     else:
         predictions, sample, source = load_inputs(args)
-        if not isinstance(sample, Sample):
-            raise ValueError(
-                f"{args.reference}: a recommended design's sample has no report yet; "
-                "er-eval estimate gives its estimates"
-            )
         built = report.build_report(
             predictions, sample, source=f"{source}.", on_missing=args.on_missing
         )

@@ -27,6 +27,14 @@ from er_evaluation.estimators import (
     stratum_contributions,
 )
 from er_evaluation.estimators.diagnostics import effective_words
+from er_evaluation.recommend import DesignSample
+from er_evaluation.report._design import (
+    DESIGN_METRICS,
+    design_description,
+    design_estimates,
+    design_strata,
+    drawn_version,
+)
 from er_evaluation.review import Agreement
 from er_evaluation.sampling import Sample
 from er_evaluation.vocabulary import estimable_metrics
@@ -83,14 +91,15 @@ class Report:
     with a ``reliability`` column in words. ``differences``: paired differences between
     consecutive versions (:func:`~er_evaluation.estimators.compare`), or None with one
     version. ``sample``: the design and size of the reviewed sample (rows ``item``,
-    ``value``). ``strata``: per-stratum contributions of the last version's estimates
-    (:func:`~er_evaluation.estimators.stratum_contributions`) when the sample is
-    stratified. ``agreement``: double review, when the sample has it. ``truth``:
+    ``value``). ``strata``: per-stratum contributions of one version's estimates
+    (:func:`~er_evaluation.estimators.stratum_contributions`; column ``prediction``) when
+    the sample is stratified: the last version's, or the one a recommended design was
+    drawn from. ``agreement``: double review, when the sample has it. ``truth``:
     estimated statistics of the true clustering
     (:func:`~er_evaluation.estimators.estimate_summary`). ``blocking``: each version's
     blocking and matching recall (:func:`~er_evaluation.estimators.blocking_table`) when
-    block keys were given. ``errors``: the error analysis
-    of the last version. ``notes``: sentences about the data (dropped records, metrics
+    block keys were given. ``errors``: the error analysis of the last version (of the one
+    a recommended design was drawn from). ``notes``: sentences about the data (dropped records, metrics
     the sample cannot estimate).
     """
 
@@ -261,7 +270,7 @@ def cluster_errors(
 
 def build_report(
     predictions: Mapping[str, pd.Series],
-    sample: Sample,
+    sample: Sample | DesignSample,
     *,
     metrics: Sequence[str] = DEFAULT_METRICS,
     title: str = "Entity resolution evaluation",
@@ -275,6 +284,7 @@ def build_report(
     sample_items: Iterable[tuple[str, object]] = (),
     differences: bool = True,
     blocks: pd.Series | pd.DataFrame | None = None,
+    drawn_from: str | None = None,
 ) -> Report:
     """The report of ``predictions`` (version name -> full clustering, in the order to
     show) estimated from the reviewed ``sample``.
@@ -289,27 +299,51 @@ def build_report(
     and ``sample_items`` (extra rows of the sample's description) come from a review
     project. ``blocks``: the records' block keys (one column, or one per blocking pass),
     for the recall lost to blocking.
+
+    ``sample`` may be the recommended design's two samples
+    (:class:`~er_evaluation.recommend.DesignSample`): the version it was drawn from
+    (``drawn_from``, or the first version that can be it) is estimated by
+    :func:`~er_evaluation.recommend.estimate_design` and its precision strata shown; every
+    other version, the paired differences, the truth statistics and the recall lost to
+    blocking come from the records drawn for recall (a uniform record sample all versions
+    share).
     """
     if not predictions:
         raise ValueError("a report needs at least one prediction")
     notes: list[str] = []
-    kept = list(estimable_metrics(sample.sample_of, metrics))
+    options = {"level": level, "on_missing": on_missing}
+    if isinstance(sample, DesignSample):
+        drawn = drawn_version(predictions, sample, drawn_from)
+        records_sample = sample.recall
+        kept = [m for m in metrics if m in DESIGN_METRICS]
+        notes.append(_design_note(drawn, len(predictions)))
+    else:
+        drawn, records_sample = list(predictions)[-1], sample
+        kept = list(estimable_metrics(sample.sample_of, metrics))
     if len(kept) < len(metrics):
         left = [m for m in metrics if m not in kept]
-        notes.append(
-            f"A sample of {sample.sample_of} clusters does not estimate {', '.join(left)}."
+        what = (
+            "The recommended design"
+            if isinstance(sample, DesignSample)
+            else f"A sample of {sample.sample_of} clusters"
         )
-    options = {"level": level, "on_missing": on_missing}
+        notes.append(f"{what} does not estimate {', '.join(left)}.")
     stages = progress(desc="report", total=5, unit="stage")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
         warnings.simplefilter("always", UnreliableEstimateWarning)
-        table = _with_words(
-            estimate_table(predictions, sample, kept, ci_method=ci_method, **options)
-        )
+        if isinstance(sample, DesignSample):
+            estimates = design_estimates(
+                predictions, sample, drawn, kept, ci_method=ci_method, **options
+            )
+        else:
+            estimates = estimate_table(predictions, sample, kept, ci_method=ci_method, **options)
+        table = _with_words(estimates)
         stages.update()
         paired = (
-            consecutive_differences(predictions, sample, kept, **options) if differences else None
+            consecutive_differences(predictions, records_sample, kept, **options)
+            if differences
+            else None
         )
         stages.update()
     # the report states both in words: the dropped records in a note, each estimate's
@@ -323,13 +357,14 @@ def build_report(
             f"Reviewed records absent from a version's population were left out of its "
             f"estimates ({int(dropped.min()):,} to {int(dropped.max()):,} per version)."
         )
-    last = list(predictions)[-1]
     strata = None
-    if sample.strata is not None:
+    if isinstance(sample, DesignSample):
+        strata = design_strata(predictions[drawn], sample, drawn)
+    elif sample.strata is not None:
         strata = pd.concat(
             [
-                stratum_contributions(predictions[last], sample, m, on_missing=on_missing).assign(
-                    metric=m
+                stratum_contributions(predictions[drawn], sample, m, on_missing=on_missing).assign(
+                    metric=m, prediction=drawn
                 )
                 for m in kept
             ],
@@ -337,28 +372,35 @@ def build_report(
         )
     stages.update()
     truth = blocking = None
-    if sample.sample_of != "predicted":
+    if records_sample.sample_of != "predicted":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnreliableEstimateWarning)
-            truth = _with_words(estimate_summary(sample, level=level))
+            truth = _with_words(estimate_summary(records_sample, level=level))
             if blocks is not None:
                 try:
-                    blocking = _with_words(blocking_table(predictions, sample, blocks, **options))
+                    blocking = _with_words(
+                        blocking_table(predictions, records_sample, blocks, **options)
+                    )
                 except ValueError as error:  # e.g. reviewed records without a block key
                     notes.append(f"The recall lost to blocking is not shown: {error}")
     stages.update()
     errors = None
-    if sample.sample_of != "predicted":
+    if isinstance(sample, DesignSample) or sample.sample_of != "predicted":
         errors = cluster_errors(
-            predictions[last], sample.reference, version=last, records=records, fields=fields
+            predictions[drawn], sample.reference, version=drawn, records=records, fields=fields
         )
     stages.update()
     stages.close()
+    described = (
+        design_description(sample, drawn, sample_items)
+        if isinstance(sample, DesignSample)
+        else sample_description(sample, sample_items)
+    )
     return Report(
         title=title,
         source=source,
         estimates=table,
-        sample=sample_description(sample, sample_items),
+        sample=described,
         differences=None if paired is None else _with_words(paired),
         strata=strata,
         agreement=review_agreement,
@@ -367,6 +409,22 @@ def build_report(
         errors=errors,
         notes=tuple(notes),
     )
+
+
+def _design_note(drawn: str, n_versions: int) -> str:
+    """How a recommended design's report estimates each version, in words."""
+    note = (
+        f"{drawn}: precision from its predicted clusters reviewed whole (the take-all part "
+        f"exact, the size bands by the separate ratio estimator), recall from the records "
+        f"drawn uniformly, F1 from both: the figures of er-eval estimate."
+    )
+    if n_versions > 1:
+        note += (
+            " The other versions, and the paired differences, come from the records drawn "
+            "for recall alone (a uniform record sample all versions share): their "
+            "precision has no take-all part."
+        )
+    return note
 
 
 def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
@@ -402,9 +460,9 @@ def demo_report(*, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
 def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRICS) -> Report:
     """The report of a review project folder (:class:`~er_evaluation.review.Project`):
     its finished reviews as the sample (the decisions that count for it, adjudications
-    first), every
-    version the sample can estimate, the agreement of its double review, and the
-    project's record fields beside each record of the error analysis. A sample of
+    first), every version the sample can estimate (a recommended design: every version,
+    see :func:`build_report`), the agreement of its double review, and the project's
+    record fields beside each record of the error analysis. A sample of
     changed records (the change design) estimates only the difference between its two
     versions: use ``er-eval review estimate`` for it."""
     from er_evaluation.review import DESIGNS, Project, ReviewError
@@ -419,12 +477,10 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
             f"{project.folder}: a sample of changed records estimates only the difference "
             f"between its two versions; see er-eval review estimate"
         )
-    if settings.design == "recommended":
-        raise ReviewError(
-            f"{project.folder}: a recommended design's samples have no report yet; see "
-            "er-eval review estimate"
-        )
-    versions = list(project.estimable(sample).versions)
+    recommended = isinstance(sample, DesignSample)
+    # the recommended design estimates every version from its record draws, and the
+    # version its predicted clusters were drawn from with both parts
+    versions = list(data.versions if recommended else project.estimable(sample).versions)
     double = project.agreement()
     items = [
         ("sampling", DESIGNS.get(settings.design, settings.design)),
@@ -443,4 +499,5 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
         fields=tuple(data.fields[:4]),
         sample_items=items,
         blocks=data.blocks,
+        drawn_from=settings.version if recommended else None,
     )

@@ -223,13 +223,11 @@ def report_html(report: Report) -> str:
         ),
         _section("The reviewed sample", _table(report.sample)),
     ]
-    if report.strata is not None:
+    if report.strata is not None and len(report.strata):
         sections.append(
             _section(
                 "Contributions of the strata",
-                _p(
-                    f"Per-stratum parts of the estimates of {report.estimates['prediction'].iloc[-1]}."
-                ),
+                _p(f"Per-stratum parts of the estimates of {report.strata['prediction'].iloc[0]}."),
                 figures.get("strata", ""),
                 _table(report.strata),
             )

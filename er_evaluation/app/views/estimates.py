@@ -9,10 +9,11 @@ from er_evaluation.app.app_common import data_key, open_project, plain_errors
 from er_evaluation.estimators import blocking_table, compare, stratum_contributions
 from er_evaluation.estimators.diagnostics import effective_words
 from er_evaluation.plots import plot_estimates
+from er_evaluation.recommend import DesignSample
 from er_evaluation.report import build_report, report_html
 from er_evaluation.review import DESIGNS
 from er_evaluation.review._estimates import version_estimates
-from er_evaluation.sampling import Sample, benchmark_sample
+from er_evaluation.sampling import benchmark_sample
 from er_evaluation.vocabulary import REGISTRY, STATISTICS
 
 # the metrics this page shows, with their titles
@@ -169,20 +170,18 @@ st.dataframe(
     },
 )
 
-report_key = (cache_key, tuple(versions))
-# the recommended design's two samples (er_evaluation.recommend) have no report yet
-one_sample = isinstance(sample, Sample)
-if st.button(
-    "Build the report",
-    key="build_report",
-    disabled=not one_sample,
-    help=None if one_sample else "The recommended design's samples have no report yet.",
-):
+# the recommended design's report shows every version: the one it was drawn from with
+# both parts, the others from its records drawn for recall (er_evaluation.report)
+recommended = isinstance(sample, DesignSample)
+reported = data.versions if recommended else versions
+report_key = (cache_key, tuple(reported))
+if st.button("Build the report", key="build_report"):
     with plain_errors("Could not build the report"), st.spinner("Building the report…"):
         double = project.agreement() if source == "reviews" else None
         built = build_report(
-            {v: data.predictions[v] for v in versions},
+            {v: data.predictions[v] for v in reported},
             sample,
+            drawn_from=settings.version if recommended else None,
             title=f"Entity resolution evaluation ({data.source} data)",
             review_agreement=double if double is not None and double.n_units else None,
             records=data.records,
@@ -199,7 +198,7 @@ if st.session_state.get("report", (None,))[0] == report_key:
         help="One HTML file (opens offline): estimates, reliability, the sample, paired "
         "differences, double review and the largest errors.",
     )
-if one_sample and sample.strata is not None:
+if not recommended and sample.strata is not None:
     st.subheader("Per-stratum contributions")
     st.caption(
         "Each stratum's frame size, draws and selection probability, the metric on the "
@@ -213,7 +212,7 @@ if one_sample and sample.strata is not None:
             data.predictions[focus], sample, strata_metric, on_missing="restrict"
         )
     st.dataframe(parts, hide_index=True, key="strata_table")
-if data.blocks is not None and one_sample and sample.sample_of == "reference":
+if data.blocks is not None and not recommended and sample.sample_of == "reference":
     st.subheader("Recall lost to blocking")
     st.caption(
         f"Of the true links, the share whose records share a {data.block_col!r} block, and of "
