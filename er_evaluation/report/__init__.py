@@ -5,7 +5,8 @@ and size, per-stratum contributions, paired differences between consecutive vers
 the agreement of double review, statistics of the true clustering and the largest
 over-merged and split clusters with their records.
 
-:func:`build_report` (predictions and a reviewed sample), :func:`project_report` (a
+:func:`build_report` (predictions and a reviewed sample, or the recommended design's two
+samples: :class:`~er_evaluation.recommend.DesignSample`), :func:`project_report` (a
 review project folder) and :func:`demo_report` (the bundled PatentsView data) compute a
 :class:`Report`; :func:`write_report` writes it. ``er-eval report`` and the review app's
 "Download report" call these. Requires plotly (``pip install er_evaluation_toolkit[app]``).
