@@ -500,7 +500,11 @@ def recommended_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: in
     mean, cov = _moments(Y)
     dval = bias_corrected(diff_phi, mean, cov, 1.0, m, index)
     dse = _se(diff_phi, mean, cov, m, index)
-    dlo, dhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0))
+    dlo, dhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0), third=_third(Y))
+    # no draw where the versions differ: the unpaired interval, as compare gives it
+    same = np.all(Yb == Ya, axis=(1, 2))
+    ulo, uhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0), paired=False)
+    dlo, dhi = np.where(same, ulo, dlo), np.where(same, uhi, dhi)
     rows.append(
         _frame(
             "recall_difference",
@@ -608,23 +612,33 @@ def recommended_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: in
             cost,
         )
     )
-    _check_recommended(a, truth, n, pa, rows, rec[0])
+    _check_recommended(a, b, truth, n, pa, rows, rec[0])
     return rows
 
 
-def _check_recommended(a: Version, truth: np.ndarray, n: int, pa: dict, rows: list, rec0) -> None:
-    """Replicate 0 of the recommended design's precision and recall equals the package's
-    own estimate from the ``Sample`` objects of the same draw."""
+def _check_recommended(
+    a: Version, b: Version, truth: np.ndarray, n: int, pa: dict, rows: list, rec0
+) -> None:
+    """Replicate 0 of the recommended design's precision, recall and recall difference
+    equals the package's own estimate from the ``Sample`` objects of the same draw."""
     design = a.designs[n]
     truth_s = pd.Series(truth, index=a.series.index)
     draw = DesignDraw(clusters=pa["first"], records=a.series.index[rec0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ep = estimate(a.series, design.precision_sample(draw, truth_s), "pairwise_precision")
-        er = estimate(a.series, design.recall_sample(draw, truth_s), "pairwise_recall")
-    got_p = rows[0].iloc[0]
-    got_r = next(r for r in rows if r["metric"].iloc[0] == "recall").iloc[0]
-    for label, e, g in (("precision", ep, got_p), ("recall", er, got_r)):
+        recall_sample = design.recall_sample(draw, truth_s)
+        er = estimate(a.series, recall_sample, "pairwise_recall")
+        ed = compare(
+            {"b": b.series, "a": a.series}, recall_sample, "pairwise_recall", baseline="a"
+        ).iloc[0]
+    got = {r["metric"].iloc[0]: r.iloc[0] for r in rows if r["method"].iloc[0] == "score"}
+    checks = (
+        ("precision", ep, got["precision"]),
+        ("recall", er, got["recall"]),
+        ("recall_difference", ed, got["recall_difference"]),
+    )
+    for label, e, g in checks:
         ref = np.array([e.value, e.ci_low, e.ci_high])
         mine = np.array([g["value"], g["ci_low"], g["ci_high"]])
         if not np.allclose(ref, mine, rtol=1e-7, atol=1e-10):

@@ -16,7 +16,7 @@ from er_evaluation.estimators.intervals import (
     ratio_bounds,
     skewness_quantiles,
 )
-from er_evaluation.estimators.ratio import Column, FBeta, Ratio, smooth_estimate
+from er_evaluation.estimators.ratio import Column, FBeta, Linear, Ratio, smooth_estimate
 
 Z95 = stats.norm.ppf(0.975)
 
@@ -261,3 +261,64 @@ def test_skewness_quantiles_of_a_rounding_level_skewness_are_the_symmetric_ones(
     for gamma in (4e-14, -3e-16, 1e-9):
         lo, hi = skewness_quantiles(gamma, 400, 1.0, 1.966)
         assert lo == pytest.approx(-1.966, abs=1e-8) and hi == pytest.approx(1.966, abs=1e-8)
+
+
+def _recall_difference(tp_a, tp_b, pairs):
+    phi = Linear(
+        [1.0, -1.0],
+        [
+            Ratio(Column("a:tp"), Column("a:pairs")),
+            Ratio(Column("b:tp"), Column("b:pairs")),
+        ],
+    )
+    cols = {"a:tp": tp_a, "a:pairs": pairs, "b:tp": tp_b, "b:pairs": pairs}
+    return smooth_estimate(phi, cols)
+
+
+def test_paired_recall_difference_interval_hand_computed():
+    # one true link per draw; a finds the link on draws 1, 2 and 4, b on draw 1 only: the
+    # difference is the ratio of d = (0, 1, 0, 1) to the constant 1; d - 0.5 = ±0.5 has no
+    # skewness: 0.5 ± t_3 sqrt(s²/4), s² = 1/3, the upper end clipped to 1
+    fit = _recall_difference(
+        np.array([1.0, 1.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0, 0.0]), np.ones(4)
+    )
+    assert fit.value == pytest.approx(0.5)
+    lo, hi = confidence_interval(fit, 0.95, "score", bounds=(-1.0, 1.0))
+    assert lo == pytest.approx(0.5 - 3.182446305284263 * math.sqrt(1 / 12))
+    assert hi == 1.0
+
+
+def test_paired_recall_difference_solves_fieller_at_the_skewness_quantiles():
+    # a few draws carry the change (the entities a joins back together): the difference of
+    # the recalls is the ratio of the per-draw gain d = tp_a - tp_b to the true links p;
+    # its interval's ends solve the pivot mean(d - R p)/SE at Hall's quantiles, found here
+    # by root finding on g(T) = T + a T² + a² T³/3 + a/2 from the skewness of d - R̂ p
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(11)
+    n = 80
+    pairs = rng.pareto(1.8, n) + 1.0
+    tp_b = pairs * rng.uniform(0.4, 0.8, n)
+    gain = np.where(rng.random(n) < 0.15, (pairs - tp_b) * rng.uniform(0.3, 1.0, n), 0.0)
+    tp_a = tp_b + gain
+    fit = _recall_difference(tp_a, tp_b, pairs)
+    lo, hi = confidence_interval(fit, 0.95, "score", bounds=(-1.0, 1.0))
+    d = tp_a - tp_b
+    r = d.mean() / pairs.mean()
+    gamma = stats.skew(d - r * pairs, bias=True)
+    a = gamma / math.sqrt(n) / 3
+    t = stats.t.ppf(0.975, n - 1)
+
+    def g(x):
+        return x + a * x * x + a * a * x**3 / 3 + a / 2
+
+    q_lo, q_hi = (brentq(lambda x, y=y: g(x) - y, -50, 50) for y in (-t, t))
+
+    def pivot(R):
+        x = d - R * pairs
+        return x.mean() / (x.std(ddof=1) / math.sqrt(n))
+
+    assert pivot(lo) == pytest.approx(q_hi, rel=1e-6)
+    assert pivot(hi) == pytest.approx(q_lo, rel=1e-6)
+    # the gain is right-skewed: the interval reaches further above the estimate
+    assert gamma > 1 and hi - fit.value > 1.2 * (fit.value - lo)
