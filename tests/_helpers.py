@@ -322,6 +322,28 @@ def visit(context, server: str, folder: Path, page: str = "review", reviewer: st
     return tab
 
 
+@contextlib.contextmanager
+def opened_report(chromium, path: Path, figures: int):
+    """A report file opened from disk in Chromium, once its ``figures`` plotly figures are
+    drawn; on leaving, no console error or warning and no request beyond the file."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 1300})
+    problems, requests = [], []
+    page.on(
+        "console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None
+    )
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(path.as_uri())
+    page.wait_for_function(
+        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {figures}"
+    )
+    assert page.locator(".js-plotly-plot").count() == figures
+    yield page
+    assert problems == []
+    assert [r for r in requests if not r.startswith("file:")] == []
+    page.close()
+
+
 def launch_chromium(playwright):
     """Debian chromium, headless, with the container flags above."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

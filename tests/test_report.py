@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import opened_report
 
 from er_evaluation.datasets import load_rldata500
 from er_evaluation.estimators import blocking_table, compare, estimate_table
@@ -275,22 +276,7 @@ def test_the_demo_report_renders_in_chromium(tmp_path, chromium):
     assert not re.search(r"<script[^>]*\bsrc=", page)
     figures = page.count('class="plotly-graph-div"')
     assert figures >= 3
-    browser_page = chromium.new_page(viewport={"width": 1280, "height": 1300})
-    problems, requests = [], []
-    browser_page.on(
-        "console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None
-    )
-    browser_page.on("pageerror", lambda e: problems.append(str(e)))
-    browser_page.on("request", lambda r: requests.append(r.url))
-    browser_page.goto(out.as_uri())
-    browser_page.wait_for_selector(".js-plotly-plot")
-    browser_page.wait_for_function(
-        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {figures}"
-    )
-    assert browser_page.locator(".js-plotly-plot").count() == figures
-    # every figure drew its data: markers of the estimates, bars of the other figures
-    assert browser_page.locator("#figure-estimates .point").count() >= 15 * 3
-    assert browser_page.locator("#figure-errors .point").count() >= 2
-    assert problems == []
-    assert [r for r in requests if not r.startswith("file:")] == []
-    browser_page.close()
+    with opened_report(chromium, out, figures) as browser_page:
+        # every figure drew its data: markers of the estimates, bars of the other figures
+        assert browser_page.locator("#figure-estimates .point").count() >= 15 * 3
+        assert browser_page.locator("#figure-errors .point").count() >= 2

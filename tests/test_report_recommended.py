@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import opened_report
 
 from er_evaluation.designs import TAKE_ALL
 from er_evaluation.estimators import compare, estimate_table, stratum_contributions
@@ -170,22 +171,7 @@ def test_the_recommended_report_renders_in_chromium(reviewed, tmp_path, chromium
     _, _, built = reviewed
     out = tmp_path / "recommended.html"
     out.write_text(report_html(built), encoding="utf-8")
-    figures = len(report_figures(built))
-    page = chromium.new_page(viewport={"width": 1280, "height": 1300})
-    problems, requests = [], []
-    page.on(
-        "console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None
-    )
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto(out.as_uri())
-    page.wait_for_function(
-        f"document.querySelectorAll('.js-plotly-plot .main-svg').length >= {figures}"
-    )
-    assert page.locator(".js-plotly-plot").count() == figures
-    assert page.locator("#figure-estimates .point").count() >= 2 * 3
-    assert page.locator("#figure-strata .point").count() >= 2
-    assert page.get_by_role("heading", name="Contributions of the strata").is_visible()
-    assert problems == []
-    assert [r for r in requests if not r.startswith("file:")] == []
-    page.close()
+    with opened_report(chromium, out, len(report_figures(built))) as page:
+        assert page.locator("#figure-estimates .point").count() >= 2 * 3
+        assert page.locator("#figure-strata .point").count() >= 2
+        assert page.get_by_role("heading", name="Contributions of the strata").is_visible()
