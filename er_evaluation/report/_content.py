@@ -304,9 +304,9 @@ def build_report(
     (:class:`~er_evaluation.recommend.DesignSample`): the version it was drawn from
     (``drawn_from``, or the first version that can be it) is estimated by
     :func:`~er_evaluation.recommend.estimate_design` (its own estimators and intervals:
-    ``ci_method`` does not apply to it) and its precision strata shown; every other version, the paired differences, the truth statistics and the recall lost to
-    blocking come from the records drawn for recall (a uniform record sample all versions
-    share).
+    ``ci_method`` does not apply to it) and its precision strata shown; every other
+    version, the paired differences, the truth statistics and the recall lost to blocking
+    come from the records drawn for recall (a uniform record sample all versions share).
     """
     if not predictions:
         raise ValueError("a report needs at least one prediction")
