@@ -12,6 +12,7 @@ import json
 import lzma
 import os
 import tempfile
+import unicodedata
 import warnings
 import zipfile
 import zlib
@@ -58,7 +59,10 @@ def read_table(path: str | os.PathLike, *, encoding: str = "utf-8") -> pd.DataFr
     expected delimiter is read with the first of ``;``, tab, ``,``, ``|`` that does.
     Errors name the file: an empty file, text that is not in ``encoding`` (with the line),
     a data row with more fields than the header (never read as an index column), a
-    directory, an unknown extension.
+    directory, an unknown extension; and a header that would not read as written, naming
+    the column's position: an empty name, a repeated one (also once surrounding spaces
+    are stripped), a control or invisible character (a NUL byte, a line break, a second
+    byte-order mark) in a name, a UTF-8 byte-order mark read as another encoding.
     """
     path = Path(path)
     if path.is_dir():
@@ -67,20 +71,69 @@ def read_table(path: str | os.PathLike, *, encoding: str = "utf-8") -> pd.DataFr
     _check_readable(path)
     if kind == "parquet":
         try:
-            return pd.read_parquet(path)
+            frame = pd.read_parquet(path)
         except (OSError, ValueError) as error:
             raise InputFileError(f"{path}: cannot read as Parquet ({error})") from error
+        _check_header(path, [str(c) for c in frame.columns], encoding)
+        return frame
     sep = "\t" if kind == "tsv" else ","
     frame = _read_csv(path, sep, encoding)
     if frame.shape[1] == 1:
         header = str(frame.columns[0])
         for other in _OTHER_DELIMITERS:
             if other != sep and other in header:
-                return _read_csv(path, other, encoding)
+                sep = other
+                frame = _read_csv(path, other, encoding)
+                break
+    # pandas renames an empty name to 'Unnamed: N' and a repeated one to 'name.1': the
+    # header as written is checked instead
+    raw = _read_csv(path, sep, encoding, header=None, nrows=1)
+    _check_header(path, ["" if pd.isna(c) else str(c) for c in raw.iloc[0]], encoding)
     return frame
 
 
-def _read_csv(path: Path, sep: str, encoding: str) -> pd.DataFrame:
+# the UTF-8 byte-order mark decoded as a one-byte encoding (latin-1, cp1252)
+_MISREAD_BOM = "\u00ef\u00bb\u00bf"
+
+
+def _check_header(path: Path, names: list[str], encoding: str) -> None:
+    """Refuse a header that would be read as something other than what it says, naming
+    the file and the column's position (1-based): a name holding a control or invisible
+    format character (a NUL byte, a line break, a second byte-order mark), an empty
+    name, two names equal once surrounding spaces are stripped, or a UTF-8 byte-order
+    mark read as another encoding's characters."""
+    if names and names[0].startswith(_MISREAD_BOM):
+        raise InputFileError(
+            f"{path}: the header starts with a UTF-8 byte-order mark read as {encoding} text "
+            f"({names[0]!r}); read the file as utf-8"
+        )
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names, start=1):
+        hidden = [c for c in name if unicodedata.category(c) in ("Cc", "Cf")]
+        if hidden:
+            raise InputFileError(
+                f"{path}: the name of column {position} ({name!r}) holds a control or "
+                f"invisible character ({hidden[0]!r}); rename that column"
+            )
+        key = name.strip()
+        if not key:
+            raise InputFileError(
+                f"{path}: column {position} has no name in the header; name every column"
+            )
+        if key in seen:
+            raise InputFileError(
+                f"{path}: columns {seen[key]} and {position} are both named {key!r}"
+                + (
+                    " (once surrounding spaces are stripped)"
+                    if names[seen[key] - 1] != name
+                    else ""
+                )
+                + "; give every column its own name"
+            )
+        seen[key] = position
+
+
+def _read_csv(path: Path, sep: str, encoding: str, **options) -> pd.DataFrame:
     try:
         with warnings.catch_warnings():
             # index_col=False keeps pandas from silently taking the first column as the
@@ -94,6 +147,7 @@ def _read_csv(path: Path, sep: str, encoding: str) -> pd.DataFrame:
                 na_values=[""],
                 index_col=False,
                 encoding=encoding,
+                **options,
             )
     except pd.errors.EmptyDataError as error:
         raise InputFileError(f"{path}: the file is empty (no header row)") from error

@@ -62,6 +62,53 @@ def test_a_compressed_file_reads(tmp_path):
     assert read_table(path).to_dict("list") == {"id": ["1"], "c": ["2"]}
 
 
+@pytest.mark.parametrize(
+    ("content", "encoding", "message"),
+    [
+        (b"id,clu\x00ster\n1,a\n", "utf-8", r"the name of column 2 \('clu\\x00ster'\) holds"),
+        (b'"i\nd",c\n1,a\n', "utf-8", r"the name of column 1 \('i\\nd'\) holds"),
+        (b"\xef\xbb\xbf\xef\xbb\xbfid,c\n1,a\n", "utf-8", r"column 1 \('\\ufeffid'\) holds"),
+        (b"id,,c\n1,a,b\n", "utf-8", "column 2 has no name in the header"),
+        (b",id,c\n0,1,a\n", "utf-8", "column 1 has no name in the header"),
+        (b"id, \n1,a\n", "utf-8", "column 2 has no name in the header"),
+        (b"id,c,id\n1,a,2\n", "utf-8", r"columns 1 and 3 are both named 'id'; give"),
+        (
+            b"id,c, id\n1,a,2\n",
+            "utf-8",
+            r"both named 'id' \(once surrounding spaces are stripped\)",
+        ),
+        (b"\xef\xbb\xbfid,c\n1,a\n", "latin-1", "byte-order mark read as latin-1 text"),
+    ],
+)
+def test_a_header_that_would_not_read_as_written_is_refused_naming_file_and_column(
+    tmp_path, content, encoding, message
+):
+    # pandas would read these as 'clu\x00ster', 'Unnamed: 1', 'id.1', ' id' or 'ï»¿id'
+    for name in ("a.csv", "a.csv.gz"):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(content) if name.endswith(".gz") else content)
+        with pytest.raises(InputFileError, match=rf"^{path}: .*{message}"):
+            read_table(path, encoding=encoding)
+
+
+def test_a_header_check_spares_what_reads_as_written(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_bytes(b"\xef\xbb\xbfid, cluster \n1,a\n")  # one BOM: utf-8's own mark
+    assert list(read_table(path).columns) == ["id", " cluster "]
+    frame = pd.DataFrame({"id": [1], "": ["a"]})
+    frame.to_parquet(tmp_path / "a.parquet")
+    with pytest.raises(InputFileError, match="a.parquet: column 2 has no name"):
+        read_table(tmp_path / "a.parquet")
+
+
+def test_the_command_line_names_a_nul_byte_in_a_header(cli, tmp_path):
+    path = tmp_path / "pred.csv"
+    path.write_bytes(b"id,clu\x00ster\n1,a\n2,a\n")
+    code, out, err = cli(["metrics", path, path])
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and f"{path}: the name of column 2" in err
+
+
 def test_the_command_line_names_a_bad_gzip_file(cli, files):
     (files / "bad.csv.gz").write_text("id,c\n1,2\n")
     code, _, err = cli(["metrics", files / "bad.csv.gz", files / "x.csv"])
