@@ -110,10 +110,21 @@ def test_a_project_draws_the_recommended_design_and_estimates_it(tmp_path, files
         project.estimates()
     status = project.status()
     assert status["decisions"] > 0 and "needs a finished review" in status["not estimable yet"]
+    # finished units are the queue's units whose every record is decided, counted once:
+    # a record drawn for recall inside a drawn cluster is part of that cluster's unit
+    decided = queue["record_id"].isin(project.true_clusters().index)
+    assert status["finished_units"] == decided.groupby(queue["unit"]).all().sum()
     for name in ("ann", "bob"):
         decide(project, name, queue.loc[queue["reviewer"] == name, "record_id"], truth)
     sample, finished = project.sample()
-    assert finished == len(draw.clusters) + len(pd.unique(draw.records))
+    assert (queue["draws"] > 0).sum() > 0 and (queue["stratum"] != "recall").any()
+    assert (
+        finished
+        == queue["unit"].nunique()
+        == len(draw.clusters) + (queue["stratum"] == "recall").sum()
+    )
+    status = project.status()
+    assert status["finished_units"] == finished == status["queue_units"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnreliableEstimateWarning)
         got = project.estimates()

@@ -202,6 +202,16 @@ def _recommended_queue(recommended: RecommendedDesign, draw: DesignDraw) -> pd.D
     )
 
 
+def finished_units(queue: pd.DataFrame, truth: pd.Series) -> int:
+    """The queue's units every record of which is in a reviewed true cluster (``truth``):
+    the one count of finished units that the samples of :func:`reviewed_sample` and
+    :func:`recommended_sample` report and ``review status`` shows, never more than the
+    queue's units (a recommended design's record drawn for recall inside a drawn
+    predicted cluster is part of that cluster's unit, not a unit of its own)."""
+    done = queue["record_id"].isin(truth.index).to_numpy()
+    return int(pd.Series(done).groupby(queue["unit"].to_numpy()).all().sum())
+
+
 def recommended_sample(
     queue: pd.DataFrame, truth: pd.Series, recommended: RecommendedDesign
 ) -> tuple[DesignSample | None, int]:
@@ -226,8 +236,7 @@ def recommended_sample(
     drawn = recommended.drawn(DesignDraw(clusters=clusters, records=records))
     finished_records = recall["record_id"][recall["record_id"].isin(truth.index).to_numpy()]
     finished_clusters = pd.Index(pd.unique(prediction.reindex(finished_rows["record_id"])))
-    n_finished = len(finished_clusters) + len(finished_records)
-    if n_finished == 0:
+    if len(finished_clusters) + len(finished_records) == 0:
         return None, 0
     drawn = drawn.subset(finished_clusters, pd.Index(finished_records))
     waiting = drawn.frame_sizes.index.difference(pd.Index(pd.unique(drawn.clusters.to_numpy())))
@@ -238,7 +247,7 @@ def recommended_sample(
         )
     if len(drawn.records) == 0:
         raise ReviewError("recall needs a finished review of a record drawn for it first")
-    return drawn.reviewed(truth), n_finished
+    return drawn.reviewed(truth), finished_units(queue, truth)
 
 
 def design_strata(
@@ -335,7 +344,7 @@ def reviewed_sample(
                 f"every stratum needs a finished review before estimating; none yet in "
                 f"{examples(waiting)}"
             )
-        return stratified_sample(truth, drawn, F), len(finished)
+        return stratified_sample(truth, drawn, F), finished_units(queue, truth)
     if design == "records":
         sampled = queue.loc[done, "record_id"]
         if sampled.empty:
@@ -350,7 +359,7 @@ def reviewed_sample(
             population_size=len(prediction),
             design="records",
         )
-        return sample, len(sampled)
+        return sample, finished_units(queue, truth)
     finished = done.groupby(queue["unit"]).all()
     units = finished.index[finished.to_numpy()]
     if len(units) == 0:
@@ -368,7 +377,7 @@ def reviewed_sample(
             population_size=int(prediction.nunique()),
             sample_of="predicted",
         )
-        return sample, len(units)
+        return sample, finished_units(queue, truth)
     if design != "blocks":
         raise ReviewError(f"design must be one of {list(DESIGNS)}, got {design!r}")
     if blocks is None:
@@ -383,4 +392,4 @@ def reviewed_sample(
         population_size=int(blocks.loc[prediction.index].nunique()),
         design="blocks",
     )
-    return sample, len(units)
+    return sample, finished_units(queue, truth)

@@ -36,6 +36,7 @@ from er_evaluation.review._data import (
 from er_evaluation.review._design import (
     double_reviewed,
     draw_queue,
+    finished_units,
     recommended_sample,
     reviewed_sample,
     workload,
@@ -868,8 +869,7 @@ class Project:
             except ReviewError as err:
                 # a stratified or recommended sample before each stratum has a finished
                 # review: the progress still shows, and why nothing is estimated yet
-                done = self.queue["record_id"].isin(self.true_clusters().index)
-                finished = int(done.groupby(self.queue["unit"].to_numpy()).all().sum())
+                finished = finished_units(self.queue, self.true_clusters())
                 sample, waiting = None, str(err)
             doubled = double_reviewed(self.queue)
             rows |= {
