@@ -24,7 +24,9 @@ interrupted at any time):
 - ``--estimate``: the library's estimates at each budget (the run cut right after the
   draw that paid for the budget's last label, where a run of that budget stops), one row
   per run x budget x metric in ``CACHE/rows/<pool>_<method>.csv``;
-- ``--report``: the table above from the rows, as a Markdown table (``--out`` a CSV).
+- ``--report``: the table above from the rows, as a Markdown table (``--out`` a CSV), and
+  the flag's frontier: misses flagged against the flag rate of the in-band cells for
+  several oracle-model gaps (``flag_frontier``).
 
 Commands (benchmarks/README.md, "Pair-label intervals"):
 
@@ -54,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_pairs import pools  # noqa: E402
 
 from er_evaluation.pairs import LabelOracle, estimate_from_labels, make_sampler  # noqa: E402
+from er_evaluation.pairs._search import label_range  # noqa: E402
 from er_evaluation.pairs._variance import _model, _unlabelled_non_matches  # noqa: E402
 from er_evaluation.pairs.run import run_of_sampler, sample_labels  # noqa: E402
 
@@ -156,6 +159,7 @@ def reason_code(reason: str) -> str:
         ("search", "no match was drawn among the predicted non-matches"),
         ("boundary", "at its boundary"),
         ("model", "above what the oracle model"),
+        ("labels", "outside what the labels allow"),
         ("few", "effective"),
     ):
         if words in reason:
@@ -213,10 +217,18 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             result = estimate_from_labels(part, pool.predicted)
-        tp = result.precision.value * float(np.sum(pool.predicted))
+        pp = float(np.sum(pool.predicted))
+        tp = result.precision.value * pp
         features |= model_features(part, pool.predicted, tp)
-        for e in (result.precision, result.recall, result.f[0]):
+        possible = label_range(part, pool.predicted, [1.0, 0.0, 0.5])
+        for j, (e, alpha) in enumerate(
+            zip((result.precision, result.recall, result.f[0]), (1, 0, 0.5), strict=True)
+        ):
             d = e.diagnostics
+            # the oracle-model gap of every recall / F estimate, flagged or not, for the
+            # flag's frontier (catch rate against false alarms per MODEL_GAP)
+            model_value = tp / (alpha * pp + (1 - alpha) * (tp + features["fn_model"]))
+            gap = (e.value - model_value) / e.std_error if alpha < 1 and e.std_error > 0 else np.nan
             rows.append(
                 {
                     "pool": name,
@@ -235,6 +247,9 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
                     "n_draws": e.n_draws,
                     "n_effective": d.n_effective if d is not None else np.nan,
                     "top_share": d.top_share if d is not None else np.nan,
+                    "model_gap": gap,
+                    "label_low": possible[0, j],
+                    "label_high": possible[1, j],
                     **features,
                 }
             )
@@ -372,6 +387,58 @@ def flag_summary(summary: pd.DataFrame, band=BAND) -> str:
     )
 
 
+FRONTIER_GAPS = (0.2, 0.25, 0.35, 0.5, 0.75, np.inf)
+CHOSEN_ON = ("abt-buy", "restaurant")  # the pools MODEL_GAP was chosen on
+
+
+def _rate(flags: np.ndarray) -> str:
+    """Share of True with its binomial Monte-Carlo SE."""
+    if len(flags) == 0:
+        return "n/a"
+    p = float(np.mean(flags))
+    return f"{p:.1%} ({np.sqrt(p * (1 - p) / len(flags)):.1%})"
+
+
+def flag_frontier(rows: pd.DataFrame, band=BAND, gaps=FRONTIER_GAPS) -> str:
+    """The flag's catch rate (misses flagged) against its false alarms (flag rate in the
+    cells whose coverage is in ``band``, exact cells left out) for each oracle-model gap
+    in ``gaps`` (inf: without that flag), with binomial Monte-Carlo SEs, on the pools
+    ``MODEL_GAP`` was chosen on and on the others. The other flags (boundary, undefined,
+    outside what the labels allow) as the library raises them."""
+    rows = rows.dropna(subset=["value"]).copy()
+    tol = 1e-12
+    covered = (rows["ci_low"] <= rows["truth"] + tol) & (rows["truth"] <= rows["ci_high"] + tol)
+    rows["miss"] = ~covered
+    width = rows["ci_high"] - rows["ci_low"]
+    keys = ["pool", "method", "budget", "metric"]
+    exact = (width == 0) & ((rows["value"] - rows["truth"]).abs() < tol)
+    cell = rows.assign(covered=covered, exact=exact).groupby(keys)
+    cov, all_exact = cell["covered"].transform("mean"), cell["exact"].transform("all")
+    rows = rows[~all_exact]
+    in_band = ((cov >= band[0]) & (cov <= band[1]))[~all_exact]
+    other = ~rows["reliable"].astype(bool) & ~rows["reason"].isin(["model", "labels"])
+    outside = (rows["ci_low"] > rows["label_high"] + tol) | (
+        rows["ci_high"] < rows["label_low"] - tol
+    )
+    lines = []
+    for gap in gaps:
+        flag = other | outside | (rows["model_gap"] >= gap)
+        parts = []
+        for name, part in (
+            ("all pools", np.ones(len(rows), bool)),
+            ("chosen on", rows["pool"].isin(CHOSEN_ON).to_numpy()),
+            ("held out", ~rows["pool"].isin(CHOSEN_ON).to_numpy()),
+        ):
+            miss = rows["miss"].to_numpy() & part
+            band_part = in_band.to_numpy() & part
+            parts.append(
+                f"{name} {_rate(flag.to_numpy()[miss])} of {miss.sum()} / "
+                f"{_rate(flag.to_numpy()[band_part])}"
+            )
+        lines.append(f"model gap >= {gap}: misses flagged / in-band flag rate: " + "; ".join(parts))
+    return "\n".join(lines)
+
+
 def read_rows(cache: Path) -> pd.DataFrame:
     files = sorted((cache / ROWS).glob("*.csv"))
     if not files:
@@ -431,6 +498,8 @@ def run(args: argparse.Namespace) -> None:
             summary.to_csv(args.out, index=False)
         print(markdown(summary))
         print(flag_summary(summary))
+        if "model_gap" in rows:
+            print(flag_frontier(rows))
 
 
 if __name__ == "__main__":
