@@ -79,6 +79,7 @@ from er_evaluation.estimators.blocking import (
 )
 from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, bounded_estimator
 from er_evaluation.estimators.groups import (
+    UNREVIEWED_CLUSTERS,
     UNREVIEWED_SHARE,
     effective_units,
     equality_p_value,
@@ -160,8 +161,8 @@ def replicates(
     """Value, SE, default interval and the library's reliable rule for every replicate
     (rows of ``draws``: positions of the drawn units in the census); ``hosts``: the
     per-replicate hosts' view of a group (:func:`group_views`), keyed by column prefix;
-    ``unreviewed``: per replicate, the group's share of predicted links in large
-    predicted clusters no reviewed record reaches (the largest of the two versions)."""
+    ``unreviewed``: per replicate, whether the group's large predicted clusters no
+    reviewed record reaches flag it (:func:`group_views`; in either version)."""
     names = phi.columns()
     index = {c: i for i, c in enumerate(names)}
     Y = np.stack([np.asarray(cols[c], dtype=float)[draws] for c in names], axis=-1)
@@ -221,7 +222,7 @@ def replicates(
             outside = np.isfinite(alt) & ((alt < lo - tol) | (alt > hi + tol))
         reliable &= ~(outside & np.isfinite(lo) & np.isfinite(hi))
     if unreviewed is not None:
-        reliable &= ~(unreviewed > UNREVIEWED_SHARE)
+        reliable &= ~unreviewed
     return {
         "value": value,
         "std_error": se,
@@ -238,9 +239,10 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
     hosts' view, ``H`` the minority links of the clusters whose host (the entity holding
     more than half of ĉ ∩ g) was drawn, ``m`` the mean over the draws of the links
     ``|ĉ ∩ g ∩ u| (|ĉ ∩ g| - 1)/2 / p_u`` of the drawn minority records of those clusters,
-    ``links`` the group's predicted links; and ``unreviewed``, the share of the group's
-    predicted links in the clusters holding each at least 1/n of them that no drawn unit
-    reaches."""
+    ``links`` the group's predicted links; and ``unreviewed``, whether more than
+    ``UNREVIEWED_SHARE`` of the group's predicted links sit in clusters holding each at
+    least 1/n of them that no drawn unit reaches, worth fewer than
+    ``UNREVIEWED_CLUSTERS`` equally large clusters."""
     R, n = draws.shape
     U = len(census.units)
     p = census.probability / census.probability.mean()
@@ -283,7 +285,11 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
             (np.ones(int(sel.sum())), (unit[sel], col[pred[sel]])), shape=(U, len(big))
         )
         reach = (reached @ touches).toarray() > 0
-        unreviewed = (~reach).astype(float) @ share[big]
+        out_of_reach = (~reach).astype(float)
+        unreviewed = out_of_reach @ share[big]
+        squares = out_of_reach @ share[big] ** 2
+        keff = unreviewed**2 / np.where(squares > 0, squares, 1.0)
+        unreviewed = (unreviewed > UNREVIEWED_SHARE) & (keff < UNREVIEWED_CLUSTERS)
         out[label] = {"H": H, "m": m, "links": float(total), "unreviewed": unreviewed}
     return out
 
@@ -511,7 +517,7 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
                         phi, cols = _difference(*fns[("b", g, m)], *fns[("a", g, m)])
                         hosts = {"a:": hv["b"][g], "b:": hv["a"][g]} if g in hv["a"] else None
                         if seen is not None:
-                            seen = np.maximum(seen, hv["b"][g]["unreviewed"])
+                            seen = seen | hv["b"][g]["unreviewed"]
                         rep = replicates(
                             phi,
                             cols,
@@ -597,6 +603,40 @@ def _pct(x: float) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
 
 
+def _ratio(k: float, m: float) -> str:
+    """``k/m`` as a percentage with its binomial Monte-Carlo SE."""
+    if not m:
+        return "–"
+    r = k / m
+    return f"{int(k):,} / {int(m):,} = {100 * r:.1f}% ± {100 * math.sqrt(r * (1 - r) / m):.1f}"
+
+
+def flag_summary(d: pd.DataFrame) -> str:
+    """The group cells' coverage counts and the reliable flag judged on them: the share of
+    the misses of the cells below 93% it flags, and the share of the replicates of the
+    cells in band (93-98%, cells exact in every replicate left out) it flags; overall and
+    for the estimates it can flag (precision, F1 and their differences)."""
+    g = d[d["family"] == "groups"]
+    m = g["defined"]
+    kept = np.round((1 - g["flagged"]) * m)
+    miss = np.round((1 - g["coverage"]) * m)
+    caught = miss - np.round((1 - g["coverage_reliable"].fillna(1.0)) * kept)
+    exact = g["true_value"].isin([0.0, 1.0]) & (g["coverage"] == 1)
+    low, band = g["coverage"] < 0.93, g["coverage"].between(0.93, 0.98) & ~exact
+    flaggable = ~g["metric"].str.contains("recall")
+    lines = [
+        f"groups: {int((~exact).sum())} varying cells: {int(low.sum())} below 93%, "
+        f"{int((g['coverage'] < 0.8).sum())} below 80% (lowest {100 * g['coverage'].min():.1f}%), "
+        f"{int(band.sum())} in band, {int((g['coverage'] > 0.98).sum() - exact.sum())} above 98%"
+    ]
+    for label, sel in (("all metrics", True), ("precision / F1", flaggable)):
+        lines.append(
+            f"  {label}: misses flagged {_ratio(caught[low & sel].sum(), miss[low & sel].sum())}; "
+            f"in band flagged {_ratio((m - kept)[band & sel].sum(), m[band & sel].sum())}"
+        )
+    return "\n".join(lines)
+
+
 def report(truths) -> str:
     parts = []
     for name in truths:
@@ -607,6 +647,7 @@ def report(truths) -> str:
         t = pd.read_csv(DATA / f"breakdown_tests_{name}.csv")
         reps = int(d["replicates"].max())
         parts.append(f"#### Truth: {name} ({reps} replicates per cell; 95% nominal)\n")
+        parts.append(flag_summary(d) + "\n")
         parts.append(
             "Per cell: coverage % ± MC SE of the default interval (flagged not reliable %); "
             "truth value in the first column.\n"

@@ -308,6 +308,58 @@ def test_hosts_view_leaves_groups_alone_when_their_samples_saw_the_foreign_recor
     assert t.loc[t["group"] != ACROSS, "reliable"].all()
 
 
+def _merged_giants_in_two_groups():
+    """Groups A and B alike: 8 entities of 100 records predicted merged two by two (half
+    of the group's predicted links false, in 4 clusters), 500 entities of 2 records
+    predicted right."""
+    entity, pred, group = [], [], []
+    for g in ("A", "B"):
+        for k in range(8):
+            entity += [f"{g}{k}"] * 100
+            pred += [f"{g}m{k // 2}"] * 100
+        for k in range(500):
+            entity += [f"{g}p{k}"] * 2
+            pred += [f"{g}p{k}"] * 2
+        group += [g] * 1800
+    index = [f"r{i}" for i in range(len(entity))]
+    return tuple(pd.Series(x, index=index) for x in (entity, pred, group))
+
+
+def test_a_group_whose_large_predicted_clusters_no_reviewed_record_reaches_is_flagged():
+    # 30 small entities drawn in each group and one entity of each of B's merged clusters:
+    # A's sample sees no error (precision 1, interval far above the truth 0.50) while 99%
+    # of A's predicted links sit in its 4 unreached clusters; B's sample reaches them all
+    truth, pred, groups = _merged_giants_in_two_groups()
+    units = [*(f"Ap{k}" for k in range(30)), *(f"Bp{k}" for k in range(30)), "B0", "B2", "B4", "B6"]
+    sample = record_sample(truth, units, [1] * len(units))
+    exact = group_metrics(pred, truth, groups)
+    with pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"):
+        t = estimate_by_group({"x": pred}, sample, groups).set_index(["group", "metric"])
+    a = t.loc[("A", "pairwise_precision")]
+    assert not (a.ci_low <= exact.at["A", "pairwise_precision"] <= a.ci_high)  # the miss
+    assert not a.reliable
+    assert a.reason.startswith(
+        "99% of the predicted links of group 'A' sit in large predicted clusters (each at "
+        "least 1/64 of them; worth 4.0 equally large ones) that no reviewed record reaches"
+    )
+    assert "review the group's 800 records in those clusters" in a.reason
+    assert not t.at[("A", "pairwise_f1"), "reliable"]
+    assert t.at[("A", "pairwise_recall"), "reliable"]  # recall rests on the true links
+    b = t.loc["B"]
+    assert b["reliable"].all()
+    for m in ("pairwise_precision", "pairwise_recall", "pairwise_f1"):
+        assert b.at[m, "ci_low"] <= exact.at["B", m] <= b.at[m, "ci_high"]
+    # a paired difference is flagged when either version's clusters are out of reach: in
+    # the version that splits the merges, B's unreached entities B1, B3, B5, B7
+    fixed = truth.rename(None)
+    with pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"):
+        d = compare_by_group({"x": pred, "y": fixed}, sample, groups).set_index(["group", "metric"])
+    assert not d.at[("A", "pairwise_precision difference"), "reliable"]
+    assert d.at[("B", "pairwise_precision difference"), "reason"].startswith(
+        "49% of the predicted links of group 'B' sit in large predicted clusters"
+    )
+
+
 def test_bad_input_is_named(rldata):
     truth, prediction, groups = rldata
     sample = sample_records(truth, 50, seed=4)

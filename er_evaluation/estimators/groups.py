@@ -79,6 +79,7 @@ from er_evaluation.vocabulary import check_metric_names
 
 __all__ = [
     "ACROSS",
+    "UNREVIEWED_CLUSTERS",
     "UNREVIEWED_SHARE",
     "GROUP_METRICS",
     "compare_by_group",
@@ -102,9 +103,16 @@ UNREVIEWED_SHARE = 0.25
 """Share of a group's predicted links in its large predicted clusters (each holding at
 least 1/n of the group's predicted links, n the sample's draws) that no reviewed record
 reaches, above which the group's precision and F-scores (and their paired differences)
-are flagged not reliable: their errors, if any, are out of the sample's sight. Chosen on
-the PatentsView truth of the breakdown benchmark and checked on the others
-(benchmarks/README.md, "Blocking, subgroups and the truth's statistics")."""
+are flagged not reliable when those clusters are few (:data:`UNREVIEWED_CLUSTERS`):
+their errors, if any, are out of the sample's sight, and the reached clusters cannot
+stand for them. Chosen on the PatentsView truth of the breakdown benchmark and checked on
+the others (benchmarks/README.md, "Blocking, subgroups and the truth's statistics")."""
+
+UNREVIEWED_CLUSTERS = 15.0
+"""Effective number (Kish) of the unreached large predicted clusters of a group, weighted
+by their links, below which :data:`UNREVIEWED_SHARE` applies: many unreached clusters of
+about the same size are what a sample reaching some of them represents (singleton-heavy
+truths), a few that hold the links are not."""
 
 _DEFAULT = ("pairwise_precision", "pairwise_recall", "pairwise_f1")
 # per-unit totals taken on each group's part of the true clusters; the rest of a group's
@@ -185,17 +193,19 @@ def _refined_population(prediction: pd.Series, g: np.ndarray, G: int):
 def _unreviewed_links(cells, reviewed: np.ndarray, G: int, n_draws: int):
     """Per group g: the share of its predicted links in the clusters ĉ ∩ g that each hold
     at least 1/``n_draws`` of them and that no reviewed record reaches (``reviewed``: the
-    refined clusters of the reviewed records), the number of those clusters and their
-    records."""
+    positions of the reviewed records), the effective number (Kish) of those clusters
+    weighted by their links, and their records."""
     cell, size, group = cells
     links = comb2(size).astype(float)
     total = np.bincount(group, weights=links, minlength=G)[group]
     share = links / np.where(total > 0, total, 1.0)
     unseen = (links > 0) & (share >= 1.0 / n_draws)
     unseen[np.unique(cell[reviewed])] = False
+    out = np.bincount(group, weights=np.where(unseen, share, 0.0), minlength=G)
+    squares = np.bincount(group, weights=np.where(unseen, share * share, 0.0), minlength=G)
     return (
-        np.bincount(group, weights=np.where(unseen, share, 0.0), minlength=G),
-        np.bincount(group, weights=unseen, minlength=G).astype(np.int64),
+        out,
+        out * out / np.where(squares > 0, squares, 1.0),
         np.bincount(group, weights=np.where(unseen, size, 0), minlength=G).astype(np.int64),
     )
 
@@ -267,7 +277,7 @@ def group_unit_tables(
             host_minority=float(hosted[j]),
             unreviewed_links=None
             if unreviewed is None
-            else (float(unreviewed[0][j]), int(unreviewed[1][j]), int(unreviewed[2][j])),
+            else (float(unreviewed[0][j]), float(unreviewed[1][j]), int(unreviewed[2][j])),
         )
     out[ACROSS] = _table(
         ut,
@@ -291,7 +301,7 @@ def _table(
     entropy,
     n_records,
     host_minority: float = 0.0,
-    unreviewed_links: tuple[float, int, int] | None = None,
+    unreviewed_links: tuple[float, float, int] | None = None,
 ):
     # without "minority_checked" (the links across groups) the hosts' view does not apply
     q = {"size": ut.q["size"], "n_clusters": ut.q["n_clusters"], **parts}
@@ -375,19 +385,24 @@ def estimate_by_group(
 
 def _unreviewed_check(e: Estimate, metric: str, label, n_draws: int, *tables) -> Estimate:
     """``e`` flagged not reliable (with a warning saying why) when it rests on the group's
-    predicted links (every metric but recall) and a large share of them, more than
-    :data:`UNREVIEWED_SHARE`, sits in large predicted clusters no reviewed record reaches
-    (in any of the ``tables``, one per prediction of a difference)."""
-    seen = [t.unreviewed_links for t in tables if t.unreviewed_links is not None]
+    predicted links (every metric but recall) and more than :data:`UNREVIEWED_SHARE` of
+    them sit in fewer than :data:`UNREVIEWED_CLUSTERS` effective large predicted clusters
+    that no reviewed record reaches (in any of the ``tables``, one per prediction of a
+    difference)."""
+    seen = [
+        t.unreviewed_links
+        for t in tables
+        if t.unreviewed_links is not None
+        and t.unreviewed_links[0] > UNREVIEWED_SHARE
+        and t.unreviewed_links[1] < UNREVIEWED_CLUSTERS
+    ]
     if metric == "pairwise_recall" or not e.reliable or not seen:
         return e
     share, clusters, records = max(seen)
-    if share <= UNREVIEWED_SHARE:
-        return e
     reason = (
-        f"{share:.0%} of the predicted links of group {label!r} sit in {clusters:,} predicted "
-        f"cluster{'s' if clusters != 1 else ''}, each holding at least 1/{n_draws} of them, "
-        f"that no reviewed record reaches: the sample cannot see their errors, and the "
+        f"{share:.0%} of the predicted links of group {label!r} sit in large predicted "
+        f"clusters (each at least 1/{n_draws} of them; worth {clusters:.1f} equally large "
+        f"ones) that no reviewed record reaches: the sample cannot see their errors, and the "
         f"interval misses them when they are many; review the group's {records:,} records "
         f"in those clusters"
     )

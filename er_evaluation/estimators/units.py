@@ -71,7 +71,7 @@ class UnitTable:
     ``unreviewed_links``: for a group's table
     (:func:`~er_evaluation.estimators.groups.group_unit_tables`), the share of the group's
     predicted links in its large predicted clusters that no reviewed record reaches, their
-    number and their records (None when not computed)."""
+    effective number weighted by links and their records (None when not computed)."""
 
     q: dict[str, np.ndarray]
     sample: Sample
@@ -86,7 +86,7 @@ class UnitTable:
     links_effective: float = math.nan
     host_minority: float = 0.0
     size_histogram: tuple[np.ndarray, np.ndarray] | None = None
-    unreviewed_links: tuple[float, int, int] | None = None
+    unreviewed_links: tuple[float, float, int] | None = None
 
     @property
     def dropped_records(self) -> int:
