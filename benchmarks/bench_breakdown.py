@@ -24,8 +24,9 @@ of a paired difference the same errors with half of them fixed (``keep=0.5``); n
 
 Each estimate is the library's own smooth function and columns (the per-unit totals of
 a census of each truth, indexed by each replicate's draws); values, standard errors, the
-default ``score`` interval and the ``reliable`` rule are computed for all replicates at
-once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
+default ``score`` interval and the ``reliable`` rule (for groups, with each group's
+hosts' view and unreached large predicted clusters: :func:`group_views`) are computed for
+all replicates at once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
 ``effective_units``), and the first replicate of every cell is checked against the public
 functions (``blocking_table``, ``estimate_by_group``, ``compare_by_group``,
 ``group_equality_test``, ``estimate_summary``). The equality test's size is the
