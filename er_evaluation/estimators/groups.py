@@ -34,8 +34,8 @@ F-scores and their paired differences, more than :data:`UNREVIEWED_SHARE` of the
 predicted links in large clusters ĉ ∩ g (each at least 1/n of them) that no reviewed
 record reaches and that are few (fewer than :data:`UNREVIEWED_CLUSTERS` effective ones).
 Measured in benchmarks/README.md ("Blocking, subgroups and the truth's statistics"): they
-flag 56% of the misses of the PatentsView cells below 93% coverage and 10.7% of the
-replicates of cells in band; 45% and 1.4% on the heavy-tailed truth. The links across
+flag 59% of the misses of the PatentsView cells below 93% coverage and 10.3% of the
+replicates of cells in band; 43% and 1.6% on the heavy-tailed truth. The links across
 groups and recall are not covered by either check.
 
 The groups' estimates come from one sample and are correlated. Their joint covariance is
