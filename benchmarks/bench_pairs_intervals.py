@@ -159,7 +159,6 @@ def reason_code(reason: str) -> str:
         ("search", "no match was drawn among the predicted non-matches"),
         ("boundary", "at its boundary"),
         ("model", "above what the oracle model"),
-        ("labels", "outside what the labels allow"),
         ("few", "effective"),
     ):
         if words in reason:
@@ -227,8 +226,12 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
             d = e.diagnostics
             # the oracle-model gap of every recall / F estimate, flagged or not, for the
             # flag's frontier (catch rate against false alarms per MODEL_GAP)
-            model_value = tp / (alpha * pp + (1 - alpha) * (tp + features["fn_model"]))
-            gap = (e.value - model_value) / e.std_error if alpha < 1 and e.std_error > 0 else np.nan
+            # judged on the weighted value before the labels' range clipped it (plugin)
+            tp_w = result.precision.plugin * pp
+            model_value = tp_w / (alpha * pp + (1 - alpha) * (tp_w + features["fn_model"]))
+            gap = (
+                (e.plugin - model_value) / e.std_error if alpha < 1 and e.std_error > 0 else np.nan
+            )
             rows.append(
                 {
                     "pool": name,
@@ -403,8 +406,8 @@ def flag_frontier(rows: pd.DataFrame, band=BAND, gaps=FRONTIER_GAPS) -> str:
     """The flag's catch rate (misses flagged) against its false alarms (flag rate in the
     cells whose coverage is in ``band``, exact cells left out) for each oracle-model gap
     in ``gaps`` (inf: without that flag), with binomial Monte-Carlo SEs, on the pools
-    ``MODEL_GAP`` was chosen on and on the others. The other flags (boundary, undefined,
-    outside what the labels allow) as the library raises them."""
+    ``MODEL_GAP`` was chosen on and on the others. The other flags (boundary, undefined)
+    as the library raises them."""
     rows = rows.dropna(subset=["value"]).copy()
     tol = 1e-12
     covered = (rows["ci_low"] <= rows["truth"] + tol) & (rows["truth"] <= rows["ci_high"] + tol)
@@ -416,13 +419,10 @@ def flag_frontier(rows: pd.DataFrame, band=BAND, gaps=FRONTIER_GAPS) -> str:
     cov, all_exact = cell["covered"].transform("mean"), cell["exact"].transform("all")
     rows = rows[~all_exact]
     in_band = ((cov >= band[0]) & (cov <= band[1]))[~all_exact]
-    other = ~rows["reliable"].astype(bool) & ~rows["reason"].isin(["model", "labels"])
-    outside = (rows["ci_low"] > rows["label_high"] + tol) | (
-        rows["ci_high"] < rows["label_low"] - tol
-    )
+    other = ~rows["reliable"].astype(bool) & (rows["reason"] != "model")
     lines = []
     for gap in gaps:
-        flag = other | outside | (rows["model_gap"] >= gap)
+        flag = other | (rows["model_gap"] >= gap)
         parts = []
         for name, part in (
             ("all pools", np.ones(len(rows), bool)),

@@ -395,12 +395,14 @@ def test_budget_stops_before_the_next_new_label_and_keeps_free_repeats():
 
 
 def test_estimate_hand_computed_weighted_case():
-    # 4 draws on a pool of 10: pairs 0..3, weights 2, 1, 0.5, 1
-    predicted = np.zeros(10, dtype=int)
+    # 4 draws on a pool of 100: pairs 0..3, weights 2, 1, 0.5, 1; 40 unlabelled predicted
+    # matches (10..49) so that what the labels allow does not cut the intervals
+    predicted = np.zeros(100, dtype=int)
     predicted[[0, 1]] = 1
+    predicted[10:50] = 1
     run = LabelRun(
         design="importance",
-        pool_size=10,
+        pool_size=100,
         index=np.array([0, 1, 2, 3]),
         label=np.array([1, 0, 1, 0]),
         weight=np.array([2.0, 1.0, 0.5, 1.0]),

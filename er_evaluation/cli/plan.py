@@ -61,10 +61,8 @@ import sys
 from er_evaluation._sample_file import write_drawn
 from er_evaluation.cli._common import (
     add_clustering_options,
-    add_command,
     common_ids,
     emit,
-    given_flags,
     read_clustering,
     split_spec,
 )
@@ -76,12 +74,12 @@ from er_evaluation.sampling import benchmark_sample
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers,
+    parser = subparsers.add_parser(
         "plan",
-        __doc__,
-        "what to review: the recommended design for a budget of records to read, or the "
-        "sample size for a target interval half-width",
+        help="what to review: the recommended design for a budget of records to read, or "
+        "the sample size for a target interval half-width",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "prediction", nargs="?", metavar="PREDICTION", help="clustering file of the prediction"
@@ -218,16 +216,18 @@ def _inputs(args: argparse.Namespace):
 
 def _recommended(args: argparse.Namespace) -> int:
     """--records: the recommended design, printed, and the sample to review written."""
-    misplaced = given_flags(
-        {
-            "--pilot": args.pilot,
-            "--error-rate": args.error_rate,
-            "--baseline": args.baseline,
-            "--strata": args.strata,
-            "--bands": args.bands,
-            "--take-all-size": args.take_all_size,
-        }
-    )
+    misplaced = [
+        flag
+        for flag, value in (
+            ("--pilot", args.pilot),
+            ("--error-rate", args.error_rate),
+            ("--baseline", args.baseline),
+            ("--strata", args.strata),
+            ("--bands", args.bands),
+            ("--take-all-size", args.take_all_size),
+        )
+        if value is not None
+    ]
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)}: options of the sample-size planner (--half-width), not "

@@ -23,19 +23,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from er_evaluation.cli._common import (
-    add_clustering_options,
-    add_command,
-)
+from er_evaluation.cli._common import add_clustering_options, plain
 from er_evaluation.cli.estimate import add_input_options, load_inputs
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers,
+    parser = subparsers.add_parser(
         "report",
-        __doc__,
-        "a self-contained HTML report: estimates, reliability, sample, differences, errors",
+        help="a self-contained HTML report: estimates, reliability, sample, differences, errors",
+        description=plain(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_options(parser)
     parser.add_argument(
