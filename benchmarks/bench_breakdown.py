@@ -24,8 +24,9 @@ of a paired difference the same errors with half of them fixed (``keep=0.5``); n
 
 Each estimate is the library's own smooth function and columns (the per-unit totals of
 a census of each truth, indexed by each replicate's draws); values, standard errors, the
-default ``score`` interval and the ``reliable`` rule are computed for all replicates at
-once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
+default ``score`` interval and the ``reliable`` rule (for groups, with each group's
+hosts' view and unreached large predicted clusters: :func:`group_views`) are computed for
+all replicates at once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
 ``effective_units``), and the first replicate of every cell is checked against the public
 functions (``blocking_table``, ``estimate_by_group``, ``compare_by_group``,
 ``group_equality_test``, ``estimate_summary``). The equality test's size is the
@@ -51,8 +52,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from scipy.special import chdtri
 
+from er_evaluation._contingency_table import comb2
 from er_evaluation.datasets import (
     load_patentsview_benchmark,
     load_patentsview_mentions,
@@ -77,13 +80,15 @@ from er_evaluation.estimators.blocking import (
 )
 from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, bounded_estimator
 from er_evaluation.estimators.groups import (
+    UNREVIEWED_CLUSTERS,
+    UNREVIEWED_SHARE,
     effective_units,
     equality_p_value,
     equality_statistic,
     group_unit_tables,
 )
 from er_evaluation.estimators.intervals import MIN_EVENTS, score_bounds
-from er_evaluation.estimators.ratio import Linear, bias_corrected
+from er_evaluation.estimators.ratio import FBeta, Linear, Ratio, bias_corrected
 from er_evaluation.estimators.truth import SUMMARY_RATIOS, summary_units
 from er_evaluation.sampling import Sample, benchmark_sample
 from er_evaluation.simulation import ERROR_MECHANISMS, zipf_clustering
@@ -151,9 +156,14 @@ def grouped_prediction(truth, groups, mechanism, rates, keep, seed) -> pd.Series
     return out
 
 
-def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict:
+def replicates(
+    phi, cols: dict, draws: np.ndarray, bounds, paired=False, hosts=None, unreviewed=None
+) -> dict:
     """Value, SE, default interval and the library's reliable rule for every replicate
-    (rows of ``draws``: positions of the drawn units in the census)."""
+    (rows of ``draws``: positions of the drawn units in the census); ``hosts``: the
+    per-replicate hosts' view of a group (:func:`group_views`), keyed by column prefix;
+    ``unreviewed``: per replicate, whether the group's large predicted clusters no
+    reviewed record reaches flag it (:func:`group_views`; in either version)."""
     names = phi.columns()
     index = {c: i for i, c in enumerate(names)}
     Y = np.stack([np.asarray(cols[c], dtype=float)[draws] for c in names], axis=-1)
@@ -200,6 +210,20 @@ def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict
     reliable = np.isfinite(se) & np.isfinite(value) & ~agree
     if bounds is not None:
         reliable &= (value >= bounds[0] - 1e-9) & (value <= bounds[1] + 1e-9)
+    if hosts is not None:
+        # diagnostics.host_view_value, for every replicate at once
+        parts = phi.args if paired else (phi,)
+        alt = [
+            _host_value(part, mean, index, hosts[pre])
+            for part, pre in zip(parts, hosts, strict=True)
+        ]
+        alt = alt[0] - alt[1] if paired else alt[0]
+        tol = 1e-9 * np.maximum(1.0, np.abs(value))
+        with np.errstate(invalid="ignore"):
+            outside = np.isfinite(alt) & ((alt < lo - tol) | (alt > hi + tol))
+        reliable &= ~(outside & np.isfinite(lo) & np.isfinite(hi))
+    if unreviewed is not None:
+        reliable &= ~unreviewed
     return {
         "value": value,
         "std_error": se,
@@ -208,6 +232,95 @@ def replicates(phi, cols: dict, draws: np.ndarray, bounds, paired=False) -> dict
         "reliable": reliable,
         "n_events": n_events,
     }
+
+
+def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
+    """Per group of ``prediction`` and per replicate (rows of ``draws``), what the library
+    computes on the replicate's sample about the group's predicted clusters ĉ ∩ g: the
+    hosts' view, ``H`` the minority links of the clusters whose host (the entity holding
+    more than half of ĉ ∩ g) was drawn, ``m`` the mean over the draws of the links
+    ``|ĉ ∩ g ∩ u| (|ĉ ∩ g| - 1)/2 / p_u`` of the drawn minority records of those clusters,
+    ``links`` the group's predicted links; and ``unreviewed``, whether more than
+    ``UNREVIEWED_SHARE`` of the group's predicted links sit in clusters holding each at
+    least 1/n of them that no drawn unit reaches, worth fewer than
+    ``UNREVIEWED_CLUSTERS`` equally large clusters."""
+    R, n = draws.shape
+    U = len(census.units)
+    p = census.probability / census.probability.mean()
+    count = np.zeros((R, U), dtype=np.uint16)
+    np.add.at(count, (np.repeat(np.arange(R), n), draws.ravel()), 1)
+    drawn = count > 0
+    reached = sp.csr_matrix(drawn, dtype=float)  # replicate x unit: the unit was drawn
+    code, labels = pd.factorize(groups.to_numpy())
+    refined = pd.factorize(prediction.to_numpy())[0].astype(np.int64) * len(labels) + code
+    cell = pd.factorize(refined)[0]
+    size = np.bincount(cell).astype(float)
+    pair, keys = pd.factorize(cell.astype(np.int64) * U + unit_of_record)
+    inter = np.bincount(pair).astype(float)
+    keys = np.asarray(keys, dtype=np.int64)
+    unit, pred = keys % U, keys // U
+    s = size[pred]
+    host = 2 * inter > s
+    host_of = np.full(len(size), -1, dtype=np.int64)
+    host_of[pred[host]] = unit[host]
+    group_of = np.zeros(len(size), dtype=np.int64)
+    group_of[cell] = code
+    minority = (2 * inter < s) & (host_of[pred] >= 0)
+    out = {}
+    for j, label in enumerate(labels):
+        hj = host & (group_of[pred] == j)
+        hosted = (s[hj] - inter[hj]) * (s[hj] - 1) / 2
+        H = reached @ np.bincount(unit[hj], weights=hosted, minlength=U)
+        mj = minority & (group_of[pred] == j)
+        u, h = unit[mj], host_of[pred[mj]]
+        w = inter[mj] * (s[mj] - 1) / 2 / p[u]
+        m = (count[:, u] * drawn[:, h]).astype(float) @ w / n
+        links = comb2(size).astype(float) * (group_of == j)
+        total = links.sum()
+        share = links / total if total else links
+        big = np.flatnonzero((links > 0) & (share >= 1.0 / n))
+        col = np.full(len(size), -1)
+        col[big] = np.arange(len(big))
+        sel = col[pred] >= 0
+        touches = sp.csr_matrix(
+            (np.ones(int(sel.sum())), (unit[sel], col[pred[sel]])), shape=(U, len(big))
+        )
+        reach = (reached @ touches).toarray() > 0
+        out_of_reach = (~reach).astype(float)
+        unreviewed = out_of_reach @ share[big]
+        squares = out_of_reach @ share[big] ** 2
+        keff = unreviewed**2 / np.where(squares > 0, squares, 1.0)
+        unreviewed = (unreviewed > UNREVIEWED_SHARE) & (keff < UNREVIEWED_CLUSTERS)
+        out[label] = {"H": H, "m": m, "links": float(total), "unreviewed": unreviewed}
+    return out
+
+
+def _host_value(phi, mean, index, host) -> np.ndarray:
+    """diagnostics.host_view_value of ``phi`` on every replicate (NaN where it does not
+    apply): the precision ``B/A`` with the hosts' count, ``(B/A) / (1 + H/|P| - m/A)``."""
+
+    def precision(node):
+        if not (isinstance(node, Ratio) and node.is_ratio()):
+            return None
+        num, den = (a.name for a in node.args)
+        if not den.endswith("P_links") or not host["links"]:
+            return None
+        b, a = mean[:, index[num]], mean[:, index[den]]
+        with np.errstate(all="ignore"):
+            return np.where(a > 0, b / a / (1 + host["H"] / host["links"] - host["m"] / a), np.nan)
+
+    nan = np.full(len(mean), np.nan)
+    if isinstance(phi, FBeta):
+        pr, r_node = precision(phi.args[0]), phi.args[1]
+        if pr is None or not (isinstance(r_node, Ratio) and r_node.is_ratio()):
+            return nan
+        num, den = (a.name for a in r_node.args)
+        b2 = phi.beta**2
+        with np.errstate(all="ignore"):
+            r = mean[:, index[num]] / mean[:, index[den]]
+            return np.where(b2 * pr + r > 0, (1 + b2) * pr * r / (b2 * pr + r), np.nan)
+    pr = precision(phi)
+    return nan if pr is None else pr
 
 
 def _difference(pa, ca, pb, cb):
@@ -231,12 +344,15 @@ def _sample(truth, census, draws_row) -> Sample:
     )
 
 
-def _check(label: str, got: dict, want: pd.Series) -> None:
-    """Replicate 0 of the vectorised path against the library's public function."""
+def _check(label: str, got: dict, want: pd.Series, reliable: bool = False) -> None:
+    """Replicate 0 of the vectorised path against the library's public function (and its
+    ``reliable`` flag when asked)."""
     for k in ("value", "std_error", "ci_low", "ci_high"):
         a, b = float(got[k][0]), float(want[k])
         if not (np.isclose(a, b, rtol=1e-7, atol=1e-7) or (np.isnan(a) and np.isnan(b))):
             raise AssertionError(f"{label}: {k} {a!r} (vectorised) != {b!r} (library)")
+    if reliable and np.isfinite(got["value"][0]) and bool(got["reliable"][0]) != want["reliable"]:
+        raise AssertionError(f"{label}: reliable {got['reliable'][0]} != {want['reliable']}")
 
 
 def _rows(base: dict, rep: dict, true_value: float) -> dict:
@@ -362,6 +478,10 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
             }
             for n in args.sizes:
                 s0 = _sample(truth, census, draws[n][0])
+                hv = {
+                    v: group_views(p, groups, census, unit_of_record, draws[n])
+                    for v, p in (("a", a), ("b", b))
+                }
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     want = estimate_by_group({"a": a}, s0, groups).set_index(["group", "metric"])
@@ -379,15 +499,35 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
                 for g in tables["a"]:
                     for m in GROUP_METRICS:
                         phi, cols = fns[("a", g, m)]
-                        rep = replicates(phi, cols, draws[n], (0.0, 1.0))
+                        hosts = {"": hv["a"][g]} if g in hv["a"] else None
+                        seen = None
+                        if g in hv["a"] and m != "pairwise_recall":
+                            seen = hv["a"][g]["unreviewed"]
+                        rep = replicates(
+                            phi, cols, draws[n], (0.0, 1.0), hosts=hosts, unreviewed=seen
+                        )
                         _check(
-                            f"{name} {mechanism} {scenario} n={n} {g} {m}", rep, want.loc[(g, m)]
+                            f"{name} {mechanism} {scenario} n={n} {g} {m}",
+                            rep,
+                            want.loc[(g, m)],
+                            reliable=True,
                         )
                         rows.append(
                             _rows({**base, "group": g, "metric": m}, rep, exact["a"].at[g, m])
                         )
                         phi, cols = _difference(*fns[("b", g, m)], *fns[("a", g, m)])
-                        rep = replicates(phi, cols, draws[n], (-1.0, 1.0), paired=True)
+                        hosts = {"a:": hv["b"][g], "b:": hv["a"][g]} if g in hv["a"] else None
+                        if seen is not None:
+                            seen = seen | hv["b"][g]["unreviewed"]
+                        rep = replicates(
+                            phi,
+                            cols,
+                            draws[n],
+                            (-1.0, 1.0),
+                            paired=True,
+                            hosts=hosts,
+                            unreviewed=seen,
+                        )
                         _check(
                             f"{name} {mechanism} {scenario} n={n} {g} {m} diff",
                             rep,
@@ -464,6 +604,40 @@ def _pct(x: float) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
 
 
+def _ratio(k: float, m: float) -> str:
+    """``k/m`` as a percentage with its binomial Monte-Carlo SE."""
+    if not m:
+        return "–"
+    r = k / m
+    return f"{int(k):,} / {int(m):,} = {100 * r:.1f}% ± {100 * math.sqrt(r * (1 - r) / m):.1f}"
+
+
+def flag_summary(d: pd.DataFrame) -> str:
+    """The group cells' coverage counts and the reliable flag judged on them: the share of
+    the misses of the cells below 93% it flags, and the share of the replicates of the
+    cells in band (93-98%, cells exact in every replicate left out) it flags; overall and
+    for the estimates it can flag (precision, F1 and their differences)."""
+    g = d[d["family"] == "groups"]
+    m = g["defined"]
+    kept = np.round((1 - g["flagged"]) * m)
+    miss = np.round((1 - g["coverage"]) * m)
+    caught = miss - np.round((1 - g["coverage_reliable"].fillna(1.0)) * kept)
+    exact = g["true_value"].isin([0.0, 1.0]) & (g["coverage"] == 1)
+    low, band = g["coverage"] < 0.93, g["coverage"].between(0.93, 0.98) & ~exact
+    flaggable = ~g["metric"].str.contains("recall")
+    lines = [
+        f"groups: {int((~exact).sum())} varying cells: {int(low.sum())} below 93%, "
+        f"{int((g['coverage'] < 0.8).sum())} below 80% (lowest {100 * g['coverage'].min():.1f}%), "
+        f"{int(band.sum())} in band, {int((g['coverage'] > 0.98).sum() - exact.sum())} above 98%"
+    ]
+    for label, sel in (("all metrics", True), ("precision / F1", flaggable)):
+        lines.append(
+            f"  {label}: misses flagged {_ratio(caught[low & sel].sum(), miss[low & sel].sum())}; "
+            f"in band flagged {_ratio((m - kept)[band & sel].sum(), m[band & sel].sum())}"
+        )
+    return "\n".join(lines)
+
+
 def report(truths) -> str:
     parts = []
     for name in truths:
@@ -474,6 +648,7 @@ def report(truths) -> str:
         t = pd.read_csv(DATA / f"breakdown_tests_{name}.csv")
         reps = int(d["replicates"].max())
         parts.append(f"#### Truth: {name} ({reps} replicates per cell; 95% nominal)\n")
+        parts.append(flag_summary(d) + "\n")
         parts.append(
             "Per cell: coverage % ± MC SE of the default interval (flagged not reliable %); "
             "truth value in the first column.\n"

@@ -20,6 +20,7 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -68,6 +69,34 @@ def random_population(seed: int, n: int = 300) -> tuple[pd.Series, pd.Series]:
     flip = rng.choice(n, n // 8, replace=False)
     pred.iloc[flip] = truth.iloc[rng.integers(0, n, len(flip))].to_numpy()
     return truth, pred
+
+
+def giants_with_foreign_records() -> tuple[pd.Series, pd.Series, int]:
+    """20 entities of 500 records, the predicted cluster of each also holding 15..34
+    foreign singletons, and 3,000 singletons predicted alone: the truth, the prediction
+    and the label of the first of those singletons."""
+    G, size, single = 20, 500, 3000
+    foreign = 15 + np.arange(G)
+    labels = np.r_[np.repeat(np.arange(G), size), G + np.arange(foreign.sum() + single)]
+    truth = pd.Series(labels, index=[f"r{i}" for i in range(len(labels))])
+    pred = truth.copy()
+    pred.iloc[G * size + np.arange(foreign.sum())] = np.repeat(np.arange(G), foreign)
+    return truth, pred, int(G + foreign.sum())
+
+
+def record_sample(truth: pd.Series, units: list, draws: list):
+    """The sample of uniform record draws that drew each true cluster of ``units`` the
+    number of times in ``draws``."""
+    from er_evaluation.sampling import benchmark_sample
+
+    mult = pd.Series(draws, index=units)
+    return benchmark_sample(
+        truth[truth.isin(units)],
+        weights="cluster_size",
+        multiplicity=mult,
+        population_size=len(truth),
+        design="records",
+    )
 
 
 def census(truth: pd.Series):

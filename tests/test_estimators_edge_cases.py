@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import giants_with_foreign_records, record_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,31 +121,6 @@ def test_mover_bounds_of_independent_parts_and_of_a_difference():
     assert hi == pytest.approx(0.3 + math.sqrt(0.2**2 + 0.1**2 - 2 * 0.5 * 0.2 * 0.1))
 
 
-def _giants_with_foreign_records():
-    """20 entities of 500 records, the predicted cluster of each also holding 15..34
-    foreign singletons, and 3,000 singletons predicted alone."""
-    G, size, single = 20, 500, 3000
-    foreign = 15 + np.arange(G)
-    labels = np.r_[np.repeat(np.arange(G), size), G + np.arange(foreign.sum() + single)]
-    truth = pd.Series(labels, index=[f"r{i}" for i in range(len(labels))])
-    pred = truth.copy()
-    pred.iloc[G * size + np.arange(foreign.sum())] = np.repeat(np.arange(G), foreign)
-    return truth, pred, G + foreign.sum()
-
-
-def _record_sample(truth, units, draws):
-    from er_evaluation.sampling import benchmark_sample
-
-    mult = pd.Series(draws, index=units)
-    return benchmark_sample(
-        truth[truth.isin(units)],
-        weights="cluster_size",
-        multiplicity=mult,
-        population_size=len(truth),
-        design="records",
-    )
-
-
 def test_hosts_view_flags_a_precision_whose_sample_missed_the_foreign_records():
     # every giant drawn 3 times, none of its foreign records: precision 0.953 with a
     # narrow interval, the truth 0.909; the giants' reviewers counted the foreign records,
@@ -152,10 +128,10 @@ def test_hosts_view_flags_a_precision_whose_sample_missed_the_foreign_records():
     from er_evaluation import contingency
     from er_evaluation.metrics import pairwise_precision
 
-    truth, pred, first_single = _giants_with_foreign_records()
+    truth, pred, first_single = giants_with_foreign_records()
     exact = pairwise_precision(contingency(pred, truth))
     units = list(range(20)) + list(range(first_single, first_single + 40))
-    sample = _record_sample(truth, units, [3] * 20 + [1] * 40)
+    sample = record_sample(truth, units, [3] * 20 + [1] * 40)
     with pytest.warns(UnreliableEstimateWarning, match="hosts' count"):
         e = estimate_table({"A": pred}, sample, metrics=[P]).iloc[0]
     assert not (e.ci_low <= exact <= e.ci_high)  # the miss the flag is for
@@ -167,9 +143,9 @@ def test_hosts_view_flags_a_precision_whose_sample_missed_the_foreign_records():
 def test_hosts_view_leaves_alone_a_sample_that_drew_the_foreign_records():
     # the same giants, and 5 of their foreign records drawn (about their share): the two
     # views agree with the interval, no flag
-    truth, pred, first_single = _giants_with_foreign_records()
+    truth, pred, first_single = giants_with_foreign_records()
     units = list(range(20)) + list(range(20, 25)) + list(range(first_single, first_single + 40))
-    sample = _record_sample(truth, units, [3] * 20 + [1] * 5 + [1] * 40)
+    sample = record_sample(truth, units, [3] * 20 + [1] * 5 + [1] * 40)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnreliableEstimateWarning)
         e = estimate_table({"A": pred}, sample, metrics=[P, F1])

@@ -7,18 +7,19 @@ from __future__ import annotations
 
 import io
 import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from _helpers import census
+from _helpers import census, giants_with_foreign_records, record_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import fdtrc, stdtr
 
 from er_evaluation.datasets import load_rldata10000
 from er_evaluation.designs import sample_stratified, size_strata
-from er_evaluation.errors import CoverageError
+from er_evaluation.errors import CoverageError, UnreliableEstimateWarning
 from er_evaluation.estimators import estimate
 from er_evaluation.estimators._metric_fit import fit, metric_function
 from er_evaluation.estimators.groups import (
@@ -259,6 +260,104 @@ def test_cli_by_equals_library(rldata, tmp_path, cli):
     assert "other - pred pairwise_f1 difference: W = " in err
     code, _, err = cli([*argv, "--by", f"{paths['groups']}:record_id:decade"])
     assert code == 1 and "no column 'decade'" in err
+
+
+def _giants_in_two_groups():
+    """The 20 giants with foreign records: giants 0-9 and their foreign records in group A,
+    giants 10-19 and theirs in B, the singletons alternately in A and B."""
+    truth, pred, first_single = giants_with_foreign_records()
+    label = truth.to_numpy()
+    first_b = 20 + 15 * 10 + 45  # foreign records of giants 0-9: 15 + 16 + ... + 24
+    group = np.where(label < 10, "A", "B")
+    foreign = (label >= 20) & (label < first_single)
+    group[foreign] = np.where(label[foreign] < first_b, "A", "B")
+    single = label >= first_single
+    group[single] = np.where((label[single] - first_single) % 2 == 0, "A", "B")
+    return truth, pred, pd.Series(group, index=truth.index), first_b, first_single
+
+
+def test_hosts_view_flags_a_group_whose_sample_missed_its_foreign_records():
+    # every giant drawn 3 times; 2 foreign records of group B's giants drawn, none of group
+    # A's: A's precision interval misses A's truth, and the hosts of A's predicted clusters
+    # counted the foreign records the sample missed; B's sample saw its errors
+    truth, pred, groups, first_b, first_single = _giants_in_two_groups()
+    units = [*range(20), first_b, first_b + 1, *range(first_single, first_single + 40)]
+    sample = record_sample(truth, units, [3] * 20 + [1] * 2 + [1] * 40)
+    exact = group_metrics(pred, truth, groups)["pairwise_precision"]
+    with pytest.warns(UnreliableEstimateWarning, match="group A is not reliable.*hosts' count"):
+        t = estimate_by_group({"x": pred}, sample, groups, ["pairwise_precision"])
+    a, b = (t[t["group"] == g].iloc[0] for g in ("A", "B"))
+    assert not (a.ci_low <= exact["A"] <= a.ci_high)  # the miss the flag is for
+    assert not a.reliable and "would be 0.9275" in a.reason
+    assert b.reliable and b.ci_low <= exact["B"] <= b.ci_high
+    # a paired difference inherits the flag of the group's hosts' view
+    fixed = pred.where(truth < 20, truth)  # the foreign records taken out of the giants
+    with pytest.warns(UnreliableEstimateWarning, match="hosts' count"):
+        d = compare_by_group({"x": pred, "y": fixed}, sample, groups, ["pairwise_precision"])
+    assert not d.loc[d["group"] == "A", "reliable"].iloc[0]
+
+
+def test_hosts_view_leaves_groups_alone_when_their_samples_saw_the_foreign_records():
+    # 2 foreign records drawn in each group (about their share of the draws): no flag
+    truth, pred, groups, first_b, first_single = _giants_in_two_groups()
+    units = [*range(20), 20, 21, first_b, first_b + 1, *range(first_single, first_single + 40)]
+    sample = record_sample(truth, units, [3] * 20 + [1] * 4 + [1] * 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreliableEstimateWarning)
+        t = estimate_by_group({"x": pred}, sample, groups, ["pairwise_precision", "pairwise_f1"])
+    assert t.loc[t["group"] != ACROSS, "reliable"].all()
+
+
+def _merged_giants_in_two_groups():
+    """Groups A and B alike: 8 entities of 100 records predicted merged two by two (half
+    of the group's predicted links false, in 4 clusters), 500 entities of 2 records
+    predicted right."""
+    entity, pred, group = [], [], []
+    for g in ("A", "B"):
+        for k in range(8):
+            entity += [f"{g}{k}"] * 100
+            pred += [f"{g}m{k // 2}"] * 100
+        for k in range(500):
+            entity += [f"{g}p{k}"] * 2
+            pred += [f"{g}p{k}"] * 2
+        group += [g] * 1800
+    index = [f"r{i}" for i in range(len(entity))]
+    return tuple(pd.Series(x, index=index) for x in (entity, pred, group))
+
+
+def test_a_group_whose_large_predicted_clusters_no_reviewed_record_reaches_is_flagged():
+    # 30 small entities drawn in each group and one entity of each of B's merged clusters:
+    # A's sample sees no error (precision 1, interval far above the truth 0.50) while 99%
+    # of A's predicted links sit in its 4 unreached clusters; B's sample reaches them all
+    truth, pred, groups = _merged_giants_in_two_groups()
+    units = [*(f"Ap{k}" for k in range(30)), *(f"Bp{k}" for k in range(30)), "B0", "B2", "B4", "B6"]
+    sample = record_sample(truth, units, [1] * len(units))
+    exact = group_metrics(pred, truth, groups)
+    with pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"):
+        t = estimate_by_group({"x": pred}, sample, groups).set_index(["group", "metric"])
+    a = t.loc[("A", "pairwise_precision")]
+    assert not (a.ci_low <= exact.at["A", "pairwise_precision"] <= a.ci_high)  # the miss
+    assert not a.reliable
+    assert a.reason.startswith(
+        "99% of the predicted links of group 'A' sit in large predicted clusters (each at "
+        "least 1/64 of them; worth 4.0 equally large ones) that no reviewed record reaches"
+    )
+    assert "review the group's 800 records in those clusters" in a.reason
+    assert not t.at[("A", "pairwise_f1"), "reliable"]
+    assert t.at[("A", "pairwise_recall"), "reliable"]  # recall rests on the true links
+    b = t.loc["B"]
+    assert b["reliable"].all()
+    for m in ("pairwise_precision", "pairwise_recall", "pairwise_f1"):
+        assert b.at[m, "ci_low"] <= exact.at["B", m] <= b.at[m, "ci_high"]
+    # a paired difference is flagged when either version's clusters are out of reach: in
+    # the version that splits the merges, B's unreached entities B1, B3, B5, B7
+    fixed = truth.rename(None)
+    with pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"):
+        d = compare_by_group({"x": pred, "y": fixed}, sample, groups).set_index(["group", "metric"])
+    assert not d.at[("A", "pairwise_precision difference"), "reliable"]
+    assert d.at[("B", "pairwise_precision difference"), "reason"].startswith(
+        "49% of the predicted links of group 'B' sit in large predicted clusters"
+    )
 
 
 def test_bad_input_is_named(rldata):

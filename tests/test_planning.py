@@ -42,8 +42,10 @@ from er_evaluation.planning import (
     stratum_sd_from_sample,
     true_size_counts,
 )
+from er_evaluation.planning._frames import DesignFrame
+from er_evaluation.planning._sample_size import _smallest_allocation
 from er_evaluation.sampling import benchmark_sample, sample_records
-from er_evaluation.simulation import misattribute
+from er_evaluation.simulation import misattribute, zipf_clustering
 
 
 def test_planned_variance_by_hand():
@@ -381,6 +383,36 @@ def test_recall_rate_model_matches_a_simulated_census():
     actual = stratum_sd_from_sample(pred, census, one, "pairwise_recall")["all"]
     model = stratum_sd_from_rates(pred, one, 0.1, "pairwise_recall")["all"]
     assert model == pytest.approx(actual, rel=0.25)
+
+
+def test_floor_counts_only_the_strata_left_sampled():
+    # by hand: F = (5, 100), S = (100, 1), a loose target. At n = 10 the Neyman shares
+    # 10 x 500/600 and 10 x 100/600 put 8.3 on "big", more than its 5 units: "big" is
+    # reviewed whole and "small" gets 5, short of 10 by 5; at n = 15 "big" keeps 5 and
+    # "small" gets 10, the floor.
+    F = pd.Series([5, 100], index=["big", "small"])
+    frame = DesignFrame(F, pd.Series([100.0, 1.0], index=F.index), F * 0 + 2.0, "", "")
+    kwargs = {"method": "neyman", "take_all": [], "minimum": 2, "min_draws": 10}
+    draws = _smallest_allocation(frame, 1e9, 210, varies=np.array([True, True]), **kwargs)
+    assert draws.to_dict() == {"big": 5, "small": 10}
+    # a stratum that cannot err (singletons on the predicted-cluster design) counts nothing:
+    # with "big" whole no stratum is left to sample, so n stays at the first floor, 10
+    draws = _smallest_allocation(frame, 1e9, 210, varies=np.array([True, False]), **kwargs)
+    assert draws.to_dict() == {"big": 5, "small": 5}
+
+
+def test_heavy_tail_precision_plan_samples_the_floor_outside_whole_strata():
+    # Zipf(1.5): the allocation reviews the largest bands whole; the draws left to the
+    # sampled bands must still reach the floor (they were 8, two per band, before)
+    truth = zipf_clustering(20_000, 1.5, max_size=5_000, seed=0)
+    pred = misattribute(truth, 0.05, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PlanWarning)
+        plan = plan_sample_size(pred, size_strata(pred), 0.002, error_rate=0.05)
+    t = plan.table
+    sampled = t[~t["take_all"] & (t["stratum"] != "1")]
+    assert t["take_all"].any() and sampled["draws"].sum() >= MIN_PLANNED_DRAWS
+    assert plan.half_width <= 0.002
 
 
 def test_design_choices_and_refusals():

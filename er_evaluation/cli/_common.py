@@ -62,6 +62,26 @@ def plain(doc: str | None) -> str:
     return text.replace("``", "")
 
 
+def add_command(
+    subparsers, name: str, doc: str | None, help: str, **options
+) -> argparse.ArgumentParser:
+    """The subcommand ``name``: ``help`` in the list of commands, and ``doc`` (its module's
+    docstring) as its description, plain text laid out as written."""
+    return subparsers.add_parser(
+        name,
+        help=help,
+        description=plain(doc),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **options,
+    )
+
+
+def given_flags(flags: Mapping[str, object]) -> list[str]:
+    """The flags of ``flags`` (flag -> parsed value) that were given: those whose value is
+    neither None nor False (the defaults of an option and of a switch), 0 included."""
+    return [flag for flag, value in flags.items() if value is not None and value is not False]
+
+
 def flag_terms(message: str, flags: Mapping[str, str]) -> str:
     """Library wording in command-line terms: ``on_missing='restrict'`` becomes
     ``--on-missing restrict``, ``id_col=...`` becomes ``--id-col`` and a check's subject

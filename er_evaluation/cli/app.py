@@ -19,17 +19,16 @@ import sys
 from pathlib import Path
 
 from er_evaluation.app import launch
-from er_evaluation.cli._common import plain
+from er_evaluation.cli._common import (
+    add_command,
+)
 
 PORT_SEARCH = 100  # without --port, the first free port from 8501 on
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "app",
-        help="start the review app (Streamlit) on a project folder",
-        description=plain(__doc__),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = add_command(
+        subparsers, "app", __doc__, "start the review app (Streamlit) on a project folder"
     )
     parser.add_argument(
         "project",

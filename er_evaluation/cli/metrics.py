@@ -24,13 +24,13 @@ import pandas as pd
 
 from er_evaluation.cli._common import (
     add_clustering_options,
+    add_command,
     add_output_options,
     common_ids,
     emit,
     flag_terms,
     format_text,
     label_of,
-    plain,
     read_clustering,
     write_output,
 )
@@ -43,11 +43,11 @@ DEMO_REFERENCE = "2022-06-30"
 def register(subparsers) -> None:
     from er_evaluation.metrics import METRIC_FUNCTIONS
 
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "metrics",
-        help="exact metrics of a prediction against a reference clustering",
-        description=plain(__doc__),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        __doc__,
+        "exact metrics of a prediction against a reference clustering",
     )
     parser.add_argument(
         "files",

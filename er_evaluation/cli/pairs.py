@@ -40,7 +40,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit, plain, write_output
+from er_evaluation.cli._common import (
+    add_command,
+    add_output_options,
+    emit,
+    write_output,
+)
 from er_evaluation.errors import examples
 from er_evaluation.io import read_membership, read_table
 from er_evaluation.pairs.estimates import PairEstimates, estimate_from_labels
@@ -65,16 +70,12 @@ _BETA_HELP = (
 
 
 def register(subparsers) -> None:
-    described = {
-        "description": plain(__doc__),
-        "formatter_class": argparse.RawDescriptionHelpFormatter,
-    }
-    parser = subparsers.add_parser(
-        "pairs", help="sample record pairs to label (OASIS etc.) and estimate P/R/F", **described
+    parser = add_command(
+        subparsers, "pairs", __doc__, "sample record pairs to label (OASIS etc.) and estimate P/R/F"
     )
     sub = parser.add_subparsers(dest="pairs_command", metavar="ACTION")
-    sample = sub.add_parser(
-        "sample", help="draw pairs and label them (oracle or interactive), resumable", **described
+    sample = add_command(
+        sub, "sample", __doc__, "draw pairs and label them (oracle or interactive), resumable"
     )
     _pool_options(sample)
     sample.add_argument(
@@ -124,16 +125,16 @@ def register(subparsers) -> None:
     )
     add_output_options(sample)
     sample.set_defaults(func=_sample)
-    est = sub.add_parser(
-        "estimate", help="precision, recall and F with SE and CI from a label log", **described
+    est = add_command(
+        sub, "estimate", __doc__, "precision, recall and F with SE and CI from a label log"
     )
     _pool_options(est)
     est.add_argument("--beta", type=float, nargs="+", default=[1.0], help=_BETA_HELP)
     est.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     add_output_options(est)
     est.set_defaults(func=_estimate)
-    build = sub.add_parser(
-        "pool", help="build POOL from a records table's blocks (with a size limit)", **described
+    build = add_command(
+        sub, "pool", __doc__, "build POOL from a records table's blocks (with a size limit)"
     )
     build.add_argument(
         "records",

@@ -61,8 +61,10 @@ import sys
 from er_evaluation._sample_file import write_drawn
 from er_evaluation.cli._common import (
     add_clustering_options,
+    add_command,
     common_ids,
     emit,
+    given_flags,
     read_clustering,
     split_spec,
 )
@@ -74,12 +76,12 @@ from er_evaluation.sampling import benchmark_sample
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "plan",
-        help="what to review: the recommended design for a budget of records to read, or "
-        "the sample size for a target interval half-width",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        __doc__,
+        "what to review: the recommended design for a budget of records to read, or the "
+        "sample size for a target interval half-width",
     )
     parser.add_argument(
         "prediction", nargs="?", metavar="PREDICTION", help="clustering file of the prediction"
@@ -216,18 +218,16 @@ def _inputs(args: argparse.Namespace):
 
 def _recommended(args: argparse.Namespace) -> int:
     """--records: the recommended design, printed, and the sample to review written."""
-    misplaced = [
-        flag
-        for flag, value in (
-            ("--pilot", args.pilot),
-            ("--error-rate", args.error_rate),
-            ("--baseline", args.baseline),
-            ("--strata", args.strata),
-            ("--bands", args.bands),
-            ("--take-all-size", args.take_all_size),
-        )
-        if value is not None
-    ]
+    misplaced = given_flags(
+        {
+            "--pilot": args.pilot,
+            "--error-rate": args.error_rate,
+            "--baseline": args.baseline,
+            "--strata": args.strata,
+            "--bands": args.bands,
+            "--take-all-size": args.take_all_size,
+        }
+    )
     if misplaced:
         raise ValueError(
             f"{', '.join(misplaced)}: options of the sample-size planner (--half-width), not "

@@ -23,16 +23,19 @@ import argparse
 import sys
 from pathlib import Path
 
-from er_evaluation.cli._common import add_clustering_options, plain
+from er_evaluation.cli._common import (
+    add_clustering_options,
+    add_command,
+)
 from er_evaluation.cli.estimate import add_input_options, load_inputs
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "report",
-        help="a self-contained HTML report: estimates, reliability, sample, differences, errors",
-        description=plain(__doc__),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        __doc__,
+        "a self-contained HTML report: estimates, reliability, sample, differences, errors",
     )
     add_input_options(parser)
     parser.add_argument(

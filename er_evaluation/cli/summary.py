@@ -23,12 +23,12 @@ import pandas as pd
 
 from er_evaluation.cli._common import (
     add_clustering_options,
+    add_command,
     add_output_options,
     common_ids,
     emit,
     format_text,
     label_of,
-    plain,
     read_clustering,
     write_output,
 )
@@ -37,11 +37,11 @@ from er_evaluation.io import read_table
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "summary",
-        help="summary statistics of clusterings (sizes, singletons, homonymy, name variation)",
-        description=plain(__doc__),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        __doc__,
+        "summary statistics of clusterings (sizes, singletons, homonymy, name variation)",
     )
     parser.add_argument(
         "files",

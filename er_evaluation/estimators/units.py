@@ -67,7 +67,11 @@ class UnitTable:
     ``host_minority``: the minority links of the predicted clusters whose host is a
     sampled unit, as the hosts count them (with ``q["minority_checked"]``, the same links
     seen from the sampled minority records); ``size_histogram``: the prediction's distinct
-    cluster sizes and their numbers of clusters (None from an engine)."""
+    cluster sizes and their numbers of clusters (None from an engine).
+    ``unreviewed_links``: for a group's table
+    (:func:`~er_evaluation.estimators.groups.group_unit_tables`), the share of the group's
+    predicted links in its large predicted clusters that no reviewed record reaches, their
+    effective number weighted by links and their records (None when not computed)."""
 
     q: dict[str, np.ndarray]
     sample: Sample
@@ -82,6 +86,7 @@ class UnitTable:
     links_effective: float = math.nan
     host_minority: float = 0.0
     size_histogram: tuple[np.ndarray, np.ndarray] | None = None
+    unreviewed_links: tuple[float, float, int] | None = None
 
     @property
     def dropped_records(self) -> int:
@@ -139,11 +144,12 @@ def _quantities(
 
 def _host_view(
     ct: Contingency, pred_size: np.ndarray, unit_of_ref: np.ndarray, n_units: int
-) -> tuple[np.ndarray, float]:
+) -> tuple[np.ndarray, np.ndarray]:
     """Per unit, the predicted links of its records sitting as a minority in a predicted
     cluster whose host (the entity holding more than half of it) is also a sampled unit
-    (``minority_checked``), and the total of those clusters' minority links as their
-    hosts count them, ``Σ_ĉ (|ĉ| - |ĉ ∩ host|)(|ĉ| - 1)/2`` (``host_minority``)."""
+    (``minority_checked``), and the minority links of the clusters it hosts as it counts
+    them, ``Σ_{ĉ hosted by u} (|ĉ| - |ĉ ∩ u|)(|ĉ| - 1)/2`` (their total is
+    ``host_minority``)."""
     key = ct.pred.astype(np.int64) * n_units + unit_of_ref[ct.ref]
     codes, keys = pd.factorize(key)
     inter = np.bincount(codes, weights=ct.count).astype(float)
@@ -155,7 +161,10 @@ def _host_view(
     minority = np.bincount(
         unit, weights=np.where(checked, inter * (size - 1) / 2, 0.0), minlength=n_units
     )
-    return minority, float(np.sum((size[host] - inter[host]) * (size[host] - 1) / 2))
+    hosted = np.bincount(
+        unit[host], weights=(size[host] - inter[host]) * (size[host] - 1) / 2, minlength=n_units
+    )
+    return minority, hosted
 
 
 def _kish(total: float, squares: float) -> float:
@@ -221,7 +230,7 @@ def unit_table(
     p = normalized_probability(sample)
     pred_size = ct.pred_size
     q = _quantities(ct, pred_size, unit_of_ref, n_units)
-    q["minority_checked"], host_minority = _host_view(ct, pred_size, unit_of_ref, n_units)
+    q["minority_checked"], hosted = _host_view(ct, pred_size, unit_of_ref, n_units)
 
     # naive baseline: the reviewed records taken as the whole population
     sub_size = ct.per_prediction(ct.count.astype(float)).astype(np.int64)
@@ -248,6 +257,6 @@ def unit_table(
         dropped_ids=ct.dropped_reference_ids,
         naive=naive,
         links_effective=_kish(ct.population.links, ct.population.links_squared),
-        host_minority=host_minority,
+        host_minority=float(hosted.sum()),
         size_histogram=ct.population.size_histogram,
     )

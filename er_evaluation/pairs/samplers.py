@@ -365,26 +365,30 @@ class OASISSampler(_Base):
     still holds matches: heavier-tailed errors on abt-buy at 2,000 labels).
     With ``decay`` (Marchant & Rubinstein 2017 Remark 4) the prior column of stratum k is
     multiplied by 1 / n_k once n_k labels were drawn from it: the posterior mean is
-    (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). The default is no decay: a stratum whose
-    first labels are non-matches keeps only the epsilon share of the proposal and a match
-    drawn there later carries a weight near 1 / epsilon (on uncut strata, abt-buy F1 MSE at
-    2,000 labels 1.4e-2 +- 7.9e-3, 40 runs, the paper's weighted-ratio estimate). Decay is
-    what the authors' package gains at small budgets: most draws then repeat the
-    completed strata holding the matches (free), diluting their noisy terms from before
-    they completed. With the default strata (benchmarks/README.md, "OASIS as the authors'
-    package"; 100 runs, same seeds, F1 MSE at 500 / 1,000 labels) decay gave dblp-acm
-    1.6e-5 / 1.0e-7 against 6.9e-5 / 4.6e-6, restaurant 1.5e-4 / 3.4e-5 against 4.1e-4 /
-    8.5e-5 and restaurant-all 4.8e-5 / 3.0e-6 against 2.7e-4 / 2.8e-5, but abt-buy 4.9e-3 /
-    4.7e-3 against 4.6e-3 / 3.2e-3 (within Monte-Carlo error, a heavier tail) and
-    PatentsView 8.0e-5 / 3.9e-5 against 8.5e-5 / 4.0e-5; it is not measured at 2,000 labels
-    nor on FEBRL. Each draw uses
+    (m_k + eta pi0_k / n_k) / (n_k + eta / n_k). A stratum whose first labels are
+    non-matches then keeps little more than the epsilon share of the proposal, so most
+    draws repeat the completed strata holding the matches (free), diluting their noisy
+    terms from before they completed: what the authors' package gains at small budgets.
+    The default is no decay: where the starved strata hold missed matches it loses. With
+    the default strata (benchmarks/README.md, "OASIS as the authors' package"; same
+    seeds, 100 runs, abt-buy 200; F1 MSE at 500 / 1,000 / 2,000 labels) decay gave
+    dblp-acm 1.6e-5 / 1.0e-7 / 8.6e-8 against 6.9e-5 / 4.6e-6 / 3.8e-7, restaurant
+    1.5e-4 / 3.4e-5 / 1.1e-5 against 4.1e-4 / 8.5e-5 / 1.4e-5, restaurant-all 4.8e-5 /
+    3.0e-6 / 1.7e-7 against 2.7e-4 / 2.8e-5 / 4.1e-6; FEBRL (1.6e-3 / 1.0e-3 / 6.3e-4
+    against 1.6e-3 / 1.0e-3 / 5.4e-4) and PatentsView (8.0e-5 / 3.9e-5 / 1.8e-5 against
+    8.5e-5 / 4.0e-5 / 2.0e-5) within Monte-Carlo error; but abt-buy 5.2e-3 / 4.7e-3 /
+    3.9e-3 against 4.5e-3 / 2.4e-3 / 1.3e-3 (at 2,000 labels a paired difference of
+    2.6e-3 +- 1.1e-3; recall coverage 80% against 87%): a match drawn late in a starved
+    stratum carries a weight near 1 / epsilon (on uncut strata with decay, abt-buy F1 MSE
+    at 2,000 labels 1.4e-2 +- 7.9e-3, 40 runs, the paper's weighted-ratio estimate).
+    Each draw uses
     v_k = eps omega_k + (1 - eps) v*_k with v*_k proportional to omega_k times the optimal
     term sqrt(E[(D_g ell)^2]) (Marchant & Rubinstein 2017, eq. 12) at the current F_alpha estimate; weight w = omega_k / v_k
     (Algorithm 3, line 6). ``observe`` adds the label to stratum k's counts and updates
     F = sum w l lhat / (alpha sum w lhat + (1 - alpha) sum w l) (Algorithm 3, line 11).
     ``n_bins`` is the CSF histogram of the strata (:func:`~er_evaluation.pairs.csf_edges`;
     None: 40 K equal bins; ``"fd"``: Freedman-Diaconis bins as in the authors' package).
-    The package's bins and decay are options, not defaults: per prediction group they help
+    The package's bins are an option, not a default: per prediction group they help
     abt-buy and hurt the restaurant pools (benchmarks/README.md, "OASIS as the authors'
     package"; F1 MSE at 1,000 / 2,000 labels): abt-buy 3.4e-3 / 1.4e-3 with ``n_bins="fd"``
     (200 runs) and 2.7e-3 / 1.7e-3 with decay as well, restaurant-all 1.4e-3 / 4.2e-4 and
@@ -413,7 +417,7 @@ class OASISSampler(_Base):
     restaurant-all 2.2e-5 / 2.9e-6 against 3.2e-5 / 4.4e-6, restaurant and PatentsView
     within Monte-Carlo error, FEBRL unchanged (nothing cut: its oversized stratum is one
     tied score); chunks with eta each instead lose restaurant-all by 1.3-6x (200
-    screening runs). The eta, decay and bins figures above were measured on uncut strata.
+    screening runs). The eta and bins figures above were measured on uncut strata.
     """
 
     name = "oasis"
