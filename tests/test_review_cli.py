@@ -10,6 +10,7 @@ import json
 import pandas as pd
 import pytest
 
+from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
 from er_evaluation.review import Project
 
 TRUTH = pd.Series(
@@ -105,6 +106,18 @@ def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
     estimated = read_csv(estimate_out).set_index(["prediction", "metric"])
     columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
     pd.testing.assert_frame_equal(reviewed[columns], estimated[columns])
+    # as text, the same table and the same notes: one 'not reliable' line per estimate
+    # (six reviewed clusters are too few), said once, not again as a warning
+    code, review_text, review_err = cli(["review", "estimate", folder])
+    assert code == 0, review_err
+    code, estimate_text, estimate_err = cli(["estimate", inputs / "v1.csv", "--reference", bench])
+    assert code == 0, estimate_err
+    assert review_text == estimate_text
+    assert review_text.split("\n", 1)[0].split() == list(SHOWN_COLUMNS)
+    notes = [line for line in review_err.splitlines() if "not reliable" in line]
+    assert notes == unreliable_notes(reviewed.reset_index()) and len(notes) == 3
+    assert notes == [line for line in estimate_err.splitlines() if "not reliable" in line]
+    assert "n_effective: the number of equally weighted" in review_err
     # the adjudicated (true) decision is the one estimated: every cluster reviewed right
     truth_sample = Project.open(folder).sample()[0]
     assert truth_sample.reference.groupby(truth_sample.reference).size().sum() == 12
@@ -155,3 +168,75 @@ def test_sheet_errors_are_one_per_line(cli, inputs):
     assert "'zz9'" in lines[1] and "unknown reviewer 'mallory'" in lines[2]
     assert "not an item of the review queue" in lines[3]
     assert Project.open(folder).store.events().empty
+
+
+def test_flags_given_without_a_name_or_out_of_range_are_named(cli, inputs):
+    folder = inputs / "P"
+    init = ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+            inputs / "v1.csv"]  # fmt: skip
+    code, _, err = cli([*init, "--reviewers", ""])
+    assert code == 1 and "--reviewers '' names no one" in err and not folder.exists()
+    assert cli([*init, "--reviewers", "ann,bob"])[0] == 0
+    for argv, message in (
+        (["--size", 0], "--size must be a whole number >= 1, got 0"),
+        (["--size", 4, "--double", 1.5], "--double must be in [0, 1], got 1.5"),
+        (["--size", 4, "--reviewers", " , "], "--reviewers ' , ' names no one"),
+        (["--design", "recommended", "--records", -2], "--records must be a whole number"),
+    ):
+        code, _, err = cli(["review", "draw", folder, *argv])
+        assert code == 1 and message in err, err
+    assert Project.open(folder).queue is None
+
+
+def test_a_sheet_is_checked_row_by_row_as_the_reviewer_numbers_its_rows(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1])
+    cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
+    sheet = fill(pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False))
+    # a row is named as a spreadsheet numbers it (header row 1, first data row 2)
+    slip = sheet.copy()
+    slip.loc[1, "remove"] = slip.loc[1, "sampled_record"]
+    slip.to_csv(inputs / "slip.csv", index=False)
+    code, _, err = cli(["review", "import", folder, inputs / "slip.csv"])
+    assert code == 1
+    assert f"row 3 (sampled {sheet.loc[1, 'sampled_record']!r}): the sampled record" in err
+    # the sheet's own column names, mapped by flags that the error names
+    renamed = sheet.rename(columns={"sampled_record": "record", "remove": "out"})
+    renamed.to_csv(inputs / "renamed.csv", index=False)
+    code, _, err = cli(["review", "import", folder, inputs / "renamed.csv"])
+    assert code == 1 and "(set --sampled-col, --remove-col, --add-col to map yours)" in err
+    code, out, err = cli(
+        ["review", "import", folder, inputs / "renamed.csv", "--sampled-col", "record",
+         "--remove-col", "out"]
+    )  # fmt: skip
+    assert code == 0 and out == f"imported 6 decisions from {inputs / 'renamed.csv'}\n", err
+    # the same sheet again saves nothing twice, and says so
+    events = len(Project.open(folder).store.events())
+    sheet.to_csv(inputs / "again.csv", index=False)
+    code, out, err = cli(["review", "import", folder, inputs / "again.csv"])
+    assert code == 0, err
+    assert "imported 0 decisions" in out and "6 row(s) repeat their reviewer's decision" in out
+    assert len(Project.open(folder).store.events()) == events
+
+
+def test_the_disagreement_note_says_whose_decisions_the_figures_use(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1])
+    for name in ("ann", "bob"):
+        cli(["review", "sheet", folder, "-o", inputs / f"{name}.csv", "--reviewer", name])
+    ann = pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False)
+    split = next(r for r in ann["sampled_record"] if TRUTH[r] in ("a", "d", "e"))
+    fill(ann).to_csv(inputs / "ann.csv", index=False)
+    bob = pd.read_csv(inputs / "bob.csv", dtype=str, keep_default_na=False)
+    fill(bob, wrong=split).to_csv(inputs / "bob.csv", index=False)
+    for name in ("ann", "bob"):
+        assert cli(["review", "import", folder, inputs / f"{name}.csv"])[0] == 0
+    _, _, err = cli(["review", "estimate", folder])
+    assert "these figures use the later decision on each (bob's on 1)" in err
+    _, _, err = cli(["review", "estimate", folder, "--reviewer", "ANN"])
+    assert "use ann's own decision where ann made one, else the later one (ann's on 1)" in err
+    assert "the later decision on each" not in err

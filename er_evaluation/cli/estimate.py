@@ -43,9 +43,11 @@ from er_evaluation._sample_file import describe, read_sample
 from er_evaluation.cli import _breakdown
 from er_evaluation.cli._common import (
     add_clustering_options,
+    add_command,
     add_output_options,
     common_ids,
     emit,
+    given_flags,
     label_of,
     plain,
     read_clustering,
@@ -53,31 +55,19 @@ from er_evaluation.cli._common import (
 from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import CI_METHODS, DEFAULT_CI_METHOD, compare, estimate_table
 from er_evaluation.estimators.pairwise import ESTIMATORS
+from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
 from er_evaluation.recommend import DesignSample
 from er_evaluation.sampling import Sample, benchmark_sample
 from er_evaluation.vocabulary import ESTIMABLE, ESTIMATOR_METRICS, check_metric_names
 
-_TABLE_COLUMNS = [
-    "estimator",
-    "value",
-    "std_error",
-    "ci_low",
-    "ci_high",
-    "n_units",
-    "n_records",
-    "n_effective",
-    "reliable",
-    "dropped_records",
-]
-
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "estimate",
-        help="estimate precision/recall of predictions from a reviewed sample, with CIs",
-        description=plain(__doc__),
+        __doc__,
+        "estimate precision/recall of predictions from a reviewed sample, with CIs",
         epilog=_methods_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_options(parser)
     parser.add_argument(
@@ -302,17 +292,15 @@ def _design_estimates(
 ) -> pd.DataFrame:
     """The recommended design's estimates (:func:`er_evaluation.recommend.estimate_design`)
     of the one prediction it was drawn from."""
-    given = [
-        flag
-        for flag, value in (
-            ("--paired", args.paired),
-            ("--by", args.by),
-            ("--blocks", args.blocks),
-            ("--estimator", args.estimator),
-            ("--ci-method", args.ci_method),
-        )
-        if value
-    ]
+    given = given_flags(
+        {
+            "--paired": args.paired,
+            "--by": args.by,
+            "--blocks": args.blocks,
+            "--estimator": args.estimator,
+            "--ci-method": args.ci_method,
+        }
+    )
     if given:
         raise ValueError(
             f"{', '.join(given)}: the reference is a recommended design's sample, whose "
@@ -337,13 +325,7 @@ def _design_estimates(
 
 
 def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
-    level = table["level"].iloc[0]
-    method = table["ci_method"].iloc[0]
-    lines = [
-        source,
-        f"{level:.0%} confidence intervals ({method}); n_effective: the number of equally "
-        "weighted reviewed units the sample is worth (Kish)",
-    ]
+    lines = [source]
     dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
     if (dropped > 0).any():
         lines.append(
@@ -351,22 +333,36 @@ def _note(table: pd.DataFrame, source: str, args: argparse.Namespace) -> str:
             f"population were dropped ({int(dropped.min()):,} to {int(dropped.max()):,} per "
             f"prediction; column dropped_records)"
         )
-    unreliable = table.loc[~table["reliable"].astype(bool)]
-    for r in unreliable.itertuples():
-        group = f" [{r.group}]" if "group" in table else ""
-        lines.append(f"not reliable: {r.prediction}{group} {r.metric}: {r.reason}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *estimate_notes(table)])
 
 
-def run(args: argparse.Namespace) -> int:
-    table, source = estimates(args)
-    keys = ["prediction", "group", "metric"] if "group" in table else ["prediction", "metric"]
+def estimate_notes(table: pd.DataFrame) -> list[str]:
+    """The lines printed under every table of estimates (``er-eval estimate`` and
+    ``er-eval review estimate``): the level and interval method, what n_effective counts,
+    and one line per estimate that is not reliable."""
+    level = table["level"].iloc[0]
+    method = table["ci_method"].iloc[0]
+    return [
+        f"{level:.0%} confidence intervals ({method}); n_effective: the number of equally "
+        "weighted reviewed units the sample is worth (Kish)",
+        *unreliable_notes(table),
+    ]
+
+
+def emit_estimates(table: pd.DataFrame, keys: list[str], args: argparse.Namespace) -> None:
+    """A table of estimates in ``--format``: every column in CSV and JSON (one record per
+    estimate), the columns every front end shows (:data:`SHOWN_COLUMNS`) as text."""
     if args.format == "json":
         emit(table.set_index(keys), args, orient="records")
     elif args.format == "csv":
         emit(table.set_index(keys), args)
     else:
-        shown = table.set_index(keys)[_TABLE_COLUMNS]
-        emit(shown, args)
+        emit(table.set_index(keys)[list(SHOWN_COLUMNS)], args)
+
+
+def run(args: argparse.Namespace) -> int:
+    table, source = estimates(args)
+    keys = ["prediction", "group", "metric"] if "group" in table else ["prediction", "metric"]
+    emit_estimates(table, keys, args)
     print(_note(table, source, args), file=sys.stderr)
     return 0

@@ -34,25 +34,35 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from er_evaluation.cli._common import add_output_options, emit, plain, split_spec
+from er_evaluation._parameters import check_count, check_proportion
+from er_evaluation.cli._common import (
+    add_command,
+    add_output_options,
+    emit,
+    flag_terms,
+    split_spec,
+)
+from er_evaluation.cli.estimate import emit_estimates, estimate_notes
+from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.io import read_table, write_table_atomic
-from er_evaluation.review import DESIGNS, Project, ReviewError, SampleSettings
+from er_evaluation.review import DESIGNS, Project, ReviewError, SampleSettings, read_sheet
 from er_evaluation.review._estimates import DEFAULT_METRICS
 from er_evaluation.review.project import EARLIER
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "review",
-        help="a hand-review project: init, draw, sheet, import, status, agreement, "
-        "adjudicate, export, estimate",
-        description=plain(__doc__),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        __doc__,
+        "a hand-review project: init, draw, sheet, import, status, agreement, adjudicate, "
+        "export, estimate",
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
@@ -128,6 +138,13 @@ def register(subparsers) -> None:
     imp = action("import", "import a filled-in review sheet", run_import)
     imp.add_argument("sheet", metavar="SHEET", help="CSV or Parquet review sheet")
     imp.add_argument("--reviewer", help="reviewer of rows without a reviewer column/cell")
+    for part, default in (("sampled", "sampled_record"), ("remove", "remove"), ("add", "add")):
+        imp.add_argument(
+            f"--{part}-col",
+            default=default,
+            metavar="COL",
+            help=f"the sheet's column of the {part} ids (default {default})",
+        )
 
     status = action("status", "what is reviewed, by whom, and what is open", run_status)
     add_output_options(status)
@@ -144,8 +161,8 @@ def register(subparsers) -> None:
     adjudicate.add_argument("record", metavar="RECORD", nargs="?", help="the sampled record")
     adjudicate.add_argument("--by", help="the adjudicator (one of the project's reviewers)")
     adjudicate.add_argument("--keep", metavar="REVIEWER", help="keep this reviewer's decision")
-    adjudicate.add_argument("--remove", default="", help="ids to remove (comma-separated)")
-    adjudicate.add_argument("--add", default="", help="ids to add (comma-separated)")
+    adjudicate.add_argument("--remove", help="ids to remove (comma-separated)")
+    adjudicate.add_argument("--add", help="ids to add (comma-separated)")
     adjudicate.add_argument("--notes", default="", help="notes of the final decision")
     add_output_options(adjudicate)
 
@@ -167,8 +184,12 @@ def register(subparsers) -> None:
     reviewers.add_argument("--add", nargs="+", metavar="NAME", help="reviewers to add")
 
 
-def _names(text: str | None) -> list[str]:
-    return [n.strip() for n in (text or "").split(",") if n.strip()]
+def _names(text: str | None, flag: str = "--reviewers") -> list[str]:
+    """The comma-separated names of ``text``; a flag given without a name is an error."""
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    if text is not None and not names:
+        raise ValueError(f"{flag} {text!r} names no one: give comma-separated names")
+    return names
 
 
 def _say(message: str) -> None:
@@ -218,7 +239,7 @@ def _source(args: argparse.Namespace) -> dict | None:
     id_col = args.id_col or columns[0]
     if id_col not in columns:
         raise ValueError(f"--id-col {id_col!r} is not a column of {args.records}: {columns}")
-    fields = _names(args.fields) or [c for c in columns if c != id_col]
+    fields = _names(args.fields, "--fields") or [c for c in columns if c != id_col]
     unknown = [c for c in fields if c not in columns]
     if unknown:
         raise ValueError(f"--fields {unknown} are not columns of {args.records}: {columns}")
@@ -268,6 +289,8 @@ def run_draw(args: argparse.Namespace) -> int:
                 "recommended design's budget"
             )
         size = args.size
+    check_count(size, "--records" if args.design == "recommended" else "--size")
+    check_proportion(args.double, "--double")
     project = Project.open(args.project)
     reviewers = _names(args.reviewers)
     if reviewers:
@@ -319,18 +342,37 @@ def run_sheet(args: argparse.Namespace) -> int:
     return 0
 
 
+_SHEET_OPTIONS = ("reviewer", "sampled_col", "remove_col", "add_col")
+
+
 def run_import(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
     try:
-        events = project.import_sheet(read_table(args.sheet), reviewer=args.reviewer)
+        sheet = read_sheet(args.sheet)
+        events = project.import_sheet(
+            sheet,
+            reviewer=args.reviewer,
+            sampled_col=args.sampled_col,
+            remove_col=args.remove_col,
+            add_col=args.add_col,
+        )
     except ReviewError as error:
-        # every row's problem on its own line, as the sheet's rows are
-        first, *rest = str(error).splitlines()
+        # every row's problem on its own line, as the sheet's rows are, in flag terms
+        flags = {name: f"--{name.replace('_', '-')}" for name in _SHEET_OPTIONS}
+        first, *rest = flag_terms(str(error), flags).splitlines()
         print(f"er-eval review import: error: {args.sheet}: {first}", file=sys.stderr)
         for line in rest:
             print(f"  {line.strip()}", file=sys.stderr)
         return 1
-    _say(f"imported {len(events):,} decisions from {args.sheet}")
+    unchanged = len(sheet) - len(events)
+    _say(
+        f"imported {len(events):,} decision{'' if len(events) == 1 else 's'} from {args.sheet}"
+        + (
+            f" ({unchanged:,} row(s) repeat their reviewer's decision as it is: not saved again)"
+            if unchanged
+            else ""
+        )
+    )
     open_items = project.disagreements()
     if len(open_items):
         _note(f"{len(open_items)} record(s) decided differently wait for adjudication")
@@ -390,7 +432,7 @@ def run_adjudicate(args: argparse.Namespace) -> int:
         return 0
     if not args.by:
         raise ValueError("--by is required: the adjudicator's name")
-    removed, added = _names(args.remove), _names(args.add)
+    removed, added = _names(args.remove, "--remove"), _names(args.add, "--add")
     if args.keep and (removed or added):
         raise ValueError("give either --keep REVIEWER or --remove/--add, not both")
     if not args.keep and not (removed or added):
@@ -430,7 +472,8 @@ def run_export(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
     benchmark, design = project.export(args.output, reviewer=args.reviewer)
     _say(f"wrote {benchmark} and its sample design {design.name}")
-    note = project.disagreements().note
+    reviewer = project.reviewer(args.reviewer) if args.reviewer else None
+    note = project.disagreements().note_under(reviewer)
     if note:
         _note(note)
     return 0
@@ -438,13 +481,19 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_estimate(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
-    table = project.estimates(versions=args.versions, metrics=args.metrics, reviewer=args.reviewer)
-    columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
-    emit(table.set_index(["prediction", "metric"])[columns], args)
+    with warnings.catch_warnings():
+        # every unreliable estimate has its one 'not reliable' line under the table
+        warnings.simplefilter("ignore", UnreliableEstimateWarning)
+        table = project.estimates(
+            versions=args.versions, metrics=args.metrics, reviewer=args.reviewer
+        )
+    emit_estimates(table, ["prediction", "metric"], args)
     sample, _ = project.sample(reviewer=args.reviewer)
     allowed = project.estimable(sample)
     refused = [f"{m}: {why}" for m, why in table.attrs.get("refused", {}).items()]
-    for line in (*refused, allowed.note, project.disagreements().note):
+    reviewer = project.reviewer(args.reviewer) if args.reviewer else None
+    open_items = project.disagreements().note_under(reviewer)
+    for line in (*estimate_notes(table), *refused, allowed.note, open_items):
         if line:
             print(line, file=sys.stderr)
     return 0

@@ -18,7 +18,14 @@ import pandas as pd
 
 from er_evaluation.estimators.diagnostics import Diagnostics
 
-__all__ = ["Diagnostics", "Estimate", "FRAME_COLUMNS", "estimates_frame"]
+__all__ = [
+    "Diagnostics",
+    "Estimate",
+    "FRAME_COLUMNS",
+    "SHOWN_COLUMNS",
+    "estimates_frame",
+    "unreliable_notes",
+]
 
 
 @dataclass(frozen=True)
@@ -141,3 +148,34 @@ def estimates_frame(estimates: Iterable[Estimate]) -> pd.DataFrame:
 
 def _fmt(x: float) -> str:
     return "nan" if x is None or math.isnan(x) else f"{x:.4f}"
+
+
+#: the columns every front end shows beside an estimate's keys (``er-eval estimate`` and
+#: ``er-eval review estimate`` as a text table, the review app's Estimates page): what
+#: was estimated how, the interval, the sample and whether the interval can be trusted
+SHOWN_COLUMNS: tuple[str, ...] = (
+    "estimator",
+    "value",
+    "std_error",
+    "ci_low",
+    "ci_high",
+    "n_units",
+    "n_records",
+    "n_effective",
+    "reliable",
+    "dropped_records",
+)
+
+
+def unreliable_notes(table: pd.DataFrame) -> list[str]:
+    """One line per estimate of ``table`` (an :func:`estimates_frame`, optionally with a
+    ``group`` column) that is not reliable: ``not reliable: PREDICTION [GROUP] METRIC:
+    REASON``, the one note every front end prints for it (the
+    :class:`~er_evaluation.errors.UnreliableEstimateWarning` of the same estimate is then
+    silenced, so that it is said once)."""
+    flagged = table.loc[~table["reliable"].astype(bool)]
+    groups = flagged["group"].tolist() if "group" in flagged else [None] * len(flagged)
+    return [
+        f"not reliable: {r.prediction}{'' if g is None else f' [{g}]'} {r.metric}: {r.reason}"
+        for r, g in zip(flagged.itertuples(), groups, strict=True)
+    ]

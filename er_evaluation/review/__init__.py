@@ -59,7 +59,7 @@ from er_evaluation.review._settings import (
     RecordsFile,
     SampleSettings,
 )
-from er_evaluation.review._sheet import parse_sheet
+from er_evaluation.review._sheet import parse_sheet, read_sheet
 from er_evaluation.review._store import UNCHECKED, ReviewStore
 from er_evaluation.review.project import OpenDisagreements, Project, RedrawError, next_to_review
 
@@ -102,6 +102,7 @@ __all__ = [
     "names_beside",
     "next_to_review",
     "parse_sheet",
+    "read_sheet",
     "recommended_sample",
     "reviewed_sample",
     "reviewer_queue",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -10,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from er_evaluation.errors import plain_id
+from er_evaluation.io import read_table
 from er_evaluation.review._checks import (
     ValidReview,
     check_prediction,
@@ -119,6 +121,15 @@ def parse_sheet(
             f"review sheet: {len(errors)} invalid row(s), nothing imported:\n  {shown}{tail}"
         )
     return rows
+
+
+def read_sheet(path: str | os.PathLike) -> pd.DataFrame:
+    """A review sheet file (CSV, TSV or Parquet: :func:`~er_evaluation.io.read_table`) with
+    its rows labelled as a spreadsheet numbers them (the header is row 1, the first data
+    row row 2), so that every problem :func:`parse_sheet` reports names the row the
+    reviewer sees."""
+    frame = read_table(path)
+    return frame.set_axis(pd.RangeIndex(2, len(frame) + 2))
 
 
 def _isna(value: Any) -> bool:

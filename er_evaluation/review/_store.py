@@ -344,6 +344,7 @@ class ReviewStore:
         version: str | None = None,
         reviewers: Sequence[str] | None = None,
         items: Iterable | None = None,
+        after: int = 0,
     ) -> list[ReviewEvent]:
         """Import an existing add/remove review sheet (PatentsView's spreadsheet practice).
 
@@ -351,7 +352,10 @@ class ReviewStore:
         ``reviewers`` and ``items``, the names and sampled records allowed); every
         problem is reported together naming rows and ids and nothing is written unless
         every row is valid. The rows are then appended in one transaction (all or
-        nothing), unbound (each replaces the decision in force on its record).
+        nothing), unbound (each replaces the decision in force on its record), except a
+        row that repeats its reviewer's own latest decision on the record (among the
+        events after ``after``) as it is: a sheet imported twice saves nothing twice.
+        Returns the events written.
         """
         rows = parse_sheet(
             frame,
@@ -370,7 +374,17 @@ class ReviewStore:
         with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")
             _check_id_kind(conn, [valid.sampled_record for valid, _, _ in rows])
-            events = [_insert(conn, f) for f in fields]
+            own = {
+                (encode(e.sampled_record), e.reviewer): _same_decision(e)
+                for e in _replay.own_decisions(
+                    _decoded(conn, "WHERE event_id > ?", (_check_after(after),))
+                )
+            }
+            events = [
+                _insert(conn, f)
+                for f in fields
+                if own.get((f["sampled_record"], f["reviewer"])) != _same_decision(f)
+            ]
             conn.execute("COMMIT")
         return events
 
@@ -636,6 +650,21 @@ def _fields(valid: ValidReview, reviewer: str, notes: Any, version: Any, role: s
         "based_on": None,
         "role": role,
     }
+
+
+def _same_decision(event: ReviewEvent | dict) -> tuple:
+    """What makes two reviews of one record by one reviewer the same decision: status,
+    removed and added ids (as sets), notes and version."""
+    get = event.get if isinstance(event, dict) else lambda name: getattr(event, name)
+    ids = [get(name) for name in ("removed", "added")]
+    ids = [_plain(v) if isinstance(v, str) else v for v in ids]
+    return (
+        get("status"),
+        frozenset(map(encode, ids[0])),
+        frozenset(map(encode, ids[1])),
+        get("notes"),
+        get("version"),
+    )
 
 
 def _check_id_kind(conn: sqlite3.Connection, sampled: list) -> None:

@@ -95,17 +95,30 @@ class OpenDisagreements:
     @property
     def note(self) -> str | None:
         """One sentence for beside the estimates, or None when there is none."""
+        return self.note_under(None)
+
+    def note_under(self, reviewer: str | None) -> str | None:
+        """:attr:`note` for figures under ``reviewer``'s own decisions (None: the decisions
+        in force), which use that reviewer's decision on the records they decided."""
         if self.table.empty:
             return None
-        used = self.table["in_force_reviewer"].value_counts()
-        whose = ", ".join(f"{name}'s on {n}" for name, n in used.items())
+        used = self.table["in_force_reviewer"]
+        if reviewer is not None:
+            theirs = self.table["reviewers"].str.split(", ").map(lambda names: reviewer in names)
+            used = used.where(~theirs, reviewer)
+        counts = used.value_counts()
+        whose = ", ".join(f"{name}'s on {n}" for name, n in counts.items())
+        rule = (
+            "the later decision on each"
+            if reviewer is None
+            else (f"{reviewer}'s own decision where {reviewer} made one, else the later one")
+        )
         n = len(self.table)
         return (
             f"{n} record{'s' if n > 1 else ''} decided differently by two reviewers "
-            f"{'are' if n > 1 else 'is'} not adjudicated yet: these figures use the later "
-            f"decision on each ({whose}). Settle them on the Adjudication page "
-            "(er-eval review adjudicate), or compare the figures under each reviewer's "
-            "own decisions."
+            f"{'are' if n > 1 else 'is'} not adjudicated yet: these figures use {rule} "
+            f"({whose}). Settle them on the Adjudication page (er-eval review adjudicate), "
+            "or compare the figures under each reviewer's own decisions."
         )
 
 
@@ -737,23 +750,36 @@ class Project:
         )
 
     def import_sheet(
-        self, frame: pd.DataFrame, *, reviewer: str | None = None
+        self,
+        frame: pd.DataFrame,
+        *,
+        reviewer: str | None = None,
+        sampled_col: str = "sampled_record",
+        remove_col: str = "remove",
+        add_col: str = "add",
     ) -> list[ReviewEvent]:
-        """Import a filled-in review sheet (see :func:`~er_evaluation.review.parse_sheet`)
-        with the checks of the app: every row's sampled record is an item of the queue,
-        every reviewer is one of the project's, the ids are those of the sample's version.
-        Nothing is written unless every row is valid. A row on a record another reviewer
-        decided differently is kept beside that decision, for adjudication."""
+        """Import a filled-in review sheet (see :func:`~er_evaluation.review.parse_sheet`;
+        :func:`~er_evaluation.review.read_sheet` reads a file with its rows numbered as a
+        spreadsheet does) with the checks of the app: every row's sampled record is an
+        item of the queue, every reviewer is one of the project's, the ids are those of
+        the sample's version. Nothing is written unless every row is valid. A row on a
+        record another reviewer decided differently is kept beside that decision, for
+        adjudication; a row repeating its reviewer's own decision in this sample is not
+        written again. Returns the events written."""
         settings, queue = self._check_queue()
         if reviewer is not None:
             reviewer = self.reviewer(reviewer)
         return self.store.import_sheet(
             frame,
+            sampled_col=sampled_col,
+            remove_col=remove_col,
+            add_col=add_col,
             prediction=self.data.predictions[settings.version],
             reviewer=reviewer,
             version=settings.version,
             reviewers=self.reviewers,
             items=queue["record_id"],
+            after=self.after,
         )
 
     def _check_item(self, record: Any) -> None:

@@ -8,6 +8,7 @@ import streamlit as st
 from er_evaluation.app.app_common import data_key, open_project, plain_errors
 from er_evaluation.estimators import blocking_table, compare, stratum_contributions
 from er_evaluation.estimators.diagnostics import effective_words
+from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
 from er_evaluation.plots import plot_estimates
 from er_evaluation.recommend import DesignSample
 from er_evaluation.report import build_report, report_html
@@ -134,30 +135,13 @@ for col, (metric, label) in zip(cols, SHOWN_METRICS.items(), strict=True):
         f"{row['std_error']:.3f} · {row['estimator']} estimator, {row['design']} design, "
         f"n = {row['n_draws']} draws, {effective_words(row['n_effective'])}"
     )
-    if not row["reliable"]:
-        col.warning(f"Not reliable: {row['reason']}")
+    for note in unreliable_notes(row.to_frame().T):
+        col.warning(note)
 
 chart = plot_estimates(table)
 chart.update_xaxes(type="category")  # version names look like dates; keep them as labels
 st.plotly_chart(chart, key="est_chart")
-shown = table[
-    [
-        "prediction",
-        "metric",
-        "value",
-        "std_error",
-        "ci_low",
-        "ci_high",
-        "estimator",
-        "design",
-        "ci_method",
-        "n_units",
-        "n_draws",
-        "n_records",
-        "n_effective",
-        "reliable",
-    ]
-]
+shown = table[["prediction", "metric", *SHOWN_COLUMNS]]
 st.dataframe(
     shown,
     hide_index=True,

@@ -30,7 +30,6 @@ from er_evaluation.app.app_common import (
     reviewer_name,
     show_error,
 )
-from er_evaluation.io import read_table
 from er_evaluation.review import (
     Draft,
     ReviewError,
@@ -42,6 +41,7 @@ from er_evaluation.review import (
     field_variants,
     names_beside,
     next_to_review,
+    read_sheet,
 )
 from er_evaluation.review._folder import keep_input
 
@@ -842,7 +842,7 @@ with st.expander("Export the reviewed benchmark / import a review sheet"):
         try:
             kept = keep_input(sheet.getvalue(), sheet.name, project_dir())
             try:
-                frame = read_table(kept)
+                frame = read_sheet(kept)
             except (ValueError, OSError) as err:
                 raise ReviewError(str(err).replace(str(kept.parent) + "/", "")) from err
             events = project.import_sheet(frame, reviewer=me)
