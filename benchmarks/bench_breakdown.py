@@ -78,12 +78,7 @@ from er_evaluation.estimators.blocking import (
     _reviewed_codes,
     blocked_link_counts,
 )
-from er_evaluation.estimators.diagnostics import (
-    MIN_EFFECTIVE_UNITS,
-    bounded_estimator,
-    concentration,
-    too_few,
-)
+from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, bounded_estimator
 from er_evaluation.estimators.groups import (
     UNREVIEWED_CLUSTERS,
     UNREVIEWED_SHARE,
@@ -212,7 +207,7 @@ def replicates(
                     third=third,
                 )
             lo, hi = np.where(agree, ulo, lo), np.where(agree, uhi, hi)
-    reliable = np.isfinite(se) & np.isfinite(value) & ~agree & ~too_few(concentration(Y)[0])
+    reliable = np.isfinite(se) & np.isfinite(value) & ~agree
     if bounds is not None:
         reliable &= (value >= bounds[0] - 1e-9) & (value <= bounds[1] + 1e-9)
     if hosts is not None:

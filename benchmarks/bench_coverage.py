@@ -69,7 +69,6 @@ from er_evaluation._parameters import z_value
 from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
 from er_evaluation.designs import TAKE_ALL
 from er_evaluation.estimators import compare, estimate, estimate_table
-from er_evaluation.estimators.diagnostics import concentration, too_few
 from er_evaluation.estimators.intervals import (
     fieller_bounds,
     fscore_bounds,
@@ -246,9 +245,8 @@ def uniform_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: int, r
                 )
                 lo, hi = ivs["score"]
                 ivs["score"] = (np.where(same, lo_u, lo), np.where(same, hi_u, hi))
-        few = too_few(concentration(Y)[0])
         for method, (lo, hi) in ivs.items():
-            flag = ~np.isfinite(se) | few | ((alt < lo - 1e-9) | (alt > hi + 1e-9))
+            flag = ~np.isfinite(se) | ((alt < lo - 1e-9) | (alt > hi + 1e-9))
             rows.append(_frame(metric, method, true_value, value, se, lo, hi, cost, flag))
     _check_uniform(a, b, truth, draws[0], rows)
     return rows

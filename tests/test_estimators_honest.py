@@ -25,7 +25,7 @@ from er_evaluation.estimators import (
     restrict_sample,
     smooth_estimate,
 )
-from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, concentration
+from er_evaluation.estimators.diagnostics import concentration
 from er_evaluation.estimators.intervals import fieller_bounds, wilson_bounds
 from er_evaluation.estimators.ratio import Column, Ratio
 from er_evaluation.metrics import pairwise_precision
@@ -210,24 +210,6 @@ def test_every_estimate_carries_diagnostics_and_the_table_shows_them(patentsview
     assert isinstance(e.diagnostics, Diagnostics) and 1 <= e.diagnostics.n_effective <= 401
     d = _quiet(compare, versions, sample, P, on_missing="restrict")
     assert "reliable" in d.columns
-
-
-def test_cluster_samples_worth_fewer_than_the_minimum_units_are_flagged_as_pair_labels_are():
-    # the pair labels' minimum of effective draws holds for reviewed clusters too: twelve
-    # clusters worth fewer than ten equally weighted units are not reliable, and the
-    # reason gives the same figure as the n_effective column
-    truth = _truth(2000, seed=3)
-    pred = misattribute(truth, 0.2, seed=4)
-    for n, reliable in ((12, False), (200, True)):
-        sample = sample_records(truth, n, seed=5)
-        e = _quiet(estimate, pred, sample, R)
-        assert (e.diagnostics.n_effective >= MIN_EFFECTIVE_UNITS) is reliable
-        assert e.reliable is reliable
-    assert e.diagnostics.reason == ""
-    small = _quiet(estimate, pred, sample_records(truth, 12, seed=5), R).diagnostics
-    assert f"worth {small.n_effective:.1f} equally weighted units" in small.reason
-    with pytest.warns(UnreliableEstimateWarning, match="12 reviewed clusters"):
-        estimate(pred, sample_records(truth, 12, seed=5), R)
 
 
 def test_concentration_against_hand_computed_kish_sizes():
