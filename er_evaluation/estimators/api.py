@@ -68,6 +68,17 @@ def _check_population_options(on_missing, validate) -> tuple[str, bool]:
     return check_choice(on_missing, "on_missing", ON_MISSING), check_flag(validate, "validate")
 
 
+def _check_baseline(names: list[str], baseline, caller: str) -> str:
+    """The baseline of a paired comparison of the predictions ``names``: the first one
+    unless named; at least two predictions are needed."""
+    if len(names) < 2:
+        raise ValueError(f"{caller} needs at least two predictions")
+    baseline = names[0] if baseline is None else str(baseline)
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
+    return baseline
+
+
 def estimate_from_units(
     ut: UnitTable,
     metric: str = "pairwise_precision",
@@ -328,11 +339,7 @@ def compare(
     ``"<other> - <baseline>"`` (one difference: ``compare(...).iloc[0]``).
     """
     names = [str(k) for k in predictions]
-    if len(names) < 2:
-        raise ValueError("compare needs at least two predictions")
-    baseline = names[0] if baseline is None else str(baseline)
-    if baseline not in names:
-        raise ValueError(f"baseline {baseline!r} is not one of the predictions {names}")
+    baseline = _check_baseline(names, baseline, "compare")
     options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)
     metric, options = _fscore_of(metric, options)
     on_missing, validate = _check_population_options(on_missing, validate)

@@ -70,6 +70,7 @@ from er_evaluation.errors import CoverageError, UnreliableEstimateWarning, examp
 from er_evaluation.estimators._codes import combine_codes
 from er_evaluation.estimators._metric_fit import fit, metric_function, result_label
 from er_evaluation.estimators.api import (
+    _check_baseline,
     _check_options,
     _check_population_options,
     _units,
@@ -454,11 +455,7 @@ def compare_by_group(
     (difference, group, metric), with a ``group`` column; metric names end in
     " difference"."""
     named = _named(predictions)
-    if len(named) < 2:
-        raise ValueError("compare_by_group needs at least two predictions")
-    baseline = next(iter(named)) if baseline is None else str(baseline)
-    if baseline not in named:
-        raise ValueError(f"baseline {baseline!r} is not one of the predictions {list(named)}")
+    baseline = _check_baseline(list(named), baseline, "compare_by_group")
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
     options = _check_options(level=level, ci_method=ci_method, beta=beta, n_boot=n_boot, seed=seed)

@@ -621,8 +621,27 @@ class Project:
         reviewer's draft of the item is dropped once the decision is saved."""
         reviewer = self.reviewer(reviewer)
         self._check_item(record)
-        cluster, members = self.members(record)
-        event = self.store.record_review(
+        event = self._record(
+            reviewer,
+            record,
+            self.members(record),
+            removed,
+            added,
+            notes,
+            based_on=based_on,
+            independent=self.blind(record, reviewer),
+        )
+        self.drafts.discard(reviewer, record)
+        return event
+
+    def _record(
+        self, reviewer: str, record: Any, shown: tuple[Any, list], removed, added, notes: str, **how
+    ) -> ReviewEvent:
+        """Write one decision on ``record`` in the sample's version; ``shown``: the
+        predicted cluster and its records as the reviewer saw them; ``how``: how the
+        decision relates to the others (``based_on``, ``independent``, ``adjudication``)."""
+        cluster, members = shown
+        return self.store.record_review(
             reviewer=reviewer,
             sampled_record=record,
             predicted_cluster=cluster,
@@ -631,12 +650,9 @@ class Project:
             added=added,
             notes=notes,
             version=self.settings.version,
-            based_on=based_on,
-            independent=self.blind(record, reviewer),
             after=self.after,
+            **how,
         )
-        self.drafts.discard(reviewer, record)
-        return event
 
     def keep_both(self, reviewer: str, record: Any, draft: Draft) -> ReviewEvent:
         """Resolve a refused save by keeping both decisions as made: ``reviewer``'s own
@@ -644,20 +660,16 @@ class Project:
         where they differ the record waits for adjudication (:meth:`disagreements`)."""
         reviewer = self.reviewer(reviewer)
         self._check_item(record)
-        cluster, members = self.members(record)
         own = self.store.decision(record, reviewer=reviewer, after=self.after)
-        event = self.store.record_review(
-            reviewer=reviewer,
-            sampled_record=record,
-            predicted_cluster=cluster,
-            shown_records=members,
-            removed=draft.removed,
-            added=draft.added,
-            notes=draft.notes,
-            version=self.settings.version,
+        event = self._record(
+            reviewer,
+            record,
+            self.members(record),
+            draft.removed,
+            draft.added,
+            draft.notes,
             based_on=None if own is None else own.event_id,
             independent=True,
-            after=self.after,
         )
         self.drafts.discard(reviewer, record)
         return event
@@ -723,7 +735,7 @@ class Project:
         open_items = self.disagreements().table
         if not (open_items["sampled_record"].map(_key) == _key(record)).any():
             raise ReviewError(f"{record!r} has no disagreement between reviewers to adjudicate")
-        cluster, members = self.members(record)
+        shown = self.members(record)
         if keep is not None:
             keep = self.reviewer(keep)
             chosen = self.store.decision(record, reviewer=keep, after=self.after)
@@ -731,22 +743,12 @@ class Project:
                 raise ReviewError(f"{keep} has no decision on {record!r} to keep")
             removed, added = chosen.removed, chosen.added
             notes = notes or chosen.notes
-            cluster, members = chosen.predicted_cluster, list(chosen.shown_records)
+            shown = chosen.predicted_cluster, list(chosen.shown_records)
         if based_on == "current":
             now = self.store.decision(record, after=self.after)
             based_on = None if now is None else now.event_id
-        return self.store.record_review(
-            reviewer=adjudicator,
-            sampled_record=record,
-            predicted_cluster=cluster,
-            shown_records=members,
-            removed=removed,
-            added=added,
-            notes=notes,
-            version=self.settings.version,
-            based_on=based_on,
-            adjudication=True,
-            after=self.after,
+        return self._record(
+            adjudicator, record, shown, removed, added, notes, based_on=based_on, adjudication=True
         )
 
     def import_sheet(
