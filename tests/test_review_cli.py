@@ -106,21 +106,48 @@ def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
     estimated = read_csv(estimate_out).set_index(["prediction", "metric"])
     columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
     pd.testing.assert_frame_equal(reviewed[columns], estimated[columns])
-    # as text, the same table and the same notes (one 'not reliable' line per unreliable
-    # estimate, said once: test_bad_inputs_cli_output)
+    # as text, the same table (the notes of unreliable estimates: the test below)
     code, review_text, review_err = cli(["review", "estimate", folder])
     assert code == 0, review_err
     code, estimate_text, estimate_err = cli(["estimate", inputs / "v1.csv", "--reference", bench])
     assert code == 0, estimate_err
     assert review_text == estimate_text
     assert review_text.split("\n", 1)[0].split() == list(SHOWN_COLUMNS)
-    notes = [line for line in review_err.splitlines() if "not reliable" in line]
-    assert notes == unreliable_notes(reviewed.reset_index())
-    assert notes == [line for line in estimate_err.splitlines() if "not reliable" in line]
     assert "n_effective: the number of equally weighted" in review_err
     # the adjudicated (true) decision is the one estimated: every cluster reviewed right
     truth_sample = Project.open(folder).sample()[0]
     assert truth_sample.reference.groupby(truth_sample.reference).size().sum() == 12
+
+
+def test_review_estimate_and_estimate_of_the_export_say_the_same_unreliable_notes(cli, inputs):
+    """One reviewed record gives no standard error: every estimate is flagged not reliable,
+    once, in the same words by ``review estimate`` and ``er-eval estimate`` on the export."""
+    folder = inputs / "P"
+    code, _, err = cli(
+        ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann"]
+    )  # fmt: skip
+    assert code == 0, err
+    assert cli(["review", "draw", folder, "--size", 1, "--reviewers", "ann"])[0] == 0
+    code, _, err = cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
+    assert code == 0, err
+    sheet = pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False)
+    fill(sheet).to_csv(inputs / "ann_done.csv", index=False)
+    assert cli(["review", "import", folder, inputs / "ann_done.csv"])[0] == 0
+    bench = inputs / "benchmark.csv"
+    assert cli(["review", "export", folder, "-o", bench])[0] == 0
+
+    code, review_out, err = cli(["review", "estimate", folder, "--format", "csv"])
+    assert code == 0, err
+    code, review_text, review_err = cli(["review", "estimate", folder])
+    assert code == 0, review_err
+    code, estimate_text, estimate_err = cli(["estimate", inputs / "v1.csv", "--reference", bench])
+    assert code == 0, estimate_err
+    assert review_text == estimate_text
+    notes = [line for line in review_err.splitlines() if "not reliable" in line]
+    assert len(notes) == 3 and all("no standard error" in note for note in notes)
+    assert notes == unreliable_notes(read_csv(review_out))
+    assert notes == [line for line in estimate_err.splitlines() if "not reliable" in line]
 
 
 def test_unknown_reviewers_are_refused_everywhere(cli, inputs):
