@@ -293,6 +293,7 @@ def test_recommended_design_shows_estimate_design(project):
             name="v1",
         )
     shown = shown_estimates(at)
+    assert len(table) > 0
     # the version its predicted clusters were drawn from, every metric of the design
     pd.testing.assert_series_equal(shown, table.set_index(["prediction", "metric"])["value"])
     # its report: the same figures, the design's strata, every version

@@ -165,6 +165,7 @@ def test_whole_population_is_the_sum_of_the_groups(rldata):
     assert sum(t.predicted_links for t in tables.values()) == whole.predicted_links
     # one group holding every record: its estimates are the package's estimates
     one = estimate_by_group({"p": prediction}, sample, pd.Series("all", index=truth.index))
+    assert (one["group"] == "all").any()
     for row in one[one["group"] == "all"].itertuples():
         want = estimate(prediction, sample, row.metric)
         assert row.value == pytest.approx(want.value)
@@ -177,6 +178,7 @@ def test_rldata_intervals_contain_each_groups_recall(rldata):
     exact = group_metrics(prediction, truth, groups)
     sample = sample_records(truth, 1000, seed=21)
     table = estimate_by_group({"p": prediction}, sample, groups, ["pairwise_recall"])
+    assert (table["group"] != ACROSS).any()
     for row in table[table["group"] != ACROSS].itertuples():
         assert row.ci_low <= exact.at[row.group, "pairwise_recall"] <= row.ci_high, row.group
         assert row.reliable

@@ -158,6 +158,7 @@ def test_cli_reports_a_recommended_project_and_its_export(reviewed, cli, tmp_pat
     )
     assert code == 0, err
     rows = shown_rows(files.read_text(encoding="utf-8"), "Estimates across versions")
+    assert len(estimated) > 0
     assert [r[2] for r in rows if r[0] == "v1"] == [f"{v:.4f}" for v in estimated["value"]]
     code, _, err = cli(["report", tmp_path / "v2.csv", "--reference", bench, "-o", files])
     assert code == 1 and "pass the prediction it was drawn from" in err
