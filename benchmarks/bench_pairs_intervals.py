@@ -13,7 +13,10 @@ budget (500 / 1,000 / 2,000 labels) and metric (precision, recall, F1):
   the runs whose interval misses the truth are flagged (flag recall).
 
 Cells where every run's estimate is exact (a census of the pairs the metric depends on:
-zero width, zero error) are reported as "exact".
+zero width, zero error) are reported as "exact"; so is the width ratio of a cell whose
+estimates are all exact while their intervals are not (RMSE 0: no error to reflect, the
+ratio is undefined), whose coverage is shown as measured. A width ratio's SE is "n/a"
+where some bootstrap resample of the runs has no error (its ratio undefined).
 
 Stages, each resumable (what exists is kept, so a stage can be run in parts and
 interrupted at any time):
@@ -359,9 +362,11 @@ def markdown(summary: pd.DataFrame) -> str:
 
         def ratio(m, g=g):
             r = g.loc[m]
-            if r["exact"]:
+            if r["exact"] or r["rmse"] == 0:  # no error for the width to reflect
                 return "exact"
-            return f"{r['width_ratio']:.2f} ({r['width_ratio_se']:.2f})"
+            # a bootstrap resample without error has no ratio: then the SE is not shown
+            se = r["width_ratio_se"]
+            return f"{r['width_ratio']:.2f} ({f'{se:.2f}' if np.isfinite(se) else 'n/a'})"
 
         flagged = " / ".join(f"{100 * g.loc[m, 'flagged']:.0f}%" for m in METRICS)
         se = max(g["coverage_se"]) * 100

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,3 +89,36 @@ def test_links_into_the_benchmark_reference_resolve():
         links += re.findall(r"benchmarks(?:/README)?\.md#([\w\-]+)", page.read_text())
     assert links
     assert not [link for link in links if link not in anchors]
+
+
+def _report(*argv: str) -> str:
+    before = _files(ROOT)
+    done = subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _files(ROOT) == before, f"{argv} wrote into the repository"
+    return done.stdout
+
+
+def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
+    """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
+    no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
+    shows as "n/a"."""
+    code = (
+        "import sys, pandas as pd; sys.path.insert(0, 'benchmarks'); "
+        "import bench_pairs_intervals as b; "
+        "s = pd.read_csv('benchmarks/data/bench_pairs_intervals.csv'); "
+        "print(b.markdown(s)); print(b.flag_summary(s))"
+    )
+    out = _report("-c", code)
+    stored = pd.read_csv(BENCHMARKS / "data" / "bench_pairs_intervals.csv")
+    assert ((stored["rmse"] == 0) & ~stored["exact"]).any()  # the case is in the data
+    assert not re.search(r"\b(inf|nan)\b", out, flags=re.I)
+    restaurant = next(line for line in out.splitlines() if "| restaurant | oasis | 1,000 |" in line)
+    assert restaurant.split(" | ")[5].startswith("exact / ")
