@@ -43,7 +43,9 @@ summary to ``benchmarks/data/bench_stratified_*.csv`` and stdout (copied into
     reported half-width) with the target.
 
     nice -n 10 python benchmarks/bench_stratified.py zipf --reps 400 --cell 0.05 100   # one
-    ... --cell 0.05 400, --cell 0.1 100, --cell 0.1 400; then: zipf --report
+    ... --cell 0.05 400, --cell 0.1 100, --cell 0.1 400 (each cell's summary rows replace
+    that cell's in benchmarks/data/bench_stratified_zipf.csv); then, from that file alone,
+    the tables of benchmarks/README.md: zipf --report
     nice -n 10 python benchmarks/bench_stratified.py change --reps 400 [--extra-rate 0.01]
     nice -n 10 python benchmarks/bench_stratified.py planner --reps 400 [--truth patentsview]
     nice -n 10 python benchmarks/bench_stratified.py waves --reps 400 --truth rldata10000
@@ -233,16 +235,80 @@ def _replicates(reps: int, rows: list, path: Path | None, label: str, every: int
             print(f"{label}: {r + 1} replicates, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
 
 
-def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame:
-    """The replicates written so far to ``path`` (``--report``), or ``run(path)`` written
-    there."""
+ZIPF_KEYS = ["rate", "n", "metric", "design"]
+
+
+def _merge_cells(stored: Path, new: pd.DataFrame) -> pd.DataFrame:
+    """The stored zipf summary with the (rate, n) cells of ``new`` replaced by ``new``'s
+    rows (a summary row depends on its own cell's replicates only), cells in order."""
+    if not stored.exists():
+        return new
+    old = pd.read_csv(stored, index_col=ZIPF_KEYS)
+    cells = set(
+        zip(new.index.get_level_values("rate"), new.index.get_level_values("n"), strict=True)
+    )
+    keep = [
+        (rate, n) not in cells
+        for rate, n in zip(
+            old.index.get_level_values("rate"), old.index.get_level_values("n"), strict=True
+        )
+    ]
+    merged = pd.concat([old[keep], new]).reset_index()
+    return merged.sort_values(["rate", "n"], kind="stable").set_index(ZIPF_KEYS)
+
+
+def _design_words(design: str) -> str:
+    """A design of the zipf summary as benchmarks/README.md names it."""
+    if design == "uniform":
+        return "uniform records"
+    if design.startswith("records:"):
+        return "records, size strata"
+    take_all = int(design.split(">=")[1].split()[0])
+    separate = ", separate ratio" if design.endswith("separate ratio") else ""
+    return f"predicted clusters, take-all ≥ {take_all:,}{separate}"
+
+
+def zipf_markdown(s: pd.DataFrame) -> str:
+    """The zipf table of benchmarks/README.md from the summary ``s``: one line per rate x n
+    x design; coverage P / R / F1 ("-": not estimated) with the largest MC SE."""
+    lines = [
+        "| rate | n | design | records read | precision bias | precision RMSE | RMSE / uniform "
+        "| coverage P / R / F1 |",
+        "|---:|---:|---|---:|---:|---:|---:|---|",
+    ]
+    flat = s.reset_index()
+    for (rate, n), cell in flat.groupby(["rate", "n"], sort=False):
+        uniform = cell[(cell["design"] == "uniform") & (cell["metric"] == P)].iloc[0]
+        for design, g in cell.groupby("design", sort=False):
+            by = g.set_index("metric")
+            prec = by.loc[P]
+            cover = " / ".join(
+                f"{by.at[m, 'coverage']:.3f}" if m in by.index else "-" for m in (P, R, F1)
+            )
+            lines.append(
+                f"| {rate:.0%} | {n} | {_design_words(design)} | {prec['mean_cost']:,.0f} | "
+                f"{prec['bias']:+.4f} | {prec['rmse']:.4f} | "
+                f"{prec['rmse'] / uniform['rmse']:.3f} | "
+                f"{cover} (± {by['coverage_mc_se'].max():.3f}) |"
+            )
+    return "\n".join(lines)
+
+
+def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame | None:
+    """The replicates written so far to ``path`` (``--report``; None where none are kept),
+    or ``run(path)`` written there."""
     if report:
-        if not path.exists():
-            sys.exit(f"--report reads the replicates in {path}: run the experiment first")
-        return pd.read_csv(path)
+        return pd.read_csv(path) if path.exists() else None
     df = run(path)
     df.to_csv(path, index=False)
     return df
+
+
+def _stored(path: Path, keys: list[str]) -> pd.DataFrame:
+    """The summary stored at ``path`` (``--report`` where no replicates are kept)."""
+    if not path.exists():
+        sys.exit(f"--report reads the replicates in benchmarks/_out or {path}: run it first")
+    return pd.read_csv(path, index_col=keys)
 
 
 def uniform_cost(truth: pd.Series, n: int) -> float:
@@ -512,7 +578,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--report",
         action="store_true",
-        help="zipf, change, waves: summarise the replicates written so far instead of running",
+        help="instead of running, print the tables: zipf from its stored summary; change, "
+        "waves from the replicates written so far, or the stored summary where none are kept",
     )
     parser.add_argument(
         "--change-n",
@@ -572,22 +639,23 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
     name = {"zipf": "zipf", "change": "patentsview"}.get(args.experiment, args.truth)
     truth = None if args.report else load_truth(name, args.seed, args.smoke)
     if args.experiment == "zipf":
-        if args.cell:  # one (rate, n) cell per process; "zipf --report" summarises them
-            rate, n = float(args.cell[0]), int(args.cell[1])
-            path = out / f"bench_stratified_zipf_{rate:g}_{n}.csv"
-            run_zipf(truth, args.reps, args.seed, (rate,), (n,), out=path).to_csv(path, index=False)
-            print(f"# cell rate={rate:g} n={n} written")
-            return 0
-        if args.report:  # the cells run so far (a cell cut short keeps its replicates)
-            cells = sorted(out.glob("bench_stratified_zipf_*_*.csv"))
-            if not cells:
-                sys.exit(f"--report reads the cells in {out}: run `zipf --cell RATE N` first")
-            df = pd.concat([pd.read_csv(c) for c in cells], ignore_index=True)
+        stored = data / "bench_stratified_zipf.csv"
+        if args.report:  # the stored summary of every cell run so far: no replicates needed
+            if not stored.exists():
+                sys.exit(f"--report reads {stored}: run `zipf --cell RATE N` first")
+            s = pd.read_csv(stored, index_col=ZIPF_KEYS)
         else:
-            df = run_zipf(truth, args.reps, args.seed)
-        df.to_csv(out / "bench_stratified_zipf.csv", index=False)
-        s = summarize(df, ["rate", "n", "metric", "design"])
-        s.to_csv(data / "bench_stratified_zipf.csv")
+            if args.cell:  # one (rate, n) cell per process, its summary merged into the stored one
+                rate, n = float(args.cell[0]), int(args.cell[1])
+                path = out / f"bench_stratified_zipf_{rate:g}_{n}.csv"
+                df = run_zipf(truth, args.reps, args.seed, (rate,), (n,), out=path)
+                df.to_csv(path, index=False)
+                print(f"# cell rate={rate:g} n={n} written")
+            else:
+                df = run_zipf(truth, args.reps, args.seed)
+                df.to_csv(out / "bench_stratified_zipf.csv", index=False)
+            s = _merge_cells(stored, summarize(df, ZIPF_KEYS))
+            s.to_csv(stored)
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         p = s.xs(P, level="metric").reset_index()
         for (rate, n), g in p.groupby(["rate", "n"]):
@@ -598,6 +666,7 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
                     f"{st['rmse'] / u['rmse']:.3f}; cost ratio {st['mean_cost'] / u['mean_cost']:.3f}; "
                     f"coverage {st['coverage']:.3f}"
                 )
+        print(zipf_markdown(s))
     elif args.experiment == "change":
         df = _run_or_report(
             out / f"bench_stratified_change_{args.extra_rate:g}.csv",
@@ -606,8 +675,12 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
                 truth, args.reps, args.seed, args.extra_rate, tuple(args.change_n), out=path
             ),
         )
-        s = summarize(df, ["design", "n"])
-        s.to_csv(data / f"bench_stratified_change_{args.extra_rate:g}.csv")
+        stored = data / f"bench_stratified_change_{args.extra_rate:g}.csv"
+        if df is None:
+            s = _stored(stored, ["design", "n"])
+        else:
+            s = summarize(df, ["design", "n"])
+            s.to_csv(stored)
         print(s.to_string(float_format=lambda v: f"{v:.5f}"))
         u = s.loc["uniform"]
         c = s.loc["change-focused"]
@@ -631,9 +704,13 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
             args.report,
             lambda path: run_waves(truth, args.reps, args.seed, args.truth, out=path),
         )
-        s = summarize(df, ["rate", "metric", "design"])
-        s["bias_mc_se"] = s["sd"] / np.sqrt(s["reps"])
-        s.to_csv(data / f"bench_stratified_waves_{args.truth}.csv")
+        stored = data / f"bench_stratified_waves_{args.truth}.csv"
+        if df is None:
+            s = _stored(stored, ["rate", "metric", "design"])
+        else:
+            s = summarize(df, ["rate", "metric", "design"])
+            s["bias_mc_se"] = s["sd"] / np.sqrt(s["reps"])
+            s.to_csv(stored)
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
     else:
         df = run_planner(truth, args.reps, args.seed, args.truth)

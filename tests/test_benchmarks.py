@@ -106,6 +106,16 @@ def _report(*argv: str) -> str:
     return done.stdout
 
 
+def test_the_zipf_table_is_rebuilt_from_its_stored_summary():
+    """``bench_stratified.py zipf --report`` needs no per-replicate file: from
+    benchmarks/data alone it prints the reference's table, row for row."""
+    out = _report(str(BENCHMARKS / "bench_stratified.py"), "zipf", "--report")
+    rows = [line for line in out.splitlines() if re.match(r"\| \d+% \| \d+ \|", line)]
+    reference = (BENCHMARKS / "README.md").read_text().splitlines()
+    assert len(rows) == 16
+    assert all(row in reference for row in rows), [r for r in rows if r not in reference]
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
