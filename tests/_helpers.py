@@ -109,6 +109,35 @@ def census(truth: pd.Series):
     )
 
 
+# -- the command line ------------------------------------------------------------------------
+
+
+def all_parsers(parser):
+    """``parser`` and every subcommand's parser below it (argparse keeps them in its
+    subparsers action), depth first."""
+    yield parser
+    for action in parser._actions:
+        if action.__class__.__name__ == "_SubParsersAction":
+            for sub in action.choices.values():
+                yield from all_parsers(sub)
+
+
+def export_and_estimate(cli, folder, prediction: Path, bench: Path, *, fmt: str = "csv"):
+    """Export the review project ``folder`` to ``bench`` and estimate ``prediction`` both
+    ways: ``er-eval review estimate`` of the project and ``er-eval estimate`` against the
+    export, in format ``fmt``. Returns (review output, review stderr, estimate output,
+    estimate stderr)."""
+    code, _, err = cli(["review", "export", folder, "-o", bench])
+    assert code == 0, err
+    code, review_out, review_err = cli(["review", "estimate", folder, "--format", fmt])
+    assert code == 0, review_err
+    code, estimate_out, estimate_err = cli(
+        ["estimate", prediction, "--reference", bench, "--format", fmt]
+    )
+    assert code == 0, estimate_err
+    return review_out, review_err, estimate_out, estimate_err
+
+
 # -- projects of your own files -------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from _helpers import all_parsers
 
 from er_evaluation.cli import build_parser
 from er_evaluation.estimators.diagnostics import assess
@@ -77,16 +78,8 @@ def test_the_plan_table_writes_numbers_as_its_first_line_does():
     assert "1,500" in lines[3] and "1500 " not in lines[3]
 
 
-def _all_parsers(parser):
-    yield parser
-    for action in parser._actions:
-        if action.__class__.__name__ == "_SubParsersAction":
-            for sub in action.choices.values():
-                yield from _all_parsers(sub)
-
-
 def test_no_help_holds_markup_or_its_line_breaks():
-    for parser in _all_parsers(build_parser()):
+    for parser in all_parsers(build_parser()):
         text = parser.format_help()
         assert not re.search(r"``|:[a-z]+:`|\*\*|\\$|::$|<br>", text, re.M), parser.prog
 

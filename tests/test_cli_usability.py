@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 import pytest
+from _helpers import all_parsers
 
 from er_evaluation import __version__
 from er_evaluation.cli import build_parser, main
@@ -19,16 +20,8 @@ PRED = pd.Series(["p1", "p1", "p1", "p2", "p2", "p3"], index=[f"r{i}" for i in r
 TRUTH = pd.Series(["t1", "t1", "t2", "t2", "t2", "t3"], index=[f"r{i}" for i in range(6)])
 
 
-def _all_parsers(parser):
-    yield parser
-    for action in parser._actions:
-        if action.__class__.__name__ == "_SubParsersAction":
-            for sub in action.choices.values():
-                yield from _all_parsers(sub)
-
-
 def test_every_help_reads_cleanly():
-    for parser in _all_parsers(build_parser()):
+    for parser in all_parsers(build_parser()):
         text = parser.format_help()
         assert not re.search(r":(func|class|mod|data|meth|attr):`|``", text), parser.prog
         assert "usage:" in text
@@ -36,11 +29,11 @@ def test_every_help_reads_cleanly():
 
 def test_help_lists_choices_and_the_pool_format():
     parser = build_parser()
-    estimate = next(p for p in _all_parsers(parser) if p.prog.endswith(" estimate"))
+    estimate = next(p for p in all_parsers(parser) if p.prog.endswith(" estimate"))
     text = estimate.format_help()
     assert "{record,cluster,cluster_block,block,naive}" in text
     assert "interval methods (--ci-method, default" in text and "  auto " in text
-    pairs = next(p for p in _all_parsers(parser) if p.prog.endswith("pairs sample"))
+    pairs = next(p for p in all_parsers(parser) if p.prog.endswith("pairs sample"))
     assert "id_left,id_right,score,predicted" in pairs.format_help()
 
 

@@ -143,6 +143,20 @@ def few_predicted_matches(n: int = 120, seed: int = 4):
     return pool_of(labels, predicted, scores)
 
 
+def no_predicted_match(pool) -> LabelRun:
+    """A passive run of five labels, none on a predicted match: precision is undefined."""
+    index = np.flatnonzero(pool.predicted == 0)[:5]
+    return LabelRun(
+        design="passive",
+        pool_size=pool.n_pairs,
+        index=index,
+        label=pool.labels[index].astype(np.int8),
+        weight=np.ones(5),
+        stratum=np.full(5, -1),
+        new_label=np.ones(5, dtype=bool),
+    )
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_census_and_prediction_group_census_for_every_sampler(method):
     """At the first draw after which every predicted match is labelled, precision
@@ -227,16 +241,7 @@ def test_selected_components_and_the_ais_target_measure():
     (precision,) = estimate_measure(run, sampler.measure)
     assert_same(precision, quietly(estimate_from_labels, run, pool.predicted).precision)
     # a run that drew no predicted match: precision undefined
-    index = np.flatnonzero(pool.predicted == 0)[:5]
-    empty = LabelRun(
-        design="passive",
-        pool_size=pool.n_pairs,
-        index=index,
-        label=pool.labels[index].astype(np.int8),
-        weight=np.ones(5),
-        stratum=np.full(5, -1),
-        new_label=np.ones(5, dtype=bool),
-    )
+    empty = no_predicted_match(pool)
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         estimate_measure(empty, f_measures(pool.predicted))
@@ -382,16 +387,7 @@ def test_every_path_warns_about_an_undefined_metric_once_at_the_callers_line():
     """One warning text (estimates.warn_undefined) for both public paths and the generic
     route: a run that drew no predicted match leaves precision undefined."""
     pool = few_predicted_matches()
-    index = np.flatnonzero(pool.predicted == 0)[:5]
-    empty = LabelRun(
-        design="passive",
-        pool_size=pool.n_pairs,
-        index=index,
-        label=pool.labels[index].astype(np.int8),
-        weight=np.ones(5),
-        stratum=np.full(5, -1),
-        new_label=np.ones(5, dtype=bool),
-    )
+    empty = no_predicted_match(pool)
     # the generic route: the same ratios without the F-measure mark
     generic = dataclasses.replace(f_measures(pool.predicted), f_alphas=None)
     calls = [

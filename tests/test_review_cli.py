@@ -9,6 +9,7 @@ import json
 
 import pandas as pd
 import pytest
+from _helpers import export_and_estimate
 
 from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
 from er_evaluation.review import Project
@@ -44,17 +45,24 @@ def fill(sheet: pd.DataFrame, *, wrong: str | None = None) -> pd.DataFrame:
     return sheet
 
 
+def init(cli, inputs, reviewers: str = "ann"):
+    """``er-eval review init`` of the project ``inputs/P`` (the records, version v1); its
+    folder."""
+    folder = inputs / "P"
+    code, _, err = cli(
+        ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", reviewers]
+    )  # fmt: skip
+    assert code == 0, err
+    return folder
+
+
 def read_csv(text: str, **kw) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text), **kw)
 
 
 def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
-    folder = inputs / "P"
-    code, _, err = cli(
-        ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann,bob"]
-    )  # fmt: skip
-    assert code == 0, err
+    folder = init(cli, inputs, "ann,bob")
     code, out, err = cli(
         ["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1]
     )
@@ -92,25 +100,17 @@ def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
     assert code == 0 and out == "no disagreement waits for adjudication\n"
 
     bench = inputs / "benchmark.csv"
-    code, _, err = cli(["review", "export", folder, "-o", bench])
-    assert code == 0, err
+    review_out, _, estimate_out, err = export_and_estimate(cli, folder, inputs / "v1.csv", bench)
     assert (inputs / "benchmark.sample.json").exists()
-    code, review_out, err = cli(["review", "estimate", folder, "--format", "csv"])
-    assert code == 0, err
-    code, estimate_out, err = cli(
-        ["estimate", inputs / "v1.csv", "--reference", bench, "--format", "csv"]
-    )
-    assert code == 0, err
     assert "design 'records' from benchmark.sample.json" in err
     reviewed = read_csv(review_out).set_index(["prediction", "metric"])
     estimated = read_csv(estimate_out).set_index(["prediction", "metric"])
     columns = ["value", "std_error", "ci_low", "ci_high", "estimator", "n_units", "n_records"]
     pd.testing.assert_frame_equal(reviewed[columns], estimated[columns])
     # as text, the same table (the notes of unreliable estimates: the test below)
-    code, review_text, review_err = cli(["review", "estimate", folder])
-    assert code == 0, review_err
-    code, estimate_text, estimate_err = cli(["estimate", inputs / "v1.csv", "--reference", bench])
-    assert code == 0, estimate_err
+    review_text, review_err, estimate_text, _ = export_and_estimate(
+        cli, folder, inputs / "v1.csv", bench, fmt="table"
+    )
     assert review_text == estimate_text
     assert review_text.split("\n", 1)[0].split() == list(SHOWN_COLUMNS)
     assert "n_effective: the number of equally weighted" in review_err
@@ -122,12 +122,7 @@ def test_the_scripted_review_gives_the_estimates_of_its_export(cli, inputs):
 def test_review_estimate_and_estimate_of_the_export_say_the_same_unreliable_notes(cli, inputs):
     """One reviewed record gives no standard error: every estimate is flagged not reliable,
     once, in the same words by ``review estimate`` and ``er-eval estimate`` on the export."""
-    folder = inputs / "P"
-    code, _, err = cli(
-        ["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann"]
-    )  # fmt: skip
-    assert code == 0, err
+    folder = init(cli, inputs)
     assert cli(["review", "draw", folder, "--size", 1, "--reviewers", "ann"])[0] == 0
     code, _, err = cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
     assert code == 0, err
@@ -135,14 +130,10 @@ def test_review_estimate_and_estimate_of_the_export_say_the_same_unreliable_note
     fill(sheet).to_csv(inputs / "ann_done.csv", index=False)
     assert cli(["review", "import", folder, inputs / "ann_done.csv"])[0] == 0
     bench = inputs / "benchmark.csv"
-    assert cli(["review", "export", folder, "-o", bench])[0] == 0
-
-    code, review_out, err = cli(["review", "estimate", folder, "--format", "csv"])
-    assert code == 0, err
-    code, review_text, review_err = cli(["review", "estimate", folder])
-    assert code == 0, review_err
-    code, estimate_text, estimate_err = cli(["estimate", inputs / "v1.csv", "--reference", bench])
-    assert code == 0, estimate_err
+    review_out, *_ = export_and_estimate(cli, folder, inputs / "v1.csv", bench)
+    review_text, review_err, estimate_text, estimate_err = export_and_estimate(
+        cli, folder, inputs / "v1.csv", bench, fmt="table"
+    )
     assert review_text == estimate_text
     notes = [line for line in review_err.splitlines() if "not reliable" in line]
     assert len(notes) == 3 and all("no standard error" in note for note in notes)
@@ -151,9 +142,7 @@ def test_review_estimate_and_estimate_of_the_export_say_the_same_unreliable_note
 
 
 def test_unknown_reviewers_are_refused_everywhere(cli, inputs):
-    folder = inputs / "P"
-    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann"])  # fmt: skip
+    folder = init(cli, inputs)
     cli(["review", "draw", folder, "--size", 4])
     code, _, err = cli(["review", "export", folder, "-o", inputs / "b.csv", "--reviewer", "nobody"])
     assert code == 1
@@ -170,9 +159,7 @@ def test_unknown_reviewers_are_refused_everywhere(cli, inputs):
 
 
 def test_sheet_errors_are_one_per_line(cli, inputs):
-    folder = inputs / "P"
-    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann"])  # fmt: skip
+    folder = init(cli, inputs)
     cli(["review", "draw", folder, "--size", 4])
     queue = Project.open(folder).queue["record_id"]
     outside = next(r for r in TRUTH.index if r not in set(queue))
@@ -216,9 +203,7 @@ def test_flags_given_without_a_name_or_out_of_range_are_named(cli, inputs):
 
 
 def test_a_sheet_is_checked_row_by_row_as_the_reviewer_numbers_its_rows(cli, inputs):
-    folder = inputs / "P"
-    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    folder = init(cli, inputs, "ann,bob")
     cli(["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1])
     cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
     sheet = fill(pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False))
@@ -249,9 +234,7 @@ def test_a_sheet_is_checked_row_by_row_as_the_reviewer_numbers_its_rows(cli, inp
 
 
 def test_the_disagreement_note_says_whose_decisions_the_figures_use(cli, inputs):
-    folder = inputs / "P"
-    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
-         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    folder = init(cli, inputs, "ann,bob")
     cli(["review", "draw", folder, "--size", 6, "--reviewers", "ann,bob", "--double", 1])
     for name in ("ann", "bob"):
         cli(["review", "sheet", folder, "-o", inputs / f"{name}.csv", "--reviewer", name])

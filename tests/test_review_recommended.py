@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _helpers import decide_as_truth as decide
-from _helpers import filled_sheet
+from _helpers import export_and_estimate, filled_sheet
 
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.io import write_membership
@@ -201,15 +201,9 @@ def test_the_cli_walks_the_recommended_design_to_its_export(cli, files, world):
         sheet.to_csv(files / f"{name}_done.csv", index=False)
         code, _, err = cli(["review", "import", folder, files / f"{name}_done.csv"])
         assert code == 0, err
-    bench = files / "benchmark.csv"
-    code, _, err = cli(["review", "export", folder, "-o", bench])
-    assert code == 0, err
-    code, review_out, err = cli(["review", "estimate", folder, "--format", "csv"])
-    assert code == 0, err
-    code, estimate_out, err = cli(
-        ["estimate", files / "v1.csv", "--reference", bench, "--format", "csv"]
+    review_out, _, estimate_out, err = export_and_estimate(
+        cli, folder, files / "v1.csv", files / "benchmark.csv"
     )
-    assert code == 0, err
     assert "recommended design from benchmark.sample.json" in err
     reviewed = pd.read_csv(io.StringIO(review_out)).set_index(["prediction", "metric"])
     estimated = pd.read_csv(io.StringIO(estimate_out)).set_index(["prediction", "metric"])
