@@ -51,6 +51,8 @@ STRATA = pd.Series(
 
 
 def _cluster_sample(drawn: list, pred=PRED, truth=TRUTH, strata=STRATA, separate=True):
+    """The stratified sample of the clusters ``drawn`` of ``pred``, reviewed against
+    ``truth`` (None: ``pred`` is the truth, a sample of true clusters)."""
     d = pd.Series(strata.reindex(drawn).to_numpy(), index=drawn)
     s = stratified_sample(
         pred,
@@ -58,7 +60,9 @@ def _cluster_sample(drawn: list, pred=PRED, truth=TRUTH, strata=STRATA, separate
         strata.value_counts(sort=False),
         frame="clusters",
         unit_totals=unit_totals(strata, pred),
-    ).reviewed_predicted(truth)
+    )
+    if truth is not None:
+        s = s.reviewed_predicted(truth)
     return with_ratio(s, "separate") if separate else s
 
 
@@ -192,15 +196,7 @@ def test_exhaustive_paired_difference_constant_denominator():
     exact = metrics.pairwise_recall(other, truth) - metrics.pairwise_recall(pred, truth)
     out = []
     for drawn in _all(strata, {"3": 2, "2": 2}):
-        d = pd.Series(strata.reindex(drawn).to_numpy(), index=drawn)
-        s = stratified_sample(
-            truth,
-            d,
-            strata.value_counts(sort=False),
-            frame="clusters",
-            unit_totals=unit_totals(strata, truth),
-        )
-        s = with_ratio(s, "separate")
+        s = _cluster_sample(drawn, truth, None, strata)
         diff = compare({"B": other, "A": pred}, s, R, baseline="A", ci_method="normal").iloc[0]
         ea, eb = estimate(pred, s, R), estimate(other, s, R)
         assert diff.value == pytest.approx(eb.value - ea.value, abs=1e-12)
