@@ -1,7 +1,8 @@
 """Measurement scaffolding shared by bench_kernel.py and bench_engines.py (and, for the
 memory probe, tests/test_memory.py): one child process per configuration with its exit
 status, output and peak resident memory; CPU time and peak memory of any process from
-/proc; raised CPU priority on a shared machine; the machine's description.
+/proc; raised CPU priority on a shared machine; the machine's description; the best
+wall and CPU time of repeated calls (bench_breakdown.py, bench_estimators.py).
 
 Only the standard library: the benchmarks import it before numpy or any engine.
 """
@@ -13,6 +14,7 @@ import os
 import platform
 import subprocess
 import tempfile
+import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,6 +48,19 @@ def run_child(command: Sequence[str], preexec_fn: Callable[[], None] | None = No
         process.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         return ChildRun(process.returncode, out, err.read(), usage.ru_maxrss / 1024)
+
+
+def best_of(fn: Callable[[], object], repeats: int = 3) -> tuple[float, float]:
+    """Best wall time and best CPU time (process time: what the call itself costs on a
+    shared machine) over ``repeats`` runs after a warm-up."""
+    fn()  # warm-up (imports, caches of the first call)
+    wall, cpu = [], []
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu)
 
 
 def rss_mb(field: str = "VmRSS", pid: int | str = "self") -> float:

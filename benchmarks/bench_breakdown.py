@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from _timing import best_of
 from scipy.special import chdtri
 
 from er_evaluation._contingency_table import comb2
@@ -723,17 +724,6 @@ def report(truths) -> str:
                 )
             parts.append("")
     return "\n".join(parts)
-
-
-def best_of(fn, repeats: int = 3) -> tuple[float, float]:
-    fn()
-    wall, cpu = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return min(wall), min(cpu)
 
 
 def speed(repeats: int) -> str:

@@ -20,30 +20,17 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 import warnings
 
 import numpy as np
 import pandas as pd
+from _timing import best_of
 
 from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
 from er_evaluation.errors import CoverageWarning
 from er_evaluation.estimators import DEFAULT_CI_METHOD, estimate_table
 from er_evaluation.sampling import benchmark_sample, sample_clusters
 from er_evaluation.simulation import misattribute
-
-
-def best_of(fn, repeats: int) -> tuple[float, float]:
-    """Best wall time and best CPU time (process time: what the call itself costs on a
-    shared machine) over ``repeats`` runs after a warm-up."""
-    fn()  # warm-up (imports, caches of the first call)
-    wall, cpu = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        wall.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    return min(wall), min(cpu)
 
 
 def synthetic(n_records: int, seed: int = 0) -> pd.Series:
