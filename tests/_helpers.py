@@ -202,13 +202,15 @@ def review(store, sampled, *, reviewer="ann", prediction=PRED, **kw):
 def filled_sheet(sheet: pd.DataFrame, truth: pd.Series) -> pd.DataFrame:
     """A review sheet (``er-eval review sheet``, read as text) filled in as a reviewer who
     knows ``truth`` would: each row removes the shown records outside the sampled record's
-    true cluster and adds its true members that were not shown."""
+    true cluster and adds its true members that were not shown, or says ``correct``."""
     sheet = sheet.copy()
     for i, row in sheet.iterrows():
         shown = row["cluster_records"].split()
         true = truth.index[truth == truth[row["sampled_record"]]]
         sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
         sheet.loc[i, "add"] = " ".join(r for r in true if r not in set(shown))
+        if not sheet.loc[i, "remove"] and not sheet.loc[i, "add"]:
+            sheet.loc[i, "status"] = "correct"
     return sheet
 
 

@@ -257,3 +257,31 @@ def test_navigation_previous_next_next_unreviewed_and_go_to(project):
     at.button(key="nav_next_unreviewed").click().run()
     assert current_record(at) == (5, queue.iloc[5])
     assert at.session_state["queue_position"] == 5
+
+
+@pytest.mark.slow
+def test_the_upload_refuses_what_the_command_line_refuses(project, predictions):
+    """One rule for both front ends: an added record the cluster already holds and a row
+    with no decision are refused, rows named as the spreadsheet numbers them."""
+    at = run_app()
+    choose_reviewer(at, project, "bob")
+    queue = pd.read_parquet(project / "queue.parquet")
+    newest = predictions["2022-06-30"]
+    first, second = queue["record_id"].iloc[:2]
+    mate = newest.index[(newest == newest[first]).to_numpy()].drop(first)[0]
+    sheet = pd.DataFrame(
+        {
+            "sampled_record": [first, second],
+            "status": ["", ""],
+            "remove": ["", ""],
+            "add": [mate, ""],
+        }
+    ).to_csv(index=False)
+    at.file_uploader(key="import_sheet").upload("sheet.csv", sheet.encode(), "text/csv").run()
+    at.button(key="import_sheet_go").click().run()
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert "2 invalid row(s), nothing imported" in error
+    assert f"row 2 (sampled_record {first!r}): added id(s) in column 'add' already in" in error
+    assert f"row 3 (sampled_record {second!r}): no decision: column 'status' is empty" in error
+    assert not ReviewStore(project / "reviews.sqlite").events().shape[0]

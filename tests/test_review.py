@@ -22,6 +22,7 @@ from er_evaluation.review import (
     assign_reviewers,
     check_review,
     names_beside,
+    validate_review,
 )
 
 
@@ -422,12 +423,26 @@ def test_import_sheet_names_every_bad_row_and_writes_nothing(store):
         store.import_sheet(sheet, prediction=PRED, reviewer="ann")
     message = str(info.value)
     assert "review sheet: 6 invalid row(s), nothing imported" in message
-    assert "row 0 (sampled 'a1'): removed id(s) not in the predicted cluster 'A'" in message
-    assert "row 1 (sampled 'zz'): sampled record 'zz' is not in the prediction" in message
-    assert "row 2 (sampled 'b1'): the sampled record 'b1' itself cannot be removed" in message
-    assert "row 3 (sampled 'a1'): sampled record repeated (first at row 0)" in message
-    assert "row 4 (sampled 'c1'): 'predicted_cluster' is 'X' but the prediction puts" in message
-    assert "row 5 (sampled 'd1'): added id(s) not in the population: 'nope'" in message
+    assert (
+        "row 0 (sampled_record 'a1'): removed id(s) in column 'remove' not in the predicted "
+        "cluster 'A'" in message
+    )
+    assert "row 1 (sampled_record 'zz'): sampled record 'zz' is not in the prediction" in message
+    assert (
+        "row 2 (sampled_record 'b1'): the sampled record 'b1' itself cannot be removed in "
+        "column 'remove'" in message
+    )
+    assert (
+        "row 3 (sampled_record 'a1'): column 'sampled_record': the record has a row already "
+        "(row 0)" in message
+    )
+    assert (
+        "row 4 (sampled_record 'c1'): 'predicted_cluster' is 'X' but the prediction puts" in message
+    )
+    assert (
+        "row 5 (sampled_record 'd1'): added id(s) in column 'add' not in the population: 'nope'"
+        in message
+    )
     assert len(store.events()) == 0
 
 
@@ -481,12 +496,15 @@ def test_check_review_errors_name_ids():
         check_review(PRED, "a1", removed=["a1"])
     with pytest.raises(ReviewError, match="not in the population: 'x9', 'x8'"):
         check_review(PRED, "a1", added=["c1", "x9", "x8"])
+    # adding a record the cluster already holds would record a change nobody made
+    with pytest.raises(ReviewError, match="added id\\(s\\) already in the predicted .*'a2'"):
+        check_review(PRED, "a1", added=["a2", "b1"])
+    with pytest.raises(ReviewError, match="already in the shown cluster None of 'a1': 'a1'"):
+        validate_review(sampled_record="a1", added=["a1"], shown_records=["a1", "a2"])
 
 
 def test_check_review_soft_issues():
     assert check_review(PRED, "a1", removed=["a4"], added=["c1"]) == []
-    issues = check_review(PRED, "a1", added=["a2", "b1"])
-    assert [(i.kind, i.records) for i in issues] == [("already_in_cluster", ("a2",))]
     issues = check_review(
         PRED, "a1", removed=["a4"], added=["c1", "b1", "d1"], records=RECORDS, id_col="mention_id"
     )

@@ -42,6 +42,8 @@ def fill(sheet: pd.DataFrame, *, wrong: str | None = None) -> pd.DataFrame:
         sheet.loc[i, "remove"] = " ".join(m for m in shown if m not in set(true))
         missing = [r for r in true if r not in set(shown)]
         sheet.loc[i, "add"] = "" if row["sampled_record"] == wrong else " ".join(missing)
+        if not sheet.loc[i, "remove"] and not sheet.loc[i, "add"]:
+            sheet.loc[i, "status"] = "correct"
     return sheet
 
 
@@ -213,7 +215,7 @@ def test_a_sheet_is_checked_row_by_row_as_the_reviewer_numbers_its_rows(cli, inp
     slip.to_csv(inputs / "slip.csv", index=False)
     code, _, err = cli(["review", "import", folder, inputs / "slip.csv"])
     assert code == 1
-    assert f"row 3 (sampled {sheet.loc[1, 'sampled_record']!r}): the sampled record" in err
+    assert f"row 3 (sampled_record {sheet.loc[1, 'sampled_record']!r}): the sampled record" in err
     # the sheet's own column names, mapped by flags that the error names
     renamed = sheet.rename(columns={"sampled_record": "record", "remove": "out"})
     renamed.to_csv(inputs / "renamed.csv", index=False)
@@ -250,3 +252,102 @@ def test_the_disagreement_note_says_whose_decisions_the_figures_use(cli, inputs)
     _, _, err = cli(["review", "estimate", folder, "--reviewer", "ANN"])
     assert "use ann's own decision where ann made one, else the later one (ann's on 1)" in err
     assert "the later decision on each" not in err
+
+
+def _sheet_case(sheet: pd.DataFrame, case: str) -> tuple[pd.DataFrame, str]:
+    """A filled-in sheet with one slip a spreadsheet invites, and the words that must name
+    it: the row as the spreadsheet numbers it (data row i is row i + 2), the column, the
+    ids."""
+    i = next(k for k, r in sheet.iterrows() if len(r["cluster_records"].split()) > 1)
+    row, sampled = i + 2, sheet.loc[i, "sampled_record"]
+    shown = sheet.loc[i, "cluster_records"].split()
+    mate = shown[1]
+    outside = next(r for r in TRUTH.index if r not in set(shown))
+    bad = sheet.copy()
+    at = f"row {row} (sampled_record {sampled!r}): "
+    if case == "add a shown record":
+        bad.loc[i, "add"] = mate
+        return bad, f"{at}added id(s) in column 'add' already in the predicted cluster"
+    if case == "add the sampled record":
+        bad.loc[i, "add"] = sampled
+        return bad, f"{at}added id(s) in column 'add' already in the predicted cluster"
+    if case == "remove a record not shown":
+        bad.loc[i, "remove"] = outside
+        return bad, f"{at}removed id(s) in column 'remove' not in the predicted cluster"
+    if case == "add an unknown id":
+        bad.loc[i, "add"] = "r99"
+        return bad, f"{at}added id(s) in column 'add' not in the population: 'r99'"
+    if case == "remove an unknown id":
+        bad.loc[i, "remove"] = "r99"
+        return bad, f"{at}removed id(s) in column 'remove' not in the predicted cluster"
+    if case == "an id twice in a cell":
+        bad.loc[i, ["remove", "status"]] = [f"{mate}, {mate}", ""]
+        return bad, f"{at}column 'remove' gives {mate!r} more than once"
+    if case == "a repeated row":
+        bad = pd.concat([bad, bad.loc[[i]]], ignore_index=True)
+        return bad, (
+            f"row {len(bad) + 1} (sampled_record {sampled!r}): column 'sampled_record': the "
+            f"record has a row already (row {row})"
+        )
+    if case == "an edited cluster_records":
+        bad.loc[i, "cluster_records"] = " ".join(r for r in shown if r != mate)
+        return bad, f"{at}column 'cluster_records' was edited (missing {mate!r})"
+    if case == "a row left blank":
+        bad.loc[i, ["remove", "add", "status"]] = ""
+        return bad, f"{at}no decision: column 'status' is empty and so are 'remove' and 'add'"
+    if case == "an unknown status":
+        bad.loc[i, ["remove", "add", "status"]] = ["", "", "ok"]
+        return bad, f"{at}column 'status': 'ok' is not one of correct, reviewed, skipped"
+    raise AssertionError(case)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "add a shown record",
+        "add the sampled record",
+        "remove a record not shown",
+        "add an unknown id",
+        "remove an unknown id",
+        "an id twice in a cell",
+        "a repeated row",
+        "an edited cluster_records",
+        "a row left blank",
+        "an unknown status",
+    ],
+)
+def test_every_bad_sheet_row_is_refused_naming_row_column_and_id(cli, inputs, case):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 6])
+    cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
+    sheet = fill(pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False))
+    bad, expected = _sheet_case(sheet, case)
+    bad.to_csv(inputs / "bad.csv", index=False)
+    code, out, err = cli(["review", "import", folder, inputs / "bad.csv"])
+    assert code == 1 and out == ""
+    assert "review sheet: 1 invalid row(s), nothing imported:" in err
+    assert expected in err, err
+    assert Project.open(folder).store.events().empty
+    # the sheet as filled in imports whole
+    sheet.to_csv(inputs / "good.csv", index=False)
+    code, out, err = cli(["review", "import", folder, inputs / "good.csv"])
+    assert code == 0 and out.startswith(f"imported {len(sheet)} decisions"), err
+
+
+def test_a_sheet_of_a_shared_queue_holds_every_item(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 4])
+    code, out, err = cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ANN"])
+    assert code == 0 and out == "wrote 4 items to " + str(inputs / "ann.csv") + "\n", err
+    sheet = pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False)
+    assert set(sheet["reviewer"]) == {"ann"} and len(sheet) == 4
+    assert list(sheet.columns[-4:]) == ["status", "remove", "add", "notes"]
+    # a reviewer given no item of an assigned queue gets a word, not an empty file
+    cli(["review", "draw", folder, "--size", 4, "--reviewers", "ann", "--earlier", "exclude"])
+    code, _, err = cli(["review", "sheet", folder, "-o", inputs / "bob.csv", "--reviewer", "bob"])
+    assert code == 1 and "no item of the queue is assigned to bob: no sheet written" in err
+    assert not (inputs / "bob.csv").exists()

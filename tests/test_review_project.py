@@ -378,7 +378,7 @@ def test_sheet_import_checks_like_the_app(made):
     lines = str(refused.value).splitlines()
     assert lines[0] == "review sheet: 2 invalid row(s), nothing imported:"
     assert "unknown reviewer 'Nobody'" in lines[1]
-    assert f"(sampled {outside!r}): not an item of the review queue" in lines[2]
+    assert f"(sampled_record {outside!r}): not an item of the review queue" in lines[2]
     sheet["reviewer"] = ["ANN", "bob"]
     sheet = sheet.iloc[:1]
     (event,) = made.import_sheet(sheet)

@@ -17,10 +17,12 @@
     er-eval review reviewers  PROJECT_DIR [--add NAME...]
 
 A team can review in a spreadsheet and keep every guarantee of the app: ``sheet`` writes
-the queue as a review sheet (one row per item: the sampled record, its predicted cluster,
-and empty ``remove``, ``add`` and ``notes`` columns), ``import`` checks a filled-in sheet
-as the app checks a save (known reviewers, queue items, ids of the sample's version;
-every problem listed, one per line, and nothing imported unless every row is valid), a
+the queue as a review sheet (one row per item: the sampled record, its predicted cluster
+and its records, and empty ``status``, ``remove``, ``add`` and ``notes`` columns; each
+row is decided by ``correct`` or ``skipped`` in ``status``, or by the ids it removes or
+adds), ``import`` checks a filled-in sheet as the app checks a save (known reviewers,
+queue items, ids of the sample's version, a decision on every row; every problem listed,
+one per line, and nothing imported unless every row is valid), a
 double-reviewed record decided differently waits in ``adjudicate``, and ``export`` writes
 the very benchmark ``estimate`` uses (with its design beside it, so ``er-eval estimate
 --reference benchmark.csv`` gives the same numbers).
@@ -323,6 +325,11 @@ def run_draw(args: argparse.Namespace) -> int:
 def run_sheet(args: argparse.Namespace) -> int:
     project = Project.open(args.project)
     overview = project.overview(args.reviewer, mine_only=args.reviewer is not None)
+    if overview.empty:
+        raise ReviewError(
+            f"no item of the queue is assigned to {project.reviewer(args.reviewer)}: no sheet "
+            "written (draw the sample again with them among --reviewers)"
+        )
     rows = []
     for item in overview.itertuples(index=False):
         cluster, members = project.members(item.record)
@@ -332,6 +339,7 @@ def run_sheet(args: argparse.Namespace) -> int:
                 "predicted_cluster": cluster,
                 "cluster_records": " ".join(map(str, members)),
                 "reviewer": project.reviewer(args.reviewer) if args.reviewer else "",
+                "status": "",
                 "remove": "",
                 "add": "",
                 "notes": "",

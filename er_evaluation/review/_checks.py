@@ -101,16 +101,20 @@ def validate_review(
     shown_records: Iterable | None = None,
     predicted_cluster: Any = None,
     prediction: pd.Series | None = None,
+    columns: tuple[str, str] | None = None,
 ) -> ValidReview:
     """Check one decision and return it normalised; raise :class:`ReviewError` naming the ids.
 
     The decision is "the sampled record's predicted cluster as shown, minus ``removed``,
     plus ``added``". Rules: the sampled record is among the shown records; removed ids are
-    shown records other than the sampled record; no id is both removed and added;
+    shown records other than the sampled record; no id is both removed and added; added ids
+    are not shown records (adding one would record a change the decision does not make);
     ``status`` (default ``"correct"`` when nothing changes, else ``"reviewed"``) is one of
     ``reviewed, correct, skipped`` and agrees with the changes. With ``prediction``
     (membership Series of the population) also: the sampled record is in it, the shown
     records default to its predicted cluster, and added ids are in the population.
+    ``columns``: the names of the columns the removed and added ids were read from (a
+    review sheet's), named in the messages.
     """
     sampled = check_id(sampled_record, "sampled record")
     removed = unique_ids(removed, "removed")
@@ -136,23 +140,31 @@ def validate_review(
         raise ReviewError(
             f"sampled record {sampled!r} is not among the shown records of cluster {cluster!r}"
         )
+    out, into = ("", "") if columns is None else (f" in column {c!r}" for c in columns)
     stray = [r for r in removed if r not in shown_set]
     if stray:
         raise ReviewError(
-            f"removed id(s) not in the {where} cluster {cluster!r} of {sampled!r}: "
+            f"removed id(s){out} not in the {where} cluster {cluster!r} of {sampled!r}: "
             f"{examples(stray)}"
         )
     if sampled in set(removed):
-        raise ReviewError(f"the sampled record {sampled!r} itself cannot be removed")
+        raise ReviewError(f"the sampled record {sampled!r} itself cannot be removed{out}")
     if prediction is not None and added:
         unknown = [
             a for a, p in zip(added, prediction.index.get_indexer(added), strict=True) if p < 0
         ]
         if unknown:
-            raise ReviewError(f"added id(s) not in the population: {examples(unknown)}")
+            raise ReviewError(f"added id(s){into} not in the population: {examples(unknown)}")
     both = [a for a in added if a in set(removed)]
     if both:
-        raise ReviewError(f"id(s) both removed and added: {examples(both)}")
+        where_both = "" if columns is None else f" (columns {columns[0]!r} and {columns[1]!r})"
+        raise ReviewError(f"id(s) both removed and added{where_both}: {examples(both)}")
+    already = [a for a in added if a in shown_set]
+    if already:
+        raise ReviewError(
+            f"added id(s){into} already in the {where} cluster {cluster!r} of {sampled!r}: "
+            f"{examples(already)}; only records missing from it are added"
+        )
     if status is None:
         status = "reviewed" if removed or added else "correct"
     if status not in STATUSES[:3]:
@@ -176,25 +188,14 @@ def check_review(
 
     Errors (raise :class:`ReviewError` naming the ids) are those of
     :func:`validate_review` with the shown records taken from ``prediction``. Soft issues
-    (returned): ``"already_in_cluster"`` for added ids already in the predicted cluster;
-    with ``records`` (indexed by record id, or with ``id_col``), ``"name"`` for each added
-    record whose name differs from the sampled record's (see :func:`names_beside`).
+    (returned), with ``records`` (indexed by record id, or with ``id_col``): ``"name"`` for
+    each added record whose name differs from the sampled record's (see
+    :func:`names_beside`).
     """
     valid = validate_review(
         sampled_record=sampled_record, removed=removed, added=added, prediction=prediction
     )
     issues: list[ReviewIssue] = []
-    shown = set(valid.shown_records)
-    already = tuple(a for a in valid.added if a in shown)
-    if already:
-        issues.append(
-            ReviewIssue(
-                "already_in_cluster",
-                already,
-                f"added id(s) already in the predicted cluster {valid.predicted_cluster!r}: "
-                f"{examples(already)}",
-            )
-        )
     if records is not None and valid.added:
         table = names_beside(
             records, valid.sampled_record, valid.added, id_col=id_col, name_cols=name_cols

@@ -804,7 +804,7 @@ class Project:
 
     def overview(self, reviewer: str | None = None, *, mine_only: bool = False) -> pd.DataFrame:
         """One row per queue item as ``reviewer`` sees it (with ``mine_only``, only the items
-        assigned to them), in queue order: ``item`` (1-based), ``record``, ``unit``,
+        assigned to them; every item of a queue shared by all), in queue order: ``item`` (1-based), ``record``, ``unit``,
         ``assigned`` (first and second reviewer), ``state`` (``to review``, ``reviewed``,
         ``covered`` — in a true cluster another decision gave —, ``disagreement``,
         ``adjudicated``, or for an item they review blind ``reviewed by you``), ``by`` and
@@ -812,7 +812,7 @@ class Project:
         queue = self._check_queue()[1]
         if reviewer is not None:
             reviewer = self.reviewer(reviewer)
-            if mine_only:
+            if mine_only and queue["reviewer"].notna().any():
                 mine = (queue["reviewer"] == reviewer) | (queue["second_reviewer"] == reviewer)
                 queue = queue[mine.to_numpy()]
         events = self._queue_events()

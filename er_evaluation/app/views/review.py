@@ -834,7 +834,8 @@ with st.expander("Export the reviewed benchmark / import a review sheet"):
         )
     sheet = st.file_uploader(
         "Import an add/remove sheet (columns sampled_record, remove, add; optional "
-        "predicted_cluster, reviewer, notes; er-eval review sheet writes one)",
+        "status — correct or skipped where nothing is removed or added —, predicted_cluster, "
+        "cluster_records, reviewer, notes; er-eval review sheet writes one)",
         type=["csv", "tsv", "parquet"],
         key="import_sheet",
     )
