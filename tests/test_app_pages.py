@@ -192,12 +192,16 @@ def test_estimates_from_the_bundled_benchmark_match_the_library(project, predict
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::er_evaluation.errors.CoverageWarning")
-def test_estimates_follow_the_reviews(project, predictions):
+@pytest.mark.parametrize(
+    "reviews, unreliable",
+    [(3, 0), (1, 3)],  # one reviewed record: no standard error, every estimate flagged
+)
+def test_estimates_follow_the_reviews(project, predictions, reviews, unreliable):
     at = open_page()  # the demo draws its default sample on first open
     queue = pd.read_parquet(project / "queue.parquet")
     newest = predictions["2022-06-30"]
     store = ReviewStore(project / "reviews.sqlite")
-    for i, record in enumerate(queue["record_id"].iloc[:3]):
+    for i, record in enumerate(queue["record_id"].iloc[:reviews]):
         shown = list(newest.index[newest == newest[record]])
         removed = [r for r in shown if r != record][:1] if i == 1 else []
         store.record_review(
@@ -247,6 +251,7 @@ def test_estimates_follow_the_reviews(project, predictions):
     )
     messages = [w.value for w in at.warning if w.value.startswith("not reliable")]
     focus = focus.reset_index().assign(prediction=at.selectbox(key="est_focus").value)
+    assert len(messages) == unreliable
     assert sorted(messages) == sorted(unreliable_notes(focus))
 
 
