@@ -90,36 +90,35 @@ def test_every_metric_identical_on_rldata(engine, as_engine_table):
     assert_frames_close(got, want.rename(index={want.index[0]: got.index[0]}))
 
 
+def assert_same_estimates(prediction, sample, as_engine_table, **options) -> None:
+    """The normal-interval estimate table of ``prediction`` as a pandas Series and as an
+    engine table: the same frame."""
+    want = estimate_table({"p": prediction}, sample, ci_method="normal", **options)
+    got = estimate_table({"p": as_engine_table(prediction)}, sample, ci_method="normal", **options)
+    assert_frames_close(got, want)
+
+
 def test_every_estimator_identical_on_patentsview(engine, as_engine_table, patentsview):
     prediction = patentsview[1]
     sample = benchmark_sample(load_patentsview_benchmark(), weights="cluster_size")
-    kwargs = dict(metrics=ESTIMATOR_METRICS, on_missing="restrict", ci_method="normal")
-    want = estimate_table({"v": prediction}, sample, **kwargs)
-    got = estimate_table({"v": as_engine_table(prediction)}, sample, **kwargs)
-    assert_frames_close(got, want)
+    assert_same_estimates(
+        prediction, sample, as_engine_table, metrics=ESTIMATOR_METRICS, on_missing="restrict"
+    )
 
 
 def test_estimators_identical_on_rldata_record_sample(engine, as_engine_table):
     _, truth = load_rldata10000()
     prediction = misattribute(truth, 0.2, seed=1)
     sample = sample_records(truth, 200, seed=5)
-    kwargs = dict(metrics=ESTIMATOR_METRICS, ci_method="normal")
-    want = estimate_table({"p": prediction}, sample, **kwargs)
-    got = estimate_table({"p": as_engine_table(prediction)}, sample, **kwargs)
-    assert_frames_close(got, want)
+    assert_same_estimates(prediction, sample, as_engine_table, metrics=ESTIMATOR_METRICS)
 
 
 def test_predicted_cluster_sample_identical(engine, as_engine_table):
     _, truth = load_rldata10000()
     prediction = misattribute(truth, 0.2, seed=4)
     sample = sample_clusters(prediction, 40, seed=2).reviewed_predicted(truth)
-    kwargs = dict(
-        metrics=["pairwise_precision", "cluster_precision", "bcubed_precision"],
-        ci_method="normal",
-    )
-    want = estimate_table({"p": prediction}, sample, **kwargs)
-    got = estimate_table({"p": as_engine_table(prediction)}, sample, **kwargs)
-    assert_frames_close(got, want)
+    metrics = ["pairwise_precision", "cluster_precision", "bcubed_precision"]
+    assert_same_estimates(prediction, sample, as_engine_table, metrics=metrics)
 
 
 @pytest.mark.slow
