@@ -304,6 +304,28 @@ def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame | None:
     return df
 
 
+def _planner_summary(df: pd.DataFrame, out: Path, args: argparse.Namespace) -> pd.DataFrame:
+    """Per rate x target x source: the plan, and the half-width achieved over the
+    replicates (1.96 x their SD) and reported (1.96 x the mean SE) against the target;
+    the replicates written under ``out``."""
+    df.to_csv(out / f"bench_stratified_planner_{args.truth}.csv", index=False)
+    g = df.groupby(["rate", "target", "source"], sort=False)
+    s = g.agg(
+        planned_draws=("planned_draws", "first"),
+        planned_half_width=("planned_half_width", "first"),
+        sd=("value", "std"),
+        mean_se=("std_error", "mean"),
+        coverage=("covered", "mean"),
+        mean_cost=("cost", "mean"),
+    )
+    s["achieved_half_width"] = 1.96 * s["sd"]
+    s["reported_half_width"] = 1.96 * s["mean_se"]
+    targets = s.index.get_level_values("target").to_numpy()
+    s["achieved/target"] = s["achieved_half_width"] / targets
+    s["reported/target"] = s["reported_half_width"] / targets
+    return s
+
+
 def _stored(path: Path, keys: list[str]) -> pd.DataFrame:
     """The summary stored at ``path`` (``--report`` where no replicates are kept)."""
     if not path.exists():
@@ -578,8 +600,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--report",
         action="store_true",
-        help="instead of running, print the tables: zipf from its stored summary; change, "
-        "waves from the replicates written so far, or the stored summary where none are kept",
+        help="instead of running, print the tables: zipf and planner from their stored "
+        "summaries; change, waves from the replicates written so far, or the stored summary "
+        "where none are kept",
     )
     parser.add_argument(
         "--change-n",
@@ -713,23 +736,12 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
             s.to_csv(stored)
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
     else:
-        df = run_planner(truth, args.reps, args.seed, args.truth)
-        df.to_csv(out / f"bench_stratified_planner_{args.truth}.csv", index=False)
-        g = df.groupby(["rate", "target", "source"], sort=False)
-        s = g.agg(
-            planned_draws=("planned_draws", "first"),
-            planned_half_width=("planned_half_width", "first"),
-            sd=("value", "std"),
-            mean_se=("std_error", "mean"),
-            coverage=("covered", "mean"),
-            mean_cost=("cost", "mean"),
-        )
-        s["achieved_half_width"] = 1.96 * s["sd"]
-        s["reported_half_width"] = 1.96 * s["mean_se"]
-        targets = s.index.get_level_values("target").to_numpy()
-        s["achieved/target"] = s["achieved_half_width"] / targets
-        s["reported/target"] = s["reported_half_width"] / targets
-        s.to_csv(data / f"bench_stratified_planner_{args.truth}.csv")
+        stored = data / f"bench_stratified_planner_{args.truth}.csv"
+        if args.report:  # the planner keeps no replicates to resume from: its stored summary
+            s = _stored(stored, ["rate", "target", "source"])
+        else:
+            s = _planner_summary(run_planner(truth, args.reps, args.seed, args.truth), out, args)
+            s.to_csv(stored)
         print(s.to_string(float_format=lambda v: f"{v:.4f}"))
         print(
             f"mean achieved/target {s['achieved/target'].mean():.3f}; "
