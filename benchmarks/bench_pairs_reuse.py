@@ -18,7 +18,8 @@ Reports bias with its Monte-Carlo standard error, MSE and 95% interval coverage 
 precision, recall and F1 (an undefined estimate counts as a miss and as squared error 1).
 
     nice -n 10 python benchmarks/bench_pairs_reuse.py --pool abt-buy --sampler oasis --reps 400 --out runs_abt-buy_oasis.csv
-    python benchmarks/bench_pairs_reuse.py --report runs_*_oasis.csv --markdown --summary-out benchmarks/data/bench_pairs_reuse_oasis.csv
+    python benchmarks/bench_pairs_reuse.py --report runs_*_oasis.csv --summary-out benchmarks/data/bench_pairs_reuse_oasis.csv
+    python benchmarks/bench_pairs_reuse.py --report benchmarks/data/bench_pairs_reuse_oasis.csv --markdown
     python benchmarks/bench_pairs_reuse.py --smoke   # abt-buy, both samplers, 2 runs of
                                                      # 200 + 50 labels; temp files
 """
@@ -358,6 +359,38 @@ def summarise(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+SUMMARY_COLUMNS = {"pool", "sampler", "estimate", "weighting", "variance", "metric", "bias"}
+LATER_COLUMNS = ("exact", "least_above", "least_other")
+RUN_COLUMNS = {"pool", "threshold", "rep", "value", "low", "high", "truth"}
+
+
+def _read_report(parser: argparse.ArgumentParser, paths: list[str]) -> pd.DataFrame:
+    """The summary of ``--report``'s CSVs: stored summaries as they are, per-repetition
+    rows summarised (:func:`summarise`). A missing file or one of neither kind stops with
+    a message naming it."""
+    summaries, runs = [], []
+    for path in paths:
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+            parser.error(f"--report {path}: cannot read it ({error})")
+        if RUN_COLUMNS <= set(frame.columns):
+            runs.append(frame)
+        elif SUMMARY_COLUMNS <= set(frame.columns):
+            summaries.append(frame)
+        else:
+            parser.error(
+                f"--report {path}: neither per-repetition rows (--out; columns "
+                f"{sorted(RUN_COLUMNS)}) nor a summary (--summary-out; columns "
+                f"{sorted(SUMMARY_COLUMNS)})"
+            )
+    if runs:
+        summaries.append(summarise(pd.concat(runs, ignore_index=True)))
+    summary = pd.concat(summaries, ignore_index=True)
+    # summaries written before these columns existed show them as "-"
+    return summary.assign(**{c: np.nan for c in LATER_COLUMNS if c not in summary})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pool", default="abt-buy")
@@ -390,8 +423,19 @@ def main() -> None:
         help="directory of stored samples (--save-runs, same pool, threshold and sampler): "
         "estimate them instead of sampling",
     )
-    parser.add_argument("--report", nargs="+", help="summarise per-repetition CSVs and exit")
-    parser.add_argument("--markdown", action="store_true", help="the summary as a README table")
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        help="summarise per-repetition CSVs (--out) or read stored summaries (--summary-out, "
+        "as benchmarks/data/bench_pairs_reuse_oasis.csv) and exit",
+    )
+    parser.add_argument("--markdown", action="store_true", help="the summary as the README table")
+    parser.add_argument(
+        "--details",
+        action="store_true",
+        help="the summary as detailed tables (every weighting and variance, the diagnostic, "
+        "the recall bias split into totals and Jensen's gap, interval widths)",
+    )
     parser.add_argument("--summary-out", help="CSV of the summary (one row per metric)")
     parser.add_argument(
         "--smoke",
@@ -404,16 +448,11 @@ def main() -> None:
     if args.smoke:
         smoke(parser)
         return
-    frame = (
-        pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)
-        if args.report
-        else simulate(args)
-    )
-    summary = summarise(frame)
+    summary = _read_report(parser, args.report) if args.report else summarise(simulate(args))
     if args.summary_out:
         summary.to_csv(args.summary_out, index=False)
-    if args.markdown:
-        print(markdown(summary))
+    if args.markdown or args.details:
+        print(details(summary) if args.details else markdown(summary))
         return
     pd.set_option("display.width", 200)
     print(summary.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
@@ -432,11 +471,59 @@ def smoke(parser: argparse.ArgumentParser) -> None:
         ]
         summary = summarise(pd.concat(frames, ignore_index=True))
         summary.to_csv(Path(tmp) / "summary.csv", index=False)
-    print(markdown(summary))
+        stored = _read_report(parser, [str(Path(tmp) / "summary.csv")])
+    print(markdown(stored))
+    print(details(summary))
+
+
+def _library_weighting(summary: pd.DataFrame) -> pd.Series:
+    """The rows of the library's weighting: own weights for OASIS (a proposal that adapts),
+    mixture weights for static IS (fixed proposals)."""
+    return ((summary.sampler == "oasis") & (summary.weighting == "own")) | (
+        (summary.sampler == "importance") & (summary.weighting == "mixture")
+    )
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    """README tables: per pool x sampler x estimate x weighting, bias, MSE, coverage and
+    """The README table: per pool x estimate of B (without the ``--search`` rows), recall
+    bias +- Monte-Carlo SE under both weightings, then for the library's weighting with the
+    library's variance F1 MSE, coverage of P / R / F1 and the share of runs whose recall is
+    flagged not reliable, and recall coverage with the labels-only variance ("-" where that
+    variance was not run)."""
+    lines = [
+        "| pool | estimate of B | new labels | runs | recall bias, own weights | mixture weights "
+        "| F1 MSE | coverage P / R / F1 | R, labels only | R flagged |",
+        "|---|---|---:|---:|---|---|---:|---|---:|---:|",
+    ]
+    shown = summary[~summary.estimate.str.contains("search")]
+    library = _library_weighting(shown)
+    for (pool, _, estimate), g in shown.groupby(["pool", "sampler", "estimate"], sort=False):
+        recall = g[g.metric == "R"]
+        model = g[library[g.index] & (g.variance == "model")].set_index("metric")
+        labels = recall[library[recall.index] & (recall.variance == "labels")]
+        bias = {
+            w: recall[(recall.weighting == w) & (recall.variance == "model")].iloc[0]
+            for w in ("own", "mixture")
+        }
+        cover = " / ".join(f"{100 * model.cover[m]:.1f}" for m in METRICS)
+        labels_only = f"{100 * labels.cover.iloc[0]:.1f}" if len(labels) else "-"
+        lines.append(
+            f"| {pool.split(',')[0]} | {estimate} | {model.new_labels['R']:,.0f} | "
+            f"{int(model.reps['R'])} | "
+            + " | ".join(f"{b.bias:+.4f} ± {b.bias_mcse:.4f}" for b in bias.values())
+            + f" | {model.mse['F1']:.2e} | {cover} | {labels_only} | "
+            f"{100 * model.flagged['R']:.0f}% |"
+        )
+    return "\n".join(lines)
+
+
+def _shown(value: float, spec: str, unit: str = "") -> str:
+    """``value`` formatted, or "-" where the summary has no such figure (NaN)."""
+    return "-" if np.isnan(value) else format(value, spec) + unit
+
+
+def details(summary: pd.DataFrame) -> str:
+    """Detailed tables: per pool x sampler x estimate x weighting, bias, MSE, coverage and
     the share of runs whose precision is exact (every predicted match of B labelled: an
     interval of zero width);
     then, for the library's weighting (own for OASIS, mixture for static IS) and
@@ -458,7 +545,7 @@ def markdown(summary: pd.DataFrame) -> str:
         lines.append(
             f"| {' | '.join(key)} | {m.new_labels['P']:,.0f} | {int(m.reps['P'])} | "
             f"{' | '.join(bias)} | {m.mse['F1']:.2e} | {cover} | {width} | "
-            f"{100 * m.exact['P']:.0f}% |"
+            f"{_shown(100 * m.exact['P'], '.0f', '%')} |"
         )
     lines += [
         "",
@@ -467,13 +554,7 @@ def markdown(summary: pd.DataFrame) -> str:
         "Jensen |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    library = summary[
-        (
-            ((summary.sampler == "oasis") & (summary.weighting == "own"))
-            | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
-        )
-        & (summary.variance == "model")
-    ]
+    library = summary[_library_weighting(summary) & (summary.variance == "model")]
     for key, g in library.groupby(keys[:3], sort=False):
         r = g.set_index("metric").loc["R"]
         lines.append(
@@ -492,17 +573,14 @@ def markdown(summary: pd.DataFrame) -> str:
         "the least-drawn miss: runs above truth / others |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    weighting = summary[
-        ((summary.sampler == "oasis") & (summary.weighting == "own"))
-        | ((summary.sampler == "importance") & (summary.weighting == "mixture"))
-    ]
+    weighting = summary[_library_weighting(summary)]
     for key, g in weighting.groupby(["pool", "sampler", "estimate", "variance"], sort=False):
         r = g.set_index("metric").loc["R"]
         lines.append(
             f"| {' | '.join(key)} | {int(r.reps)} | {100 * r.cover:.1f}% | "
             f"{100 * r.above:.1f}% / {100 * r.below:.1f}% | {r.width:.3f} | {r.sd:.4f} | "
             f"{r.width / (2 * 1.96 * r.sd) if r.sd > 0 else np.inf:.2f} | "
-            f"{r.least_above:.1f} / {r.least_other:.1f} |"
+            f"{_shown(r.least_above, '.1f')} / {_shown(r.least_other, '.1f')} |"
         )
     return "\n".join(lines)
 

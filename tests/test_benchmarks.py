@@ -116,6 +116,41 @@ def test_the_zipf_table_is_rebuilt_from_its_stored_summary():
     assert all(row in reference for row in rows), [r for r in rows if r not in reference]
 
 
+def test_the_label_reuse_table_is_rebuilt_from_its_stored_summary():
+    """``bench_pairs_reuse.py --report <stored summary> --markdown``, the reference's
+    command, prints the reference's table, row for row, from benchmarks/data alone."""
+    summary = BENCHMARKS / "data" / "bench_pairs_reuse_oasis.csv"
+    out = _report(str(BENCHMARKS / "bench_pairs_reuse.py"), "--report", str(summary), "--markdown")
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    reference = (BENCHMARKS / "README.md").read_text()
+    assert (
+        "bench_pairs_reuse.py --report benchmarks/data/bench_pairs_reuse_oasis.csv --markdown"
+        in (reference)
+    )
+    assert len(rows) == 2 + 9  # header, rule, three pools x three estimates of B
+    lines = reference.splitlines()
+    start = lines.index(rows[0])
+    assert lines[start : start + len(rows)] == rows
+
+
+def test_the_label_reuse_report_names_a_file_it_cannot_use():
+    """A missing file, or a CSV of another benchmark, stops with a message naming it (exit
+    2, no traceback)."""
+    script = str(BENCHMARKS / "bench_pairs_reuse.py")
+    for path in ["missing.csv", str(BENCHMARKS / "data" / "bench_pairs_intervals.csv")]:
+        done = subprocess.run(
+            [sys.executable, script, "--report", path, "--markdown"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 2
+        assert f"--report {path}" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
