@@ -31,6 +31,9 @@ interrupted at any time):
   the flag's frontier: misses flagged against the flag rate of the in-band cells for
   several oracle-model gaps (``flag_frontier``).
 
+``--hidden none`` (with ``--estimate`` and a variant ``--rows`` folder): the ablation without
+the oracle model's hidden matches, each interval the labels' own (``drop_hidden``).
+
 Commands (benchmarks/README.md, "Pair-label intervals"):
 
     nice -n 10 python benchmarks/bench_pairs_intervals.py --draw --estimate \\
@@ -58,7 +61,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_pairs import pools  # noqa: E402
 
-from er_evaluation.pairs import LabelOracle, estimate_from_labels, make_sampler  # noqa: E402
+from er_evaluation.pairs import (  # noqa: E402
+    LabelOracle,
+    _remainder,
+    _variance,
+    estimate_from_labels,
+    estimates,
+    make_sampler,
+    measures,
+)
 from er_evaluation.pairs._search import label_range  # noqa: E402
 from er_evaluation.pairs._variance import _model, _unlabelled_non_matches  # noqa: E402
 from er_evaluation.pairs.run import run_of_sampler, sample_labels  # noqa: E402
@@ -265,6 +276,19 @@ def estimate_rows(name: str, pool, method: str, seed: int, run, truth) -> list[d
 ROWS = "rows"  # folder of the estimates' rows under the cache (--rows)
 
 
+def drop_hidden() -> None:
+    """The ablation ``--hidden none``: every pair-label interval without the oracle model's
+    draws of the hidden matches (``_variance.finish`` called without its ``shift``), so
+    recall and F carry the labels' own Wilson interval on the martingale variance."""
+    original = _variance.finish
+
+    def finish(*args, shift=None, **kwargs):
+        return original(*args, **kwargs)
+
+    for module in (_variance, _remainder, estimates, measures):
+        module.finish = finish
+
+
 def rows_path(cache: Path, name: str, method: str) -> Path:
     return cache / ROWS / f"{name}_{method}.csv"
 
@@ -462,6 +486,12 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--rows", default="rows", help="folder under --cache of the estimates' rows (a variant)"
     )
+    parser.add_argument(
+        "--hidden",
+        choices=("model", "none"),
+        default="model",
+        help="none: estimate without the oracle model's hidden matches (an ablation)",
+    )
     parser.add_argument("--draw", action="store_true")
     parser.add_argument("--estimate", action="store_true")
     parser.add_argument("--report", action="store_true")
@@ -469,6 +499,10 @@ def main(argv=None) -> None:
     parser.add_argument("--smoke", action="store_true", help="a few short runs, in seconds")
     args = parser.parse_args(argv)
     ROWS = args.rows
+    if args.hidden == "none":
+        if args.rows == "rows":
+            parser.error("--hidden none estimates a variant: give it its own --rows folder")
+        drop_hidden()
     if args.smoke:
         BUDGETS = (20, 40, 60)
         args.pools, args.methods, args.labels = ["abt-buy"], list(METHODS), 60
