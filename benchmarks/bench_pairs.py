@@ -37,9 +37,11 @@ would mostly measure the other jobs; wall-clock is reported alongside.
     nice -n 10 python benchmarks/bench_pairs.py --reps 100 --pools abt-buy dblp-acm restaurant \\
         --methods passive stratified importance oasis oasis:ais --out benchmarks/data/bench_pairs_results.csv
     nice -n 10 python benchmarks/bench_pairs.py --speed
-    python benchmarks/bench_pairs.py --summarize benchmarks/data/bench_pairs_results_runs.csv \
+    python benchmarks/bench_pairs.py --summarize benchmarks/data/bench_pairs_results_runs.csv \\
         --out benchmarks/data/bench_pairs_results.csv     # from the per-run rows of a stopped run
-    python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_results*.csv
+    python benchmarks/bench_pairs.py --report benchmarks/data/bench_pairs_final.csv \\
+        benchmarks/data/bench_pairs_results_2.csv benchmarks/data/bench_oasis_strata_final.csv \\
+        benchmarks/data/bench_oasis_package.csv   # the reference's tables (--details: all rows)
     python benchmarks/bench_pairs.py --coverage-report benchmarks/data/bench_pairs_final.csv
     python benchmarks/bench_pairs.py --smoke   # abt-buy, every method, 2 runs to 100 labels,
                                                # the reports, speed at 20,000 pairs; temp files
@@ -437,15 +439,135 @@ RESEARCH = {
 }
 
 
+PACKAGE = "oasis-0.1.3"  # bench_oasis_package.py's method name
+# Stored method names of the library's OASIS default, preferred first: the cut strata
+# sharing their stratum's prior written out (bench_oasis_strata_final.csv); the completed
+# cells' substituted estimate on uncut strata (bench_pairs_final.csv), the same sampler
+# where no stratum can be cut (FEBRL: its oversized stratum is one tied score); a run of
+# today's code.
+OASIS_DEFAULT = ("oasis:max_share=0.0333,shared_prior=1", "oasis:subst", "oasis")
+POOL_ORDER = ("abt-buy", "dblp-acm", "restaurant", "restaurant-all", "febrl", "patentsview")
+
+
+def read_results(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The summaries (:func:`summarize`) and the package's rows (``bench_oasis_package.py``'s
+    CSV, recognised by its method "oasis-0.1.3") of ``paths``, each row tagged with its
+    file's position. A missing file or one of neither kind raises ValueError naming it."""
+    results, package = [], []
+    for i, path in enumerate(paths):
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+            raise ValueError(f"{path}: cannot read it ({error})") from None
+        need = {"pool", "method", "budget", "reps", "mse_F1", "mse_F1_mcse"}
+        if not need <= set(frame.columns):
+            raise ValueError(
+                f"{path}: not a summary of this benchmark (--summarize or --out; "
+                f"missing columns {sorted(need - set(frame.columns))})"
+            )
+        frame = frame.assign(file=i)
+        is_package = frame.method == PACKAGE
+        package.append(frame[is_package])
+        results.append(frame[~is_package])
+    return pd.concat(results, ignore_index=True), pd.concat(package, ignore_index=True)
+
+
+def _pool_rank(pools) -> dict:
+    """The reference's pool order, other pools after them in order of appearance."""
+    names = [*POOL_ORDER, *(p for p in dict.fromkeys(pools) if p not in POOL_ORDER)]
+    return {p: i for i, p in enumerate(names)}
+
+
+def _cell(table: pd.DataFrame, pool: str, methods) -> pd.DataFrame | None:
+    """The rows (indexed by budget) of the first of ``methods`` that ``pool`` has, from the
+    first file holding it; None if it has none."""
+    for method in methods:
+        rows = table[(table.pool == pool) & (table.method == method)]
+        if len(rows):
+            rows = rows[rows.file == rows.file.min()]
+            return rows.drop_duplicates("budget", keep="last").set_index("budget")
+    return None
+
+
+def _mse(cell: pd.DataFrame | None, budgets, mcse: bool = False) -> str:
+    """F1 MSE of ``cell`` at ``budgets`` ("-" where not run), the last with its MC SE."""
+    if cell is None or not set(budgets) <= set(cell.index):
+        return "-"
+    text = " / ".join(f"{cell.mse_F1[b]:.1e}" for b in budgets)
+    return text + (f" ± {cell.mse_F1_mcse[budgets[-1]]:.1e}" if mcse else "")
+
+
 def report(paths) -> str:
+    """The reference's tables from stored summaries. Label efficiency: per pool F1 MSE of
+    passive (with its share of undefined estimates) and stratified sampling at 2,000
+    labels, static IS at 1,000 / 2,000, OASIS's default at 500 / 1,000 / 2,000 (+- MC SE),
+    its P / R MSE at 2,000 and draws per label; a method comes from the first file that
+    holds it for the pool, OASIS from the first of :data:`OASIS_DEFAULT` found. With the
+    package's CSV: its F1 MSE per budget and draws per label beside the library's default
+    at 1,000 labels."""
+    table, package = read_results(paths)
+    lines = []
+    if len(table):
+        lines += [
+            "| pool | passive @2,000 (undefined) | stratified @2,000 | static IS @1,000 / @2,000 "
+            "| OASIS @500 / @1,000 / @2,000 ± MC SE | OASIS P / R MSE @2,000 | OASIS draws/label |",
+            "|---|---|---|---|---|---|---:|",
+        ]
+        for pool in sorted(dict.fromkeys(table.pool), key=_pool_rank(table.pool).get):
+            passive = _cell(table, pool, ["passive"])
+            oasis = _cell(table, pool, OASIS_DEFAULT)
+            has_2000 = oasis is not None and 2000 in oasis.index
+            lines.append(
+                f"| {pool} | "
+                + (
+                    f"{passive.mse_F1[2000]:.1e} ({passive.undef_F1[2000]:.0%})"
+                    if passive is not None and 2000 in passive.index
+                    else "-"
+                )
+                + f" | {_mse(_cell(table, pool, ['stratified']), [2000])}"
+                f" | {_mse(_cell(table, pool, ['importance']), [1000, 2000])}"
+                f" | {_mse(oasis, [500, 1000, 2000], mcse=True)} | "
+                + (
+                    f"{oasis.mse_precision[2000]:.1e} / {oasis.mse_recall[2000]:.1e} | "
+                    f"{oasis.draws_per_label[2000]:.1f} |"
+                    if has_2000
+                    else "- | - |"
+                )
+            )
+    if len(package):
+        lines += [
+            *([""] if lines else []),
+            "| pool | package runs | package @500 | @1,000 | @2,000 | package draws/label "
+            "| library @1,000 |",
+            "|---|---:|---|---|---|---:|---|",
+        ]
+        for pool in sorted(dict.fromkeys(package.pool), key=_pool_rank(package.pool).get):
+            rows = package[package.pool == pool].drop_duplicates("budget", keep="last")
+            rows = rows.set_index("budget")
+            cells = [
+                f"{rows.mse_F1[b]:.1e} ± {rows.mse_F1_mcse[b]:.1e}" if b in rows.index else "-"
+                for b in (500, 1000, 2000)
+            ]
+            oasis = _cell(table, pool, OASIS_DEFAULT) if len(table) else None
+            library = (
+                f"{oasis.mse_F1[1000]:.1e} ± {oasis.mse_F1_mcse[1000]:.1e}"
+                if oasis is not None and 1000 in oasis.index
+                else "not run"
+            )
+            lines.append(
+                f"| {pool} | {int(rows.reps.max())} | {' | '.join(cells)} | "
+                f"{rows.draws_per_label.max():.1f} | {library} |"
+            )
+    return "\n".join(lines)
+
+
+def details(paths) -> str:
     """Markdown tables from result CSVs: MSE (undefined = squared error 1) and 95% CI
     coverage of precision, recall and F1 per pool, method and budget, then F1 MSE of
-    OASIS against the research figures and the `oasis` 0.1.3 package
-    (``bench_oasis_package.py``'s CSV, recognised by its method "oasis-0.1.3")."""
-    frames = [pd.read_csv(p) for p in paths]
-    package_frames = [f for f in frames if (f.method == "oasis-0.1.3").all()]
-    package = pd.concat(package_frames) if package_frames else None
-    table = pd.concat([f for f in frames if not (f.method == "oasis-0.1.3").all()])
+    every OASIS variant against the research figures."""
+    table, _ = read_results(paths)
+    if table.empty:
+        return "no results of this benchmark's samplers in the files (only the package's)"
     # rows by pool (first appearance), then method (first appearance), then budget
     pool_rank = {p: i for i, p in enumerate(dict.fromkeys(table.pool))}
     method_rank = {m: i for i, m in enumerate(dict.fromkeys(table.method))}
@@ -479,31 +601,12 @@ def report(paths) -> str:
         for variant in variants:
             got = table[(table.pool == pool) & (table.method == variant)]
             got = got.drop_duplicates("budget", keep="last").set_index("budget")
-            if got.empty:
+            if got.empty or not {1000, 2000} <= set(got.index):
                 continue
             lines.append(
                 f"| {pool} | {variant} | {got.mse_F1[1000]:.1e} ± {got.mse_F1_mcse[1000]:.1e} "
                 f"({ref[0]:.1e}) | {got.mse_F1[2000]:.1e} ± {got.mse_F1_mcse[2000]:.1e} "
                 f"({ref[1]:.1e}) |"
-            )
-    if package is not None:
-        lines += [
-            "",
-            "| pool | labels | F1 MSE ours, `oasis` (± MCSE) | F1 MSE `oasis` 0.1.3 (± MCSE) | runs (ours / package) |",
-            "|---|---|---|---|---|",
-        ]
-        for _, r in package.iterrows():
-            ours = table[
-                (table.pool == r.pool) & (table.method == "oasis") & (table.budget == r.budget)
-            ]
-            mine = (
-                f"{ours.mse_F1.iloc[0]:.1e} ± {ours.mse_F1_mcse.iloc[0]:.1e}"
-                if len(ours)
-                else "not run"
-            )
-            runs = f"{ours.reps.iloc[0]} / {r.reps}" if len(ours) else f"- / {r.reps}"
-            lines.append(
-                f"| {r.pool} | {r.budget} | {mine} | {r.mse_F1:.1e} ± {r.mse_F1_mcse:.1e} | {runs} |"
             )
     return "\n".join(lines)
 
@@ -589,7 +692,16 @@ def main() -> None:
         "--speed", action="store_true", help="run the 10M-pair speed benchmark instead"
     )
     parser.add_argument(
-        "--report", nargs="+", metavar="CSV", help="markdown tables from result CSVs"
+        "--report",
+        nargs="+",
+        metavar="CSV",
+        help="the reference's tables from summary CSVs (--summarize, --out; "
+        "bench_oasis_package.py's for the package table)",
+    )
+    parser.add_argument(
+        "--details",
+        action="store_true",
+        help="with --report: every pool x method x budget, and the research comparison",
     )
     parser.add_argument(
         "--prior-check", action="store_true", help="prior-expected vs true matches per pool"
@@ -615,7 +727,10 @@ def main() -> None:
         print(coverage_report(args.coverage_report))
         return
     if args.report:
-        print(report(args.report))
+        try:
+            print(details(args.report) if args.details else report(args.report))
+        except ValueError as error:
+            parser.error(f"--report {error}")
         return
     if args.speed:
         table = speed()
@@ -678,6 +793,7 @@ def smoke() -> None:
         one_pool(name, pool, 1, methods, 30, 0, runs_out=runs_out).to_csv(out, index=False)
         summarize(pd.read_csv(runs_out)).to_csv(out, index=False)
         print(report([out]))
+        print(details([out]))
         print(coverage_report([out]))
     print(prior_check(["abt-buy"]).to_string(index=False))
     print(speed(n=20_000, draws=200).to_string(index=False))

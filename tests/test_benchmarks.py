@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -149,6 +150,32 @@ def test_the_label_reuse_report_names_a_file_it_cannot_use():
         assert done.returncode == 2
         assert f"--report {path}" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_the_label_efficiency_tables_are_rebuilt_by_the_reference_command():
+    """The reference's ``bench_pairs.py --report`` command, run as shown (bash expands its
+    braces), prints the label-efficiency and package tables of benchmarks/README.md, row
+    for row, from benchmarks/data alone."""
+    reference = (BENCHMARKS / "README.md").read_text()
+    (command,) = re.findall(r"^ +(python benchmarks/bench_pairs\.py --report .+)$", reference, re.M)
+    before = _files(ROOT)
+    done = subprocess.run(
+        ["/bin/bash", "-c", command.replace("python", shlex.quote(sys.executable), 1)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _files(ROOT) == before
+    out = done.stdout
+    rows = [line for line in out.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 * (2 + 6)  # two tables: header, rule, six pools
+    lines = reference.splitlines()
+    for table in (rows[:8], rows[8:]):
+        start = lines.index(table[0])
+        assert lines[start : start + 8] == table
 
 
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
