@@ -180,9 +180,8 @@ def replicates(
         _, g, _ = phi.evaluate(mean, index)
         se = np.sqrt(np.clip(np.einsum("ri,rij,rj->r", g, cov, g) / n, 0, None))
         n_events = effective_units(Y, phi, names)
-        third = np.einsum("rni,rnj,rnl->rijl", dev, dev, dev) / n  # SmoothFit.third_moments
         lo, hi = score_bounds(
-            phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded, third=third
+            phi, mean, cov, 1.0, n, index, LEVEL, bounds, bounded=bounded, draws=(Y, None)
         )
     agree = np.zeros(len(value), dtype=bool)
     if paired:
@@ -205,7 +204,7 @@ def replicates(
                     bounds,
                     bounded=bounded,
                     paired=False,
-                    third=third,
+                    draws=(Y, None),
                 )
             lo, hi = np.where(agree, ulo, lo), np.where(agree, uhi, hi)
     reliable = np.isfinite(se) & np.isfinite(value) & ~agree

@@ -184,13 +184,6 @@ def _moments(Y: np.ndarray):
     return mean, np.einsum("rni,rnj->rij", dev, dev) / (n - 1)
 
 
-def _third(Y: np.ndarray) -> np.ndarray:
-    """Third central moments (R, k, k, k; divisor n) of draws Y (R, n, k), as
-    ``SmoothFit.third_moments``."""
-    dev = Y - Y.mean(axis=1, keepdims=True)
-    return np.einsum("rni,rnj,rnl->rijl", dev, dev, dev) / Y.shape[1]
-
-
 def _se(phi, mean, cov, n, index):
     _, g, _ = phi.evaluate(mean, index)
     return np.sqrt(np.clip(np.einsum("ri,rij,rj->r", g, cov, g) / n, 0, None))
@@ -227,7 +220,7 @@ def uniform_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: int, r
             se = _se(phi, mean, cov, n, index)
             ivs = {
                 "score": score_bounds(
-                    phi, mean, cov, 1.0, n, index, LEVEL, bounds, third=_third(Y)
+                    phi, mean, cov, 1.0, n, index, LEVEL, bounds, draws=(Y, None)
                 ),
                 "normal": (np.clip(value - z * se, *bounds), np.clip(value + z * se, *bounds)),
             }
@@ -307,8 +300,7 @@ def _check_uniform(a: Version, b: Version, truth: np.ndarray, draws0, rows: list
         e = ref[r0["metric"]]
         mine = np.array([r0["value"], r0["ci_low"], r0["ci_high"], float(r0["flagged"])])
         theirs = np.array([e["value"], e["ci_low"], e["ci_high"], float(not e["reliable"])])
-        # atol: see _check_recommended (the recall difference's skewness)
-        if not np.allclose(mine, theirs, rtol=1e-7, atol=1e-7):
+        if not np.allclose(mine, theirs, rtol=1e-10, atol=1e-10):
             raise AssertionError(f"uniform {r0['metric']}: vectorised {mine} != package {theirs}")
 
 
@@ -476,7 +468,7 @@ def recommended_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: in
         mean, cov = _moments(Y)
         val = bias_corrected(R_PHI, mean, cov, 1.0, m, index)
         se = _se(R_PHI, mean, cov, m, index)
-        lo, hi = score_bounds(R_PHI, mean, cov, 1.0, m, index, LEVEL, (0.0, 1.0), third=_third(Y))
+        lo, hi = score_bounds(R_PHI, mean, cov, 1.0, m, index, LEVEL, (0.0, 1.0), draws=(Y, None))
         g = np.stack([1 / mean[:, 1], -mean[:, 0] / mean[:, 1] ** 2], axis=-1)
         rparts[name] = (np.clip(val, 0, 1), se, lo, hi, g, Y)
     va, sa, la, ha, ga, Ya = rparts["a"]
@@ -501,7 +493,7 @@ def recommended_cell(a: Version, b: Version, truth: np.ndarray, n: int, reps: in
     mean, cov = _moments(Y)
     dval = bias_corrected(diff_phi, mean, cov, 1.0, m, index)
     dse = _se(diff_phi, mean, cov, m, index)
-    dlo, dhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0), third=_third(Y))
+    dlo, dhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0), draws=(Y, None))
     # no draw where the versions differ: the unpaired interval, as compare gives it
     same = np.all(Yb == Ya, axis=(1, 2))
     ulo, uhi = score_bounds(diff_phi, mean, cov, 1.0, m, index, LEVEL, (-1.0, 1.0), paired=False)
@@ -642,9 +634,7 @@ def _check_recommended(
     for label, e, g in checks:
         ref = np.array([e.value, e.ci_low, e.ci_high])
         mine = np.array([g["value"], g["ci_low"], g["ci_high"]])
-        # atol: the recall difference's skewness contracts the columns' third moments, which
-        # nearly cancel (two nearly equal recalls): per-draw and per-unit sums round apart
-        if not np.allclose(ref, mine, rtol=1e-7, atol=1e-7):
+        if not np.allclose(ref, mine, rtol=1e-10, atol=1e-10):
             raise AssertionError(f"recommended {label}: vectorised {mine} != package {ref}")
 
 

@@ -239,20 +239,8 @@ def test_score_interval_of_a_ratio_solves_fieller_at_the_skewness_quantiles():
     w = (np.eye(2)[fit.index["B"]], np.eye(2)[fit.index["A"]])
     lo0, hi0 = ratio_bounds(fit.value, mean, cov, 1.0, n, w, 0.95)
     assert pivot(lo0) == pytest.approx(t, rel=1e-6) and pivot(hi0) == pytest.approx(-t, rel=1e-6)
-    lo3, hi3 = ratio_bounds(fit.value, mean, cov, 1.0, n, w, 0.95, third=fit.third_moments)
+    lo3, hi3 = ratio_bounds(fit.value, mean, cov, 1.0, n, w, 0.95, draws=fit.pooled_draws)
     assert (lo3, hi3) == pytest.approx((lo, hi))
-
-
-def test_third_moments_of_a_fit_count_multiplicities():
-    m = np.array([1, 3, 2, 1, 1, 2])
-    fit = _fit(seed=3, n=6, multiplicity=m)
-    draws = np.repeat(fit.Y, m, axis=0)
-    dev = draws - draws.mean(axis=0)
-    expected = np.einsum("ui,uj,ul->ijl", dev, dev, dev) / len(draws)
-    assert fit.third_moments == pytest.approx(expected)
-    assert stats.skew(draws[:, 0]) == pytest.approx(
-        expected[0, 0, 0] / (dev[:, 0] ** 2).mean() ** 1.5
-    )
 
 
 def test_skewness_quantiles_of_a_rounding_level_skewness_are_the_symmetric_ones():

@@ -66,6 +66,8 @@ from er_evaluation.estimators.ratio import (
     Smooth,
     SmoothFit,
     bias_corrected,
+    draw_moments,
+    draw_skewness,
 )
 
 __all__ = [
@@ -422,28 +424,35 @@ def fieller_bounds(mean, cov, theta, n, weights, z, z_upper=None):
     return np.where(ok, lo, -np.inf), np.where(ok, hi, np.inf), ok
 
 
-def skewed_fieller_bounds(mean, cov, theta, n, weights, t, third=None):
+def skewed_fieller_bounds(mean, cov, theta, n, weights, t, draws=None):
     """Fieller's interval of the ratio ``b/a = c_num'M / c_den'M`` (:func:`fieller_bounds`)
     whose pivot ``(b - R a)/SE`` takes, in place of ``±t``, the quantiles of a studentized
     mean of draws with the skewness of the per-draw ``B - R̂ A`` (R̂ the plug-in ratio;
     :func:`skewness_quantiles`, Hall 1992): when a few draws carry most of the numerator,
-    the interval stretches towards them. ``third`` (..., k, k, k): the draws' third central
-    moments (None: the symmetric ``±t``). Returns ``(lo, hi, bounded)`` as
-    :func:`fieller_bounds`."""
-    cn, cd = weights
+    the interval stretches towards them. ``draws``: ``(Y, multiplicity)``, the draws'
+    columns (..., units, k) and draws per unit (None: one each), or None (the symmetric
+    ``±t`` from ``mean`` and ``cov``). With draws, the ratio's two sides are formed per
+    draw (``Y c_num``, ``Y c_den``: a difference of two versions' columns is exactly 0
+    where they agree) and their moments and skewness computed from them, centred
+    (:func:`~er_evaluation.estimators.ratio.draw_moments`,
+    :func:`~er_evaluation.estimators.ratio.draw_skewness`): contracting the k columns'
+    moments instead cancels. Returns ``(lo, hi, bounded)`` as :func:`fieller_bounds`."""
     n_ = np.asarray(n, dtype=float)
-    q_lo, q_hi = -t, t
-    if third is not None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = (mean @ cn) / (mean @ cd)
-            c = cn - np.asarray(r)[..., None] * cd
-            m2 = _quad(c, cov) * (n_ - 1) / n_
-            m3 = np.einsum("...i,...j,...l,...ijl->...", c, c, c, third)
-            gamma = np.where(m2 > 0, m3 / np.where(m2 > 0, m2, 1.0) ** 1.5, 0.0)
-        q_lo, q_hi = skewness_quantiles(gamma, n_, theta, t)
-        usable = (q_lo < 0) & (q_hi > 0)
-        q_lo, q_hi = np.where(usable, q_lo, -t), np.where(usable, q_hi, t)
-    return fieller_bounds(mean, cov, theta, n_, weights, q_hi, -q_lo)
+    if draws is None:
+        return fieller_bounds(mean, cov, theta, n_, weights, t, t)
+    Y, multiplicity = draws
+    sides = np.stack([Y @ weights[0], Y @ weights[1]], axis=-1)
+    mean, cov = draw_moments(sides, multiplicity)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = mean[..., 0] / mean[..., 1]
+    c = np.stack([np.ones_like(r), -r], axis=-1)
+    q_lo, q_hi = skewness_quantiles(draw_skewness(sides, c, multiplicity), n_, theta, t)
+    usable = (q_lo < 0) & (q_hi > 0)
+    q_lo, q_hi = np.where(usable, q_lo, -t), np.where(usable, q_hi, t)
+    return fieller_bounds(mean, cov, theta, n_, _SIDES, q_hi, -q_lo)
+
+
+_SIDES = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))
 
 
 def skewness_quantiles(gamma, n, theta, q):
@@ -508,7 +517,7 @@ def clopper_pearson(errors, trials, level):
     return lo, hi
 
 
-def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None, third=None):
+def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None, draws=None):
     """The score interval of a bounded ratio ``R = b/a`` (``b = c_num'M``, ``a = c_den'M``
     with ``0 <= B <= A`` on every draw: precision, recall), vectorised over leading axes.
 
@@ -519,8 +528,8 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None, third=N
     - When both sides of the ratio are carried by at least :data:`MIN_EVENTS` effective
       draws (Kish sizes of ``B`` and of the errors ``A - B``), the sample variance is
       trusted: Fieller's (1954) interval with Student's t on ``df``
-      (``{R : (b - R a)² <= t² Var(b - R a)}``). With ``third`` (..., k, k, k: the draws'
-      third central moments, ``SmoothFit.third_moments``) the pivot ``(b - R a)/SE`` takes the
+      (``{R : (b - R a)² <= t² Var(b - R a)}``). With ``draws`` (``(Y, multiplicity)``,
+      ``SmoothFit.pooled_draws``) the pivot ``(b - R a)/SE`` takes the
       quantiles of a studentized mean of skewed draws instead of ±t
       (:func:`skewness_quantiles`, Hall 1992; the skewness of ``B - R̂ A`` per draw): when
       a few draws carry most errors (large clusters split or merged), the interval
@@ -563,7 +572,7 @@ def ratio_bounds(value, mean, cov, theta, n, weights, level, *, df=None, third=N
         n_star = np.where(np.isfinite(n_star) & (n_star > 0), n_star, k_a / theta)
     e_lo, e_hi = clopper_pearson(n_star * (1 - v), n_star, level)
     lo, hi = 1 - e_hi, 1 - e_lo
-    flo, fhi, ok = skewed_fieller_bounds(mean, cov, theta, n_, weights, t, third)
+    flo, fhi, ok = skewed_fieller_bounds(mean, cov, theta, n_, weights, t, draws)
     # a zero sample variance (every draw with the same error share) says nothing about
     # how the unseen units vary: the counts decide then
     many = ok & (var > 0) & (k_e >= MIN_EVENTS * (1 - 1e-9)) & (k_c >= MIN_EVENTS * (1 - 1e-9))
@@ -667,17 +676,17 @@ def score_bounds(
     *,
     bounded: bool = True,
     paired: bool = True,
-    skewness=0.0,
-    third=None,
+    draws=None,
 ):
     """The ``"score"`` interval (the default), vectorised over leading axes of ``mean``
-    (..., k), ``cov`` (..., k, k: sample covariance over the ``n`` draws) and ``third``
-    (..., k, k, k: third central moments of the draws, ``SmoothFit.third_moments``; None:
-    no skewness correction) so the coverage benchmark evaluates all replicates at once.
+    (..., k), ``cov`` (..., k, k: sample covariance over the ``n`` draws) and ``draws``
+    (``(Y, multiplicity)``: the draws' columns (..., units, k) and draws per unit, None
+    for one each, as ``SmoothFit.pooled_draws``; ``draws=None``: no skewness correction)
+    so the coverage benchmark evaluates all replicates at once.
 
     - a plain ratio ``B/A`` of columns with ``0 <= B <= A`` per draw (``bounded``:
       precision, recall): :func:`ratio_bounds` (Fieller with Student's t, corrected for the
-      skewness of the draws when ``third`` is given, when both sides of the ratio rest on
+      skewness of the draws when ``draws`` is given, when both sides of the ratio rest on
       enough draws; Clopper-Pearson on effective counts otherwise);
     - an F-score: :func:`fscore_bounds` from its precision and recall parts' own intervals
       and their correlation, inside the F-measure box of those intervals;
@@ -686,8 +695,8 @@ def score_bounds(
       true links): the difference is itself the ratio ``(b_a - b_b)/a`` of a signed
       numerator, and its interval is Fieller's with Hall's (1992) skewness-corrected
       quantiles (:func:`skewed_fieller_bounds`, the ratio's own interval), where that is
-      bounded and ``third`` is given. A few draws carry the change (the clusters one prediction fixed): its
-      right skew is what the interval corrects for;
+      bounded and ``draws`` is given. A few draws carry the change (the clusters one
+      prediction fixed): its right skew is what the interval corrects for;
     - another paired difference, or one whose Fieller interval is unbounded:
       :func:`mover_bounds` of the parts' intervals (without the skewness correction)
       with the correlation of the two estimates (Zou & Donner 2008), or without it
@@ -695,7 +704,7 @@ def score_bounds(
       the two predictions differ although their populations do;
     - a plain mean of one column (the record precision, whose per-draw values
       ``N f(c)/(|P| |c|)`` are not confined to [0, 1] and are right-skewed): Hall's (1992)
-      skewness-corrected interval (:func:`hall_bounds`) with the draws' ``skewness`` and
+      skewness-corrected interval (:func:`hall_bounds`) with the draws' skewness and
       Student's t on ``n - 1`` degrees of freedom; Wilson's interval below when the SE is
       0 (every draw equal);
     - another metric in [0, 1]: Wilson's (1927) interval on the Korn & Graubard (1998)
@@ -724,29 +733,29 @@ def score_bounds(
         # only with the skewness correction: Fieller's symmetric pivot, like the uncorrected
         # parts, misses below when the sample holds few of the draws that carry the change
         shared = (
-            _shared_denominator(phi, mean, cov, index) if paired and third is not None else None
+            _shared_denominator(phi, mean, cov, index) if paired and draws is not None else None
         )
         if shared is not None:
             weights, same = shared
             t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
-            flo, fhi, ok = skewed_fieller_bounds(mean, cov, theta, n, weights, t, third)
+            flo, fhi, ok = skewed_fieller_bounds(mean, cov, theta, n, weights, t, draws)
             lo, hi = np.where(same & ok, flo, lo), np.where(same & ok, fhi, hi)
         return _contain(value, lo, hi, bounds)
     if isinstance(phi, FBeta):
         (vp, gp, sp), (vr, gr, sr) = (_part(a, mean, cov, theta, n, index) for a in phi.args)
         (lp, hp), (lr, hr) = (
-            score_bounds(a, mean, cov, theta, n, index, level, bounds, bounded=bounded, third=third)
+            score_bounds(a, mean, cov, theta, n, index, level, bounds, bounded=bounded, draws=draws)
             for a in phi.args
         )
         rho = _correlation(gp, sp, gr, sr, cov, theta, n)
         lo, hi = fscore_bounds(vp, lp, hp, vr, lr, hr, phi.beta, rho)
         return _contain(value, lo, hi, bounds)
-    _, _, se = _part(phi, mean, cov, theta, n, index)
+    _, g, se = _part(phi, mean, cov, theta, n, index)
     if bounds is None or tuple(bounds) != (0.0, 1.0):
         return _contain(value, value - z * se, value + z * se, bounds)
     if phi.is_ratio() and bounded:
         return ratio_bounds(
-            value, mean, cov, theta, n, _ratio_weights(phi, index), level, third=third
+            value, mean, cov, theta, n, _ratio_weights(phi, index), level, draws=draws
         )
     n_eff = _min_kish(mean, cov, n)
     t = stdtrit(np.maximum(np.asarray(n, float) - 1.0, 1.0), 0.5 + level / 2)
@@ -754,6 +763,7 @@ def score_bounds(
     if isinstance(phi, Column):
         # Wilson's premise, per-draw values in [0, 1] (a variance that vanishes at 0 and 1),
         # fails for these draws: an estimate at or above 1 does not mean no error was seen
+        skewness = 0.0 if draws is None else draw_skewness(draws[0], g, draws[1])
         hall_lo, hall_hi = hall_bounds(value, se, skewness, n, t)
         varies = np.isfinite(se) & (se > 0)
         lo, hi = np.where(varies, hall_lo, lo), np.where(varies, hall_hi, hi)
@@ -812,8 +822,7 @@ def score_interval(fit: SmoothFit, level: float, bounds: Bounds | None, **_) -> 
         level,
         bounds,
         bounded=_bounded(fit.phi, fit.Y, fit.index),
-        skewness=fit.skewness,
-        third=fit.third_moments,
+        draws=fit.pooled_draws,
     )
     return float(lo), float(hi)
 

@@ -40,6 +40,8 @@ __all__ = [
     "FBeta",
     "SmoothFit",
     "bias_corrected",
+    "draw_moments",
+    "draw_skewness",
     "fpc",
     "smooth_estimate",
     "ratio_estimate",
@@ -253,20 +255,63 @@ class SmoothFit:
 
     @property
     def skewness(self) -> float:
-        """Skewness of the draws' linearised values ``u = influence`` (a unit drawn k times
-        counts k times): ``m3 / m2^(3/2)`` with ``m_j = Σ_draws u^j / n``, Hall's (1992)
-        ``γ̂``; 0 when they do not vary."""
-        m2 = float(self.multiplicity @ self.influence**2) / self.n
-        m3 = float(self.multiplicity @ self.influence**3) / self.n
-        return m3 / m2**1.5 if m2 > 0 and math.isfinite(m2) and math.isfinite(m3) else 0.0
+        """Skewness of the draws' linearised values ``u = grad'(Y_u - mean)`` (a unit drawn
+        k times counts k times), Hall's (1992) ``γ̂`` (:func:`draw_skewness`)."""
+        return float(draw_skewness(self.Y, self.gradient, self.multiplicity))
 
     @property
-    def third_moments(self) -> np.ndarray | None:
-        """Third central moments (k x k x k, divisor n) of the draws' columns,
-        ``Σ_u m_u (Y_u - mean)_i (Y_u - mean)_j (Y_u - mean)_l / n``: the skewness the
-        score interval corrects for."""
-        dev = self.Y - self.mean
-        return np.einsum("u,ui,uj,ul->ijl", self.multiplicity, dev, dev, dev) / self.n
+    def pooled_draws(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(Y, multiplicity)``: the draws as one sample of one distribution, whose
+        skewness (:func:`draw_skewness`) the score interval corrects for."""
+        return self.Y, self.multiplicity
+
+
+def _centred(Y, multiplicity):
+    """Draws ``Y`` (..., units, k) minus their means, the draws' weights (..., units: the
+    multiplicities, or 1 per row) and their number ``n`` (...)."""
+    Y = np.asarray(Y, dtype=float)
+    w = np.ones(Y.shape[:-1]) if multiplicity is None else np.asarray(multiplicity, float)
+    w = np.broadcast_to(w, Y.shape[:-1])
+    n = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.einsum("...u,...uk->...k", w, Y) / n[..., None]
+    return Y - mean[..., None, :], mean, w, n
+
+
+def draw_moments(Y, multiplicity=None) -> tuple[np.ndarray, np.ndarray]:
+    """Means (..., k) and sample covariance (..., k, k; divisor n - 1) of draws ``Y``
+    (..., units, k) in which unit u counts ``multiplicity`` (..., units; None: once)
+    times, from the centred draws. Vectorised over leading axes."""
+    dev, mean, w, n = _centred(Y, multiplicity)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = np.einsum("...u,...ui,...uj->...ij", w, dev, dev) / (n - 1)[..., None, None]
+    return mean, cov
+
+
+def draw_skewness(Y, c, multiplicity=None) -> np.ndarray:
+    """Skewness ``γ̂ = m3 / m2^(3/2)`` of the per-draw values ``u = c'(Y_u - Ȳ)`` of a
+    linear combination ``c`` of the columns, ``m_j = Σ_u m_u u^j / n`` (divisor n, Hall's
+    (1992) ``γ̂``; ``m_u`` the draws of unit u, ``n = Σ m_u``), vectorised over leading
+    axes: ``Y`` (..., units, k), ``c`` (..., k), ``multiplicity`` (..., units) or None
+    (one draw per row).
+
+    Computed from the draws, each column centred before the combination and ``u``
+    centred again: contracting the columns' third-moment tensor with ``c ⊗ c ⊗ c``
+    instead cancels catastrophically when ``u`` is small beside the columns (a precision
+    near 1) or the columns sit far from 0. 0 where ``u`` does not vary beyond the rounding
+    of its terms, or is not finite."""
+    dev, _, w, n = _centred(Y, multiplicity)
+    c = np.asarray(c, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        u = np.einsum("...uk,...k->...u", dev, c)
+        u = u - (np.einsum("...u,...u->...", w, u) / n)[..., None]
+        m2 = np.einsum("...u,...u->...", w, u * u) / n
+        m3 = np.einsum("...u,...u->...", w, u * u * u) / n
+        # the rounding of u's terms: a spread below it is no spread
+        terms = np.einsum("...uk,...k->...u", np.abs(dev), np.abs(c))
+        noise = 1e-24 * np.einsum("...u,...u->...", w, terms * terms) / n
+        varies = np.isfinite(m2) & np.isfinite(m3) & (m2 > noise)
+        return np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
 
 
 _ROUNDING = 1e-12

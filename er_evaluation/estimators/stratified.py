@@ -128,9 +128,9 @@ class StratifiedFit(SmoothFit):
     stratum_gradient: np.ndarray | None = None
 
     @property
-    def third_moments(self) -> None:
+    def pooled_draws(self) -> None:
         """None: draws of different strata share no one distribution whose skewness the
-        pooled moments would measure."""
+        pooled draws would measure."""
         return None
 
     @property
