@@ -24,8 +24,9 @@ of a paired difference the same errors with half of them fixed (``keep=0.5``); n
 
 Each estimate is the library's own smooth function and columns (the per-unit totals of
 a census of each truth, indexed by each replicate's draws); values, standard errors, the
-default ``score`` interval and the ``reliable`` rule (for groups, with each group's
-hosts' view and unreached large predicted clusters: :func:`group_views`) are computed for
+default ``score`` interval and the ``reliable`` rule (for groups and the links across
+groups, with each row's hosts' view and unreached large predicted clusters:
+:func:`group_views`) are computed for
 all replicates at once with the library's vectorised functions (``bias_corrected``, ``score_bounds``,
 ``effective_units``), and the first replicate of every cell is checked against the public
 functions (``blocking_table``, ``estimate_by_group``, ``compare_by_group``,
@@ -81,7 +82,9 @@ from er_evaluation.estimators.blocking import (
 )
 from er_evaluation.estimators.diagnostics import MIN_EFFECTIVE_UNITS, bounded_estimator
 from er_evaluation.estimators.groups import (
+    ACROSS,
     UNREVIEWED_CLUSTERS,
+    UNREVIEWED_CLUSTERS_ACROSS,
     UNREVIEWED_SHARE,
     effective_units,
     equality_p_value,
@@ -243,7 +246,9 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
     ``links`` the group's predicted links; and ``unreviewed``, whether more than
     ``UNREVIEWED_SHARE`` of the group's predicted links sit in clusters holding each at
     least 1/n of them that no drawn unit reaches, worth fewer than
-    ``UNREVIEWED_CLUSTERS`` equally large clusters."""
+    ``UNREVIEWED_CLUSTERS`` equally large clusters. Under ``ACROSS``: ``unreviewed`` for
+    the links across groups, on the predicted clusters ĉ and their links across groups,
+    with their hosts' view (``H``, ``m`` and ``links`` of the links across groups)."""
     R, n = draws.shape
     U = len(census.units)
     p = census.probability / census.probability.mean()
@@ -252,7 +257,8 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
     drawn = count > 0
     reached = sp.csr_matrix(drawn, dtype=float)  # replicate x unit: the unit was drawn
     code, labels = pd.factorize(groups.to_numpy())
-    refined = pd.factorize(prediction.to_numpy())[0].astype(np.int64) * len(labels) + code
+    parent_code = pd.factorize(prediction.to_numpy())[0].astype(np.int64)
+    refined = parent_code * len(labels) + code
     cell = pd.factorize(refined)[0]
     size = np.bincount(cell).astype(float)
     pair, keys = pd.factorize(cell.astype(np.int64) * U + unit_of_record)
@@ -265,6 +271,8 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
     host_of[pred[host]] = unit[host]
     group_of = np.zeros(len(size), dtype=np.int64)
     group_of[cell] = code
+    parent_of = np.zeros(len(size), dtype=np.int64)
+    parent_of[cell] = parent_code
     minority = (2 * inter < s) & (host_of[pred] >= 0)
     out = {}
     for j, label in enumerate(labels):
@@ -276,23 +284,65 @@ def group_views(prediction, groups, census, unit_of_record, draws) -> dict:
         w = inter[mj] * (s[mj] - 1) / 2 / p[u]
         m = (count[:, u] * drawn[:, h]).astype(float) @ w / n
         links = comb2(size).astype(float) * (group_of == j)
-        total = links.sum()
-        share = links / total if total else links
-        big = np.flatnonzero((links > 0) & (share >= 1.0 / n))
-        col = np.full(len(size), -1)
-        col[big] = np.arange(len(big))
-        sel = col[pred] >= 0
-        touches = sp.csr_matrix(
-            (np.ones(int(sel.sum())), (unit[sel], col[pred[sel]])), shape=(U, len(big))
-        )
-        reach = (reached @ touches).toarray() > 0
-        out_of_reach = (~reach).astype(float)
-        unreviewed = out_of_reach @ share[big]
-        squares = out_of_reach @ share[big] ** 2
-        keff = unreviewed**2 / np.where(squares > 0, squares, 1.0)
-        unreviewed = (unreviewed > UNREVIEWED_SHARE) & (keff < UNREVIEWED_CLUSTERS)
-        out[label] = {"H": H, "m": m, "links": float(total), "unreviewed": unreviewed}
+        unreviewed = _out_of_reach(links, pred, unit, reached, n, U)
+        out[label] = {"H": H, "m": m, "links": float(links.sum()), "unreviewed": unreviewed}
+    # the links across groups of each predicted cluster ĉ: C(|ĉ|, 2) - Σ_g C(|ĉ ∩ g|, 2)
+    pred_size = np.bincount(parent_code).astype(float)
+    cross = comb2(pred_size) - np.bincount(parent_of, weights=comb2(size), minlength=len(pred_size))
+    # the hosts' view of the links across groups: a record of group g in ĉ has
+    # x = (|ĉ| - |ĉ ∩ g|)/2 half-links across groups
+    trip, tkeys = pd.factorize(cell.astype(np.int64) * U + unit_of_record)
+    tcount = np.bincount(trip).astype(float)
+    tkeys = np.asarray(tkeys, dtype=np.int64)
+    t_unit, t_cell = tkeys % U, tkeys // U
+    t_parent = parent_of[t_cell]
+    x = tcount * (pred_size[t_parent] - size[t_cell]) / 2
+    pu, pkeys = pd.factorize(t_parent * U + t_unit)
+    p_inter = np.bincount(pu, weights=tcount)
+    pkeys = np.asarray(pkeys, dtype=np.int64)
+    p_unit, p_parent = pkeys % U, pkeys // U
+    p_host = 2 * p_inter > pred_size[p_parent]
+    host_of = np.full(len(pred_size), -1, dtype=np.int64)
+    host_of[p_parent[p_host]] = p_unit[p_host]
+    seen = np.bincount(pu, weights=x)
+    hosted = cross[p_parent[p_host]] - seen[p_host]
+    H = reached @ np.bincount(p_unit[p_host], weights=hosted, minlength=U)
+    mx = (2 * p_inter[pu] < pred_size[t_parent]) & (host_of[t_parent] >= 0)
+    u, h = t_unit[mx], host_of[t_parent[mx]]
+    m = (count[:, u] * drawn[:, h]).astype(float) @ (x[mx] / p[u]) / n
+    out[ACROSS] = {
+        "H": H,
+        "m": m,
+        "links": float(cross.sum()),
+        "unreviewed": _out_of_reach(
+            cross, parent_of[pred], unit, reached, n, U, UNREVIEWED_CLUSTERS_ACROSS
+        ),
+    }
     return out
+
+
+def _out_of_reach(
+    links, pair_cell, pair_unit, reached, n: int, U: int, few: float = UNREVIEWED_CLUSTERS
+) -> np.ndarray:
+    """Per replicate: whether more than ``UNREVIEWED_SHARE`` of ``links`` (per cell) sit in
+    cells holding each at least 1/n of them that no drawn unit reaches (``reached``:
+    replicate x unit; ``pair_cell``, ``pair_unit``: the cells' records by true cluster),
+    worth fewer than ``few`` equally large cells."""
+    total = links.sum()
+    share = links / total if total else links
+    big = np.flatnonzero((links > 0) & (share >= 1.0 / n))
+    col = np.full(len(links), -1)
+    col[big] = np.arange(len(big))
+    sel = col[pair_cell] >= 0
+    touches = sp.csr_matrix(
+        (np.ones(int(sel.sum())), (pair_unit[sel], col[pair_cell[sel]])), shape=(U, len(big))
+    )
+    reach = (reached @ touches).toarray() > 0
+    out_of_reach = (~reach).astype(float)
+    unreviewed = out_of_reach @ share[big]
+    squares = out_of_reach @ share[big] ** 2
+    keff = unreviewed**2 / np.where(squares > 0, squares, 1.0)
+    return (unreviewed > UNREVIEWED_SHARE) & (keff < few)
 
 
 def _host_value(phi, mean, index, host) -> np.ndarray:
@@ -499,9 +549,9 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
                 for g in tables["a"]:
                     for m in GROUP_METRICS:
                         phi, cols = fns[("a", g, m)]
-                        hosts = {"": hv["a"][g]} if g in hv["a"] else None
+                        hosts = {"": hv["a"][g]}
                         seen = None
-                        if g in hv["a"] and m != "pairwise_recall":
+                        if m != "pairwise_recall":
                             seen = hv["a"][g]["unreviewed"]
                         rep = replicates(
                             phi, cols, draws[n], (0.0, 1.0), hosts=hosts, unreviewed=seen
@@ -516,7 +566,7 @@ def run_truth(name: str, args) -> tuple[pd.DataFrame, pd.DataFrame]:
                             _rows({**base, "group": g, "metric": m}, rep, exact["a"].at[g, m])
                         )
                         phi, cols = _difference(*fns[("b", g, m)], *fns[("a", g, m)])
-                        hosts = {"a:": hv["b"][g], "b:": hv["a"][g]} if g in hv["a"] else None
+                        hosts = {"a:": hv["b"][g], "b:": hv["a"][g]}
                         if seen is not None:
                             seen = seen | hv["b"][g]["unreviewed"]
                         rep = replicates(
@@ -630,11 +680,25 @@ def flag_summary(d: pd.DataFrame) -> str:
         f"{int((g['coverage'] < 0.8).sum())} below 80% (lowest {100 * g['coverage'].min():.1f}%), "
         f"{int(band.sum())} in band, {int((g['coverage'] > 0.98).sum() - exact.sum())} above 98%"
     ]
-    for label, sel in (("all metrics", True), ("precision / F1", flaggable)):
+    across = g["group"] == ACROSS
+    for label, sel in (
+        ("all metrics", True),
+        ("precision / F1", flaggable),
+        ("links across groups", across),
+    ):
         lines.append(
             f"  {label}: misses flagged {_ratio(caught[low & sel].sum(), miss[low & sel].sum())}; "
             f"in band flagged {_ratio((m - kept)[band & sel].sum(), m[band & sel].sum())}"
         )
+    # the candidate for recall: each side of the ratio on at least MIN_EVENTS effective units
+    kept_e = np.round((1 - g["flagged_events"]) * m)
+    caught_e = miss - np.round((1 - g["coverage_reliable_events"].fillna(1.0)) * kept_e)
+    sel = ~flaggable
+    lines.append(
+        f"  recall, flagged below {MIN_EVENTS:g} effective units a side: misses flagged "
+        f"{_ratio(caught_e[low & sel].sum(), miss[low & sel].sum())}; in band flagged "
+        f"{_ratio((m - kept_e)[band & sel].sum(), m[band & sel].sum())}"
+    )
     return "\n".join(lines)
 
 

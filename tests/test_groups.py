@@ -362,6 +362,102 @@ def test_a_group_whose_large_predicted_clusters_no_reviewed_record_reaches_is_fl
     )
 
 
+def _merged_across_groups():
+    """8 entities of 100 records in group A and 8 in B, A's k-th predicted merged with
+    B's k-th for k < 2 (20,000 false links across groups, in 2 clusters); 500 entities of
+    a record in A and one in B (the true links across groups) and 300 of 2 records in each
+    group, predicted right."""
+    entity, pred, group = [], [], []
+    for g in ("A", "B"):
+        for k in range(8):
+            entity += [f"{g}{k}"] * 100
+            pred += [f"m{k}" if k < 2 else f"{g}{k}"] * 100
+        group += [g] * 800
+    for k in range(500):
+        entity += [f"x{k}"] * 2
+        pred += [f"x{k}"] * 2
+        group += ["A", "B"]
+    for g in ("A", "B"):
+        for k in range(300):
+            entity += [f"{g}p{k}"] * 2
+            pred += [f"{g}p{k}"] * 2
+        group += [g] * 600
+    index = [f"r{i}" for i in range(len(entity))]
+    return tuple(pd.Series(x, index=index) for x in (entity, pred, group))
+
+
+def test_links_across_groups_in_large_unreached_predicted_clusters_are_flagged():
+    # 40 entities split across the groups and 10 of each group's pairs drawn: the sample
+    # sees only true links across groups (precision 1) while 98% of them are false and sit
+    # in the 2 merged clusters no reviewed record reaches
+    truth, pred, groups = _merged_across_groups()
+    small = [*(f"x{k}" for k in range(40)), *(f"Ap{k}" for k in range(10))]
+    small += [f"Bp{k}" for k in range(10)]
+    sample = record_sample(truth, small, [1] * len(small))
+    exact = group_metrics(pred, truth, groups).loc[ACROSS]
+    assert exact["pairwise_precision"] == pytest.approx(500 / 20_500)
+    with pytest.warns(UnreliableEstimateWarning, match="links across groups"):
+        t = estimate_by_group({"x": pred}, sample, groups).set_index(["group", "metric"])
+    across = t.loc[ACROSS]
+    p = across.loc["pairwise_precision"]
+    assert not (p.ci_low <= exact["pairwise_precision"] <= p.ci_high)  # the miss
+    assert not p.reliable
+    assert p.reason.startswith(
+        "98% of the links across groups sit in large predicted clusters (each at least 1/60 "
+        "of them; worth 2.0 equally large ones) that no reviewed record reaches"
+    )
+    assert "review 400 records in those clusters" in p.reason
+    assert not across.at["pairwise_f1", "reliable"]
+    assert across.at["pairwise_recall", "reliable"]  # recall rests on the true links
+    # a paired difference with a version that also splits a drawn entity across groups
+    # (the two differ on a reviewed unit) is flagged for the same unreached clusters
+    other = pred.copy()
+    other.iloc[1600] = "alone"  # the record of x0 in group A
+    with pytest.warns(UnreliableEstimateWarning, match="links across groups"):
+        d = compare_by_group({"x": pred, "y": other}, sample, groups)
+    d = d.set_index(["group", "metric"])
+    assert d.at[(ACROSS, "pairwise_precision difference"), "reason"].startswith(
+        "98% of the links across groups sit in large predicted clusters"
+    )
+
+
+def test_hosts_view_of_the_links_across_groups_against_brute_force():
+    # the links across groups of the foreign records of every hosted predicted cluster,
+    # counted record by record; on a census every foreign record is a reviewed minority
+    # record too, so the two counts agree
+    rng = np.random.default_rng(5)
+    truth = pd.Series(rng.integers(0, 60, 400), index=[f"r{i}" for i in range(400)])
+    pred = misattribute(truth, 0.2, seed=6)
+    groups = pd.Series(rng.choice(["A", "B", "C"], 400), index=truth.index)
+    hosted = 0.0
+    for _, members in pd.DataFrame({"p": pred, "t": truth, "g": groups}).groupby("p"):
+        counts = members["t"].value_counts()
+        if 2 * counts.iloc[0] > len(members):
+            in_group = members["g"].map(members["g"].value_counts())
+            foreign = members["t"] != counts.index[0]
+            hosted += float(((len(members) - in_group[foreign]) / 2).sum())
+    assert hosted > 0
+    table = group_unit_tables(pred, census(truth), groups)[ACROSS]
+    assert table.host_minority == pytest.approx(hosted)
+    assert table.q["minority_checked"].sum() == pytest.approx(hosted)
+
+
+def test_links_across_groups_reached_by_the_sample_are_left_alone():
+    # the same draws and one entity of each merged cluster: the sample sees the false
+    # links across groups, no flag, and the intervals cover the links across groups
+    truth, pred, groups = _merged_across_groups()
+    units = [*(f"x{k}" for k in range(40)), *(f"Ap{k}" for k in range(10))]
+    units += [*(f"Bp{k}" for k in range(10)), "A0", "B1"]
+    sample = record_sample(truth, units, [1] * len(units))
+    exact = group_metrics(pred, truth, groups).loc[ACROSS]
+    t = estimate_by_group({"x": pred}, sample, groups).set_index(["group", "metric"])
+    across = t.loc[ACROSS]
+    assert across["reliable"].all()
+    assert not across["reason"].str.contains("no reviewed record reaches").any()
+    for m in ("pairwise_precision", "pairwise_recall", "pairwise_f1"):
+        assert across.at[m, "ci_low"] <= exact[m] <= across.at[m, "ci_high"]
+
+
 def test_bad_input_is_named(rldata):
     truth, prediction, groups = rldata
     sample = sample_records(truth, 50, seed=4)

@@ -71,7 +71,8 @@ class UnitTable:
     ``unreviewed_links``: for a group's table
     (:func:`~er_evaluation.estimators.groups.group_unit_tables`), the share of the group's
     predicted links in its large predicted clusters that no reviewed record reaches, their
-    effective number weighted by links and their records (None when not computed)."""
+    effective number weighted by links and their records (for the links across groups, the
+    same of the links across groups in the predicted clusters; None when not computed)."""
 
     q: dict[str, np.ndarray]
     sample: Sample
