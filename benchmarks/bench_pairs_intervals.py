@@ -27,7 +27,8 @@ interrupted at any time):
 - ``--estimate``: the library's estimates at each budget (the run cut right after the
   draw that paid for the budget's last label, where a run of that budget stops), one row
   per run x budget x metric in ``CACHE/rows/<pool>_<method>.csv``;
-- ``--report``: the table above from the rows, as a Markdown table (``--out`` a CSV), and
+- ``--report``: the table above from the rows, as a Markdown table (``--out`` a CSV; from
+  a stored one with ``--from-summary``; ``--table-labels``: some budgets only), and
   the flag's frontier: misses flagged against the flag rate of the in-band cells for
   several oracle-model gaps (``flag_frontier``).
 
@@ -39,7 +40,10 @@ Commands (benchmarks/README.md, "Pair-label intervals"):
     nice -n 10 python benchmarks/bench_pairs_intervals.py --draw --estimate \\
         --pools abt-buy --methods oasis ais importance --seeds 23000000 100 \\
         --cache /work/scratch/pairs/intervals
-    python benchmarks/bench_pairs_intervals.py --report --cache /work/scratch/pairs/intervals
+    python benchmarks/bench_pairs_intervals.py --report --cache /work/scratch/pairs/intervals \\
+        --out benchmarks/data/bench_pairs_intervals.csv
+    python benchmarks/bench_pairs_intervals.py --report \\
+        --from-summary benchmarks/data/bench_pairs_intervals.csv --table-labels 2000
 
 ``--smoke``: a few runs of 60 labels on one small pool, in seconds.
 """
@@ -471,8 +475,27 @@ def flag_frontier(rows: pd.DataFrame, band=BAND, gaps=FRONTIER_GAPS) -> str:
 def read_rows(cache: Path) -> pd.DataFrame:
     files = sorted((cache / ROWS).glob("*.csv"))
     if not files:
-        raise SystemExit(f"no rows under {cache / ROWS}: run --estimate first")
+        raise SystemExit(
+            f"no rows under {cache / ROWS}: run --estimate first, or report a stored summary "
+            "with --from-summary benchmarks/data/bench_pairs_intervals.csv"
+        )
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+
+
+SUMMARY_COLUMNS = ("pool", "method", "budget", "metric", "runs", "coverage", "flagged", "misses")
+
+
+def read_summary(path: Path) -> pd.DataFrame:
+    """A summary stored by ``--report --out``; a file that cannot be read or is of another
+    kind stops with a message naming it."""
+    try:
+        summary = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise SystemExit(f"--from-summary {path}: cannot read it ({error})") from None
+    missing = [c for c in SUMMARY_COLUMNS if c not in summary]
+    if missing:
+        raise SystemExit(f"--from-summary {path}: not a summary of --report --out (no {missing})")
+    return summary
 
 
 def main(argv=None) -> None:
@@ -496,6 +519,22 @@ def main(argv=None) -> None:
     parser.add_argument("--estimate", action="store_true")
     parser.add_argument("--report", action="store_true")
     parser.add_argument("--out", type=Path, help="summary CSV of --report")
+    parser.add_argument(
+        "--from-summary",
+        type=Path,
+        metavar="CSV",
+        help="with --report: the table from a stored summary (--out, as "
+        "benchmarks/data/bench_pairs_intervals.csv) instead of the rows; no flag frontier "
+        "(it needs the rows)",
+    )
+    parser.add_argument(
+        "--table-labels",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="with --report: the table's lines at these budgets only (the flag summary "
+        "still counts every budget)",
+    )
     parser.add_argument("--smoke", action="store_true", help="a few short runs, in seconds")
     args = parser.parse_args(argv)
     ROWS = args.rows
@@ -530,14 +569,19 @@ def run(args: argparse.Namespace) -> None:
                     flush=True,
                 )
     if args.report:
-        rows = read_rows(args.cache)
-        rows = rows[rows["pool"].isin(args.pools) & rows["method"].isin(args.methods)]
-        summary = summarize(rows)
+        rows = None if args.from_summary else read_rows(args.cache)
+        if rows is None:
+            summary = read_summary(args.from_summary)
+        else:
+            rows = rows[rows["pool"].isin(args.pools) & rows["method"].isin(args.methods)]
+            summary = summarize(rows)
+        summary = summary[summary["pool"].isin(args.pools) & summary["method"].isin(args.methods)]
         if args.out:
             summary.to_csv(args.out, index=False)
-        print(markdown(summary))
+        shown = summary[summary["budget"].isin(args.table_labels or summary["budget"])]
+        print(markdown(shown))
         print(flag_summary(summary))
-        if "model_gap" in rows:
+        if rows is not None and "model_gap" in rows:
             print(flag_frontier(rows))
 
 

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,12 +153,13 @@ def test_the_label_reuse_report_names_a_file_it_cannot_use():
         assert "Traceback" not in done.stderr
 
 
-def test_the_label_efficiency_tables_are_rebuilt_by_the_reference_command():
-    """The reference's ``bench_pairs.py --report`` command, run as shown (bash expands its
-    braces), prints the label-efficiency and package tables of benchmarks/README.md, row
-    for row, from benchmarks/data alone."""
+def _reference_command(start: str) -> str:
+    """Run the one command of benchmarks/README.md that begins with ``start`` as shown
+    (bash, which expands braces), from the repository root; its output. It must exit 0
+    and write nothing into the repository."""
     reference = (BENCHMARKS / "README.md").read_text()
-    (command,) = re.findall(r"^ +(python benchmarks/bench_pairs\.py --report .+)$", reference, re.M)
+    (command,) = re.findall(rf"^ +({re.escape(start)}.*)$", reference, re.M)
+    command = command.split("  #")[0]  # a trailing comment
     before = _files(ROOT)
     done = subprocess.run(
         ["/bin/bash", "-c", command.replace("python", shlex.quote(sys.executable), 1)],
@@ -168,14 +170,36 @@ def test_the_label_efficiency_tables_are_rebuilt_by_the_reference_command():
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert _files(ROOT) == before
-    out = done.stdout
+    assert _files(ROOT) == before, f"{command} wrote into the repository"
+    return done.stdout
+
+
+def _tables_in_reference(out: str, sizes: list[int]) -> None:
+    """The Markdown tables of ``out`` (``sizes``: their line counts, header and rule
+    included) each stand in benchmarks/README.md as printed, line for line."""
     rows = [line for line in out.splitlines() if line.startswith("|")]
-    assert len(rows) == 2 * (2 + 6)  # two tables: header, rule, six pools
-    lines = reference.splitlines()
-    for table in (rows[:8], rows[8:]):
+    assert len(rows) == sum(sizes)
+    lines = (BENCHMARKS / "README.md").read_text().splitlines()
+    for end, size in zip(np.cumsum(sizes), sizes, strict=True):
+        table = rows[end - size : end]
         start = lines.index(table[0])
-        assert lines[start : start + 8] == table
+        assert lines[start : start + size] == table
+
+
+def test_the_label_efficiency_tables_are_rebuilt_by_the_reference_command():
+    """The reference's ``bench_pairs.py --report`` command prints its label-efficiency and
+    package tables from benchmarks/data alone."""
+    out = _reference_command("python benchmarks/bench_pairs.py --report")
+    _tables_in_reference(out, [2 + 6, 2 + 6])  # six pools each
+
+
+def test_the_pair_interval_table_is_rebuilt_by_the_reference_command():
+    """The reference's ``bench_pairs_intervals.py --report --from-summary`` command prints
+    its table (six pools x three methods at 2,000 labels) and the flag summary its text
+    cites, from the stored summary."""
+    out = _reference_command("python benchmarks/bench_pairs_intervals.py --report --from-summary")
+    _tables_in_reference(out, [2 + 18])
+    assert "misses flagged: 212 of 701" in out
 
 
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
