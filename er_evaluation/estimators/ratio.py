@@ -266,7 +266,7 @@ class SmoothFit:
         return self.Y, self.multiplicity
 
 
-def _centred(Y, multiplicity):
+def _centred(Y: np.ndarray, multiplicity: np.ndarray | None):
     """Draws ``Y`` (..., units, k) minus their means, the draws' weights (..., units: the
     multiplicities, or 1 per row) and their number ``n`` (...)."""
     Y = np.asarray(Y, dtype=float)
@@ -278,7 +278,9 @@ def _centred(Y, multiplicity):
     return Y - mean[..., None, :], mean, w, n
 
 
-def draw_moments(Y, multiplicity=None) -> tuple[np.ndarray, np.ndarray]:
+def draw_moments(
+    Y: np.ndarray, multiplicity: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Means (..., k) and sample covariance (..., k, k; divisor n - 1) of draws ``Y``
     (..., units, k) in which unit u counts ``multiplicity`` (..., units; None: once)
     times, from the centred draws. Vectorised over leading axes."""
@@ -288,7 +290,9 @@ def draw_moments(Y, multiplicity=None) -> tuple[np.ndarray, np.ndarray]:
     return mean, cov
 
 
-def draw_skewness(Y, c, multiplicity=None) -> np.ndarray:
+def draw_skewness(
+    Y: np.ndarray, c: np.ndarray, multiplicity: np.ndarray | None = None
+) -> np.ndarray:
     """Skewness ``γ̂ = m3 / m2^(3/2)`` of the per-draw values ``u = c'(Y_u - Ȳ)`` of a
     linear combination ``c`` of the columns, ``m_j = Σ_u m_u u^j / n`` (divisor n, Hall's
     (1992) ``γ̂``; ``m_u`` the draws of unit u, ``n = Σ m_u``), vectorised over leading
