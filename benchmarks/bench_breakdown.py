@@ -702,14 +702,44 @@ def flag_summary(d: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def equality_summary(tests: dict[str, pd.DataFrame]) -> str:
+    """The equality test's cells summarised per truth and n, over the cells whose groups'
+    truths are not all equal (``groups_differ`` > 0): the range of its size (Hotelling's F,
+    the statistic centred at the true differences), of its size among reliable tests over
+    the cells where at least half the tests are reliable, of its size with a chi-square
+    reference, and of its rejections."""
+    lines = [
+        "| truth | n | Hotelling F size | size among reliable tests (cells with ≥ 50% reliable) "
+        "| chi-square size | rejections where the groups differ |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def span(x: pd.Series) -> str:
+        return f"{100 * x.min():.1f}–{100 * x.max():.1f}"
+
+    for name, t in tests.items():
+        for n, g in t[t["groups_differ"] > 0].groupby("n"):
+            reliable = g[g["reliable"] >= 0.5]
+            among = (
+                f"{span(reliable['size_reliable'])} ({len(reliable)} cells)"
+                if len(reliable)
+                else "– (no cell)"
+            )
+            lines.append(
+                f"| {name} | {n} | {span(g['size'])} | {among} | {span(g['size_chi2'])} | "
+                f"{span(g['rejects'])} |"
+            )
+    return "\n".join(lines)
+
+
 def report(truths) -> str:
-    parts = []
+    parts, tests = [], {}
     for name in truths:
         path = DATA / f"breakdown_{name}.csv"
         if not path.exists():
             continue
         d = pd.read_csv(path)
-        t = pd.read_csv(DATA / f"breakdown_tests_{name}.csv")
+        t = tests[name] = pd.read_csv(DATA / f"breakdown_tests_{name}.csv")
         reps = int(d["replicates"].max())
         parts.append(f"#### Truth: {name} ({reps} replicates per cell; 95% nominal)\n")
         parts.append(flag_summary(d) + "\n")
@@ -786,6 +816,11 @@ def report(truths) -> str:
                     f"| {mech} | {case} | {metric} | {rng:.3f} | " + " | ".join(cells) + " |"
                 )
             parts.append("")
+    if tests:
+        parts += [
+            "Equality test across A/B/C at 5%, over the cells above:\n",
+            equality_summary(tests),
+        ]
     return "\n".join(parts)
 
 
@@ -890,6 +925,7 @@ def main(argv=None) -> int:
         print(f"{name}: {time.time() - t0:.0f} s", file=sys.stderr)
         if args.smoke:  # every cell's first replicate matched the library
             print(f"{len(rows)} cells, {len(tests)} tests", file=sys.stderr)
+            print(equality_summary({name: tests}))
             continue
         DATA.mkdir(exist_ok=True)
         rows.to_csv(DATA / f"breakdown_{name}.csv", index=False)

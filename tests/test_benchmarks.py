@@ -202,6 +202,14 @@ def test_the_pair_interval_table_is_rebuilt_by_the_reference_command():
     assert "misses flagged: 212 of 701" in out
 
 
+def test_the_equality_test_table_is_rebuilt_by_the_reference_command():
+    """``bench_breakdown.py --report`` ends with the reference's equality-test table (three
+    truths x two sizes), from the stored CSVs."""
+    out = _reference_command("python benchmarks/bench_breakdown.py --report")
+    table = out.split("Equality test across A/B/C at 5%, over the cells above:")[1]
+    _tables_in_reference(table, [2 + 6])
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
