@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import time
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import pandas as pd
 import pytest
 from _helpers import (
     TIMEOUT_MS,
+    decide_as_truth,
     free_port,
     item_heading_of,
     ran,
@@ -476,3 +478,69 @@ def test_the_sample_page_draws_the_recommended_design_into_the_queue(server, peo
     assert sorted(queue["record_id"]) == sorted(wanted.index)
     assert set(queue["reviewer"]) == {"ann", "bob"}
     assert queue.groupby("unit")["reviewer"].nunique().max() == 1
+
+
+# ------------------------------------------------------------------ estimates and report
+
+
+@pytest.mark.parametrize("design, size", [("records", 6), ("recommended", 20)])
+def test_the_estimates_page_shows_the_command_line_table_and_its_notes(
+    server, people, tmp_path, design, size
+):
+    """The Estimates page's table has the columns ``er-eval estimate`` prints, one "not
+    reliable" note per unreliable estimate of the version in focus, and the report it
+    builds downloads as one HTML file."""
+    from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
+    from er_evaluation.review._estimates import version_estimates
+
+    folder = small_project(tmp_path / "p", "ann")
+    project = opened(folder)
+    draw(project, design=design, size=size)
+    truth = pd.read_csv(folder.parent / "in" / "truth.csv", dtype=str).set_index("rid")
+    decide_as_truth(project, "ann", project.queue["record_id"], truth["person"])
+    sample, _ = project.sample()
+    metrics = ["pairwise_precision", "pairwise_recall", "pairwise_f1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the notes the page must show are checked below
+        table = version_estimates(project.data.predictions, sample, ["v1"], metrics)
+
+    (ctx,) = people(1)
+    page = visit(ctx, server, folder, page="estimates", reviewer="ann")
+    page.get_by_text("Version in focus").wait_for()
+    ran(page)
+    grid = page.locator("[data-testid=stDataFrame]").filter(has_text="n_effective")
+    assert grid_columns(page, grid) == ["prediction", "metric", *SHOWN_COLUMNS]
+    notes = [
+        text
+        for text in page.locator("[data-testid=stAlertContentWarning]").all_inner_texts()
+        if text.startswith("not reliable")
+    ]
+    assert notes == unreliable_notes(table)
+    assert (design == "recommended") == bool(notes)  # the recommended draw is too small here
+    # an undefined estimate reads as such, never as "nan" or an interval
+    undefined = table.loc[table["value"].isna(), "metric"]
+    assert (design == "recommended") == (len(undefined) > 0)
+    for metric in undefined:
+        title = {"pairwise_recall": "Pairwise recall", "pairwise_f1": "Pairwise F1"}[metric]
+        box = page.locator("[data-testid=stMetric]").filter(has_text=title)
+        expect(box.locator("[data-testid=stMetricValue]")).to_have_text("undefined")
+    captions = page.locator("[data-testid=stCaptionContainer]").all_inner_texts()
+    assert not [c for c in captions if re.search(r"\bnan\b", c)]
+    page.get_by_role("button", name="Build the report").click()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download report").click()
+    assert download.value.suggested_filename == "er_evaluation_report.html"
+    html = Path(download.value.path()).read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>") and "Entity resolution evaluation" in html
+
+
+def grid_columns(page, grid) -> list[str]:
+    """The column names of a Streamlit dataframe in the browser: its grid keeps only the
+    columns in view in its accessible table, so it is read scrolled left, then right."""
+    names: list[str] = []
+    for left in ("0", "e.scrollWidth"):
+        grid.locator(".dvn-scroller").evaluate(f"e => {{ e.scrollLeft = {left}; }}")
+        page.wait_for_timeout(500)
+        expect(grid.locator("table th").first).to_be_attached()
+        names += [n for n in grid.locator("table th").all_text_contents() if n not in names]
+    return names

@@ -67,6 +67,14 @@ def test_fscore_bounds_stay_in_the_box(p, r, dp, dr, rho):
     assert _f(p, r) - 1e-12 <= hi <= _f(ph, rh) + 1e-12
 
 
+def test_an_undefined_part_leaves_the_fscore_interval_undefined():
+    # a recall of NaN (no true link weighed in its sample) gave F1 = NaN in [0, 0]
+    for p, r in ((0.55, np.nan), (np.nan, 0.8), (np.nan, np.nan)):
+        lo, hi = fscore_bounds(p, p, p, r, r, r, 1.0, 0.0)
+        assert np.isnan(lo) and np.isnan(hi)
+    assert tuple(map(float, fscore_bounds(0.0, 0.0, 0.1, 0.0, 0.0, 0.2, 1.0, 0.0)))[0] == 0.0
+
+
 def test_two_draws_bias_correction_stays_in_range_and_says_why(patentsview):
     # two reviewed clusters: the second-order correction took precision to -0.018, and the
     # diagnostic blamed a wrong population, which cannot happen with 0 <= B <= A per unit

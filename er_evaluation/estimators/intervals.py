@@ -616,14 +616,17 @@ def fscore_bounds(p, p_lo, p_hi, r, r_lo, r_hi, beta, rho):
 
     (``rho``: correlation of P̂ and R̂, 0 for independent samples), then kept inside the
     F-measure box ``[F(l_P, l_R), F(u_P, u_R)]`` of the parts' intervals, so an F-score's
-    interval is never wider than what its own P and R intervals allow."""
+    interval is never wider than what its own P and R intervals allow. An undefined part
+    (NaN) leaves the interval undefined."""
     b2 = float(beta) ** 2
 
     def F(pp, rr):
         pp, rr = np.asarray(pp, dtype=float), np.asarray(rr, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             d = b2 * pp + rr
-            return np.where(d > 0, (1 + b2) * pp * rr / np.where(d > 0, d, 1.0), 0.0)
+            # F(0, 0) is 0 at the box's corner; F of an undefined part is undefined
+            zero = np.where(np.isnan(d), np.nan, 0.0)
+            return np.where(d > 0, (1 + b2) * pp * rr / np.where(d > 0, d, 1.0), zero)
 
     f = F(p, r)
     dp, dr = f - F(p_lo, r), f - F(p, r_lo)

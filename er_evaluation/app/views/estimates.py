@@ -125,14 +125,18 @@ focus = st.selectbox("Version in focus", versions, index=len(versions) - 1, key=
 cols = st.columns(len(SHOWN_METRICS))
 for col, (metric, label) in zip(cols, SHOWN_METRICS.items(), strict=True):
     row = table[(table["prediction"] == focus) & (table["metric"] == metric)].iloc[0]
-    col.metric(
-        label,
-        f"{row['value']:.3f}",
-        help=f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
-    )
+    if pd.isna(row["value"]):
+        # an undefined estimate has no interval; its note below says why
+        value, interval = "undefined", "no interval"
+    else:
+        value = f"{row['value']:.3f}"
+        interval = (
+            f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · SE "
+            f"{row['std_error']:.3f}"
+        )
+    col.metric(label, value, help=interval)
     col.caption(
-        f"{row['level']:.0%} CI [{row['ci_low']:.3f}, {row['ci_high']:.3f}] · SE "
-        f"{row['std_error']:.3f} · {row['estimator']} estimator, {row['design']} design, "
+        f"{interval} · {row['estimator']} estimator, {row['design']} design, "
         f"n = {row['n_draws']} draws, {effective_words(row['n_effective'])}"
     )
     for note in unreliable_notes(row.to_frame().T):
