@@ -176,10 +176,13 @@ def main(argv=None) -> int:
         "--report",
         type=Path,
         nargs="+",
-        help="print the markdown table of these summary files (no simulation)",
+        help="print the markdown table of these summary files (no simulation; with "
+        "--metrics: the table's rows of those metrics only)",
     )
     parser.add_argument("--rates", type=float, nargs="+", default=[0.05, 0.10])
-    parser.add_argument("--metrics", nargs="+", default=[P, R, F1])
+    parser.add_argument(
+        "--metrics", nargs="+", help=f"metrics to run (default {P}, {R}, {F1}) or to show"
+    )
     parser.add_argument("--targets", type=float, nargs="+", default=[0.01, 0.02])
     parser.add_argument("--sources", nargs="+", default=["rate", "pilot"])
     parser.add_argument(
@@ -225,7 +228,13 @@ def main(argv=None) -> int:
             print(report(pd.read_csv(out)))
         return 0
     if args.report:
-        print(report(pd.concat([pd.read_csv(p) for p in args.report], ignore_index=True)))
+        frames = []
+        for path in args.report:
+            try:
+                frames.append(pd.read_csv(path))
+            except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+                parser.error(f"--report {path}: cannot read it ({error})")
+        print(report(pd.concat(frames, ignore_index=True), args.metrics))
         return 0
     if args.truth is None:
         parser.error("--truth is required (or --report, --smoke)")
@@ -244,7 +253,7 @@ def run(args: argparse.Namespace, smoke: bool = False) -> None:
     truth = load_truth(args.truth, smoke)
     for rate in args.rates:
         pred = misattribute(truth, rate, seed=args.seed + 1)
-        for metric in args.metrics:
+        for metric in args.metrics or (P, R, F1):
             exact = EXACT[metric](pred, truth)
             for target in args.targets:
                 for source in args.sources:
@@ -287,19 +296,21 @@ def run(args: argparse.Namespace, smoke: bool = False) -> None:
 PLAN_SEED = {P: 1, R: 2, F1: 3}
 
 
-def report(df: pd.DataFrame) -> str:
-    """Markdown table of summary rows, and the mean achieved/target over the cells whose
-    size the variance model set (not the 30-draw floor)."""
+def report(df: pd.DataFrame, metrics=None) -> str:
+    """Markdown table of summary rows (those of ``metrics`` only, if given), and the mean
+    achieved/target over every row whose size the variance model set (not the 30-draw
+    floor)."""
     order = {name: i for i, name in enumerate(TRUTHS)}
     df = df.assign(_o=df["truth"].map(order)).sort_values(
         ["_o", "metric", "design", "rate", "target", "source"]
     )
+    shown = df if metrics is None else df[df["metric"].isin(metrics)]
     lines = [
         "| truth | metric | design | rate | target | S_h from | planned draws | records read "
         "| achieved / target | achieved / planned | reported / target | coverage | reps |",
         "| --- | --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for _, r in df.iterrows():
+    for _, r in shown.iterrows():
         floor = " (floor)" if r["floor_bound"] else ""
         lines.append(
             f"| {r['truth']} | {r['metric'].replace('pairwise_', '')} | {r['design']} "

@@ -210,6 +210,14 @@ def test_the_equality_test_table_is_rebuilt_by_the_reference_command():
     _tables_in_reference(table, [2 + 6])
 
 
+def test_the_planner_table_is_rebuilt_by_the_reference_command():
+    """``bench_planner.py --report ... --metrics pairwise_precision`` prints the reference's
+    precision table (16 cells) from the stored summary."""
+    out = _reference_command("python benchmarks/bench_planner.py --report")
+    _tables_in_reference(out, [2 + 16])
+    assert "- all cells: mean achieved/target 0.933 over 30 cells (range 0.77-1.11)" in out
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
