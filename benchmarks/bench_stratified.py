@@ -294,6 +294,27 @@ def zipf_markdown(s: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def change_markdown(s: pd.DataFrame, extra_rate: float) -> str:
+    """The change-focused table of benchmarks/README.md from the summary ``s`` of one
+    ``--extra-rate``: the uniform design, then the change-focused one by n; the first line
+    names B's extra errors and the true F1 difference."""
+    lines = [
+        "| B - A | design | n | records reviewed | SD of the estimates | mean SE | bias | coverage |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    flat = s.reset_index()
+    flat = flat.assign(_first=flat["design"] != "uniform").sort_values(["_first", "n"])
+    for i, (_, r) in enumerate(flat.iterrows()):
+        label = (
+            f"{100 * extra_rate:g}% more errors (F1 difference {r['truth']:+.5f})" if i == 0 else ""
+        )
+        lines.append(
+            f"|{f' {label}' if label else ''} | {r['design']} | {int(r['n'])} | {r['mean_cost']:,.0f} | {r['sd']:.5f} | "
+            f"{r['mean_se']:.5f} | {r['bias']:+.5f} | {r['coverage']:.3f} |"
+        )
+    return "\n".join(lines)
+
+
 def _run_or_report(path: Path, report: bool, run) -> pd.DataFrame | None:
     """The replicates written so far to ``path`` (``--report``; None where none are kept),
     or ``run(path)`` written there."""
@@ -721,6 +742,7 @@ def run(args: argparse.Namespace, data: Path, out: Path) -> int:
                 f"uniform n={n}: SD {row['sd']:.5f} with {row['mean_cost']:,.0f} reviewed records; "
                 f"change-focused reaches it with ~{need:,.0f} ({need / row['mean_cost']:.2f} of them)"
             )
+        print(change_markdown(s, args.extra_rate))
     elif args.experiment == "waves":
         df = _run_or_report(
             out / f"bench_stratified_waves_{args.truth}.csv",

@@ -218,6 +218,21 @@ def test_the_planner_table_is_rebuilt_by_the_reference_command():
     assert "- all cells: mean achieved/target 0.933 over 30 cells (range 0.77-1.11)" in out
 
 
+def test_the_change_focused_rows_are_rebuilt_from_their_stored_summaries():
+    """``bench_stratified.py change --report --extra-rate R`` (the reference's command, and
+    likewise for 1%) prints the reference's rows of that rate from the stored summary."""
+    out = _reference_command("python benchmarks/bench_stratified.py change --report")
+    out += _report(
+        str(BENCHMARKS / "bench_stratified.py"), "change", "--report", "--extra-rate", "0.01"
+    )
+    rows = [line for line in out.splitlines() if line.startswith("| ")]
+    rows = [line for line in rows if not line.startswith("| B - A |")]
+    reference = (BENCHMARKS / "README.md").read_text().splitlines()
+    start = reference.index(rows[0])
+    assert len(rows) == 9
+    assert reference[start : start + 9] == rows
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
