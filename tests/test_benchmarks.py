@@ -233,6 +233,13 @@ def test_the_change_focused_rows_are_rebuilt_from_their_stored_summaries():
     assert reference[start : start + 9] == rows
 
 
+def test_the_simulation_study_tables_are_rebuilt_by_the_reference_command():
+    """``simulation_study.py --report benchmarks/data/simulation_study.csv`` prints the
+    reference's two tables (four rows per truth) from the stored cells."""
+    out = _reference_command("python benchmarks/simulation_study.py --report")
+    _tables_in_reference(out, [2 + 4, 2 + 4])
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
