@@ -39,11 +39,11 @@ with the half-links across groups ``(|ĉ| - |ĉ ∩ g|)/2`` of each foreign reco
 g, and large unreached clusters worth fewer than :data:`UNREVIEWED_CLUSTERS_ACROSS`.
 Measured in benchmarks/README.md ("Blocking, subgroups and the truth's statistics"): they
 flag 59% of the misses of the PatentsView cells below 93% coverage and 11.2% of the
-replicates of cells in band; 55% and 2.4% on the heavy-tailed truth, where the links
+replicates of cells in band; 55% and 2.3% on the heavy-tailed truth, where the links
 across groups are flagged in 44% of their misses (75% of those from over-merged entities,
 18% of those from misattributed records, whose cells cover 89-93%). Recall is covered by
 neither check; the rule tried for it (each side of the ratio on at least 8 effective
-units) caught 30-38% of its misses and flagged 12-86% of its replicates in band.
+units) caught 30-36% of its misses and flagged 7-86% of its replicates in band.
 
 The groups' estimates come from one sample and are correlated. Their joint covariance is
 the delta method on the stacked per-unit columns of all groups (as for a paired
