@@ -502,6 +502,9 @@ def main() -> None:
         smoke()
         return
     if args.report:
+        for path in args.report:
+            if not Path(path).is_file():
+                parser.error(f"--report {path}: no such file")
         print(report(args.report))
         return
     if args.mode == "speed":

@@ -240,6 +240,13 @@ def test_the_simulation_study_tables_are_rebuilt_by_the_reference_command():
     _tables_in_reference(out, [2 + 4, 2 + 4])
 
 
+def test_the_ais_table_is_rebuilt_by_the_reference_command():
+    """``bench_pairs_ais.py --report benchmarks/data/bench_pairs_ais_v4_*.csv`` prints the
+    reference's AIS table (six pools)."""
+    out = _reference_command("python benchmarks/bench_pairs_ais.py --report")
+    _tables_in_reference(out, [2 + 6])
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
