@@ -322,7 +322,9 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             e = g[f"err_{metric}"].to_numpy(float)
             sq = np.where(np.isnan(e), 1.0, e**2)  # undefined counts as squared error 1
             row[f"mse_{metric}"] = float(np.mean(sq))
-            row[f"mse_{metric}_mcse"] = float(np.std(sq) / np.sqrt(reps))
+            row[f"mse_{metric}_mcse"] = (
+                float(np.std(sq, ddof=1) / np.sqrt(reps)) if reps > 1 else np.nan
+            )
             row[f"median_sq_{metric}"] = float(np.median(sq))
             row[f"bias_{metric}"] = float(np.nanmean(e)) if (~np.isnan(e)).any() else np.nan
             row[f"cover_{metric}"] = float(g[f"cover_{metric}"].astype(bool).mean())
@@ -561,6 +563,56 @@ def report(paths) -> str:
     return "\n".join(lines)
 
 
+def _short_e(x: float) -> str:
+    """``x`` in the reference's short scientific form: 4.5e-3, not 4.5e-03."""
+    return f"{x:.1e}".replace("e-0", "e-").replace("e+0", "e+")
+
+
+def decay_report(paths) -> str:
+    """The reference's decay table: per pool the F1 MSE +- MC SE of OASIS's default
+    ("oasis") and of ``oasis:decay=1`` at 500 / 1,000 / 2,000 labels, their recall
+    coverage (%), and the package's F1 MSE (``bench_oasis_package.py``'s CSV). Per-run
+    CSVs (``--runs-out``) are summarised first."""
+    frames = []
+    for path in paths:
+        try:
+            frame = pd.read_csv(path)
+        except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+            raise ValueError(f"{path}: cannot read it ({error})") from None
+        if "rep" in frame and "err_F1" in frame:  # per-run rows
+            frame = summarize(
+                frame.drop_duplicates(["pool", "method", "seed", "budget"], keep="last")
+            )
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    budgets = (500, 1000, 2000)
+    lines = [
+        "| pool | default | `decay=1` | recall coverage default / `decay=1` | package |",
+        "|---|---|---|---|---|",
+    ]
+    for pool in sorted(dict.fromkeys(table.pool), key=_pool_rank(table.pool).get):
+        cells = {
+            method: table[(table.pool == pool) & (table.method == method)].set_index("budget")
+            for method in ("oasis", "oasis:decay=1", PACKAGE)
+        }
+        if any(not set(budgets) <= set(c.index) for c in cells.values()):
+            continue
+        default, decay, package = cells.values()
+        mse = [
+            " / ".join(f"{_short_e(c.mse_F1[b])} ± {_short_e(c.mse_F1_mcse[b])}" for b in budgets)
+            for c in (default, decay)
+        ]
+        cover = " / ".join(
+            "/".join(f"{100 * c.cover_recall[b]:.0f}" for b in budgets) for c in (default, decay)
+        )
+        lines.append(
+            f"| {pool} | {mse[0]} | {mse[1]} | {cover} | "
+            + " / ".join(_short_e(package.mse_F1[b]) for b in budgets)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
 def details(paths) -> str:
     """Markdown tables from result CSVs: MSE (undefined = squared error 1) and 95% CI
     coverage of precision, recall and F1 per pool, method and budget, then F1 MSE of
@@ -699,6 +751,13 @@ def main() -> None:
         "bench_oasis_package.py's for the package table)",
     )
     parser.add_argument(
+        "--decay-report",
+        nargs="+",
+        metavar="CSV",
+        help="the reference's decay table: per-run or summary CSVs holding oasis and "
+        "oasis:decay=1, and the package's CSV",
+    )
+    parser.add_argument(
         "--details",
         action="store_true",
         help="with --report: every pool x method x budget, and the research comparison",
@@ -725,6 +784,12 @@ def main() -> None:
         return
     if args.coverage_report:
         print(coverage_report(args.coverage_report))
+        return
+    if args.decay_report:
+        try:
+            print(decay_report(args.decay_report))
+        except ValueError as error:
+            parser.error(f"--decay-report {error}")
         return
     if args.report:
         try:

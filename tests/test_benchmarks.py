@@ -247,6 +247,13 @@ def test_the_ais_table_is_rebuilt_by_the_reference_command():
     _tables_in_reference(out, [2 + 6])
 
 
+def test_the_decay_table_is_rebuilt_by_the_reference_command():
+    """``bench_pairs.py --decay-report`` prints the reference's decay table (six pools)
+    from the stored per-run rows and the package's summary."""
+    out = _reference_command("python benchmarks/bench_pairs.py --decay-report")
+    _tables_in_reference(out, [2 + 6])
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
