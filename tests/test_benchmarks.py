@@ -108,51 +108,6 @@ def _report(*argv: str) -> str:
     return done.stdout
 
 
-def test_the_zipf_table_is_rebuilt_from_its_stored_summary():
-    """``bench_stratified.py zipf --report`` needs no per-replicate file: from
-    benchmarks/data alone it prints the reference's table, row for row."""
-    out = _report(str(BENCHMARKS / "bench_stratified.py"), "zipf", "--report")
-    rows = [line for line in out.splitlines() if re.match(r"\| \d+% \| \d+ \|", line)]
-    reference = (BENCHMARKS / "README.md").read_text().splitlines()
-    assert len(rows) == 16
-    assert all(row in reference for row in rows), [r for r in rows if r not in reference]
-
-
-def test_the_label_reuse_table_is_rebuilt_from_its_stored_summary():
-    """``bench_pairs_reuse.py --report <stored summary> --markdown``, the reference's
-    command, prints the reference's table, row for row, from benchmarks/data alone."""
-    summary = BENCHMARKS / "data" / "bench_pairs_reuse_oasis.csv"
-    out = _report(str(BENCHMARKS / "bench_pairs_reuse.py"), "--report", str(summary), "--markdown")
-    rows = [line for line in out.splitlines() if line.startswith("|")]
-    reference = (BENCHMARKS / "README.md").read_text()
-    assert (
-        "bench_pairs_reuse.py --report benchmarks/data/bench_pairs_reuse_oasis.csv --markdown"
-        in (reference)
-    )
-    assert len(rows) == 2 + 9  # header, rule, three pools x three estimates of B
-    lines = reference.splitlines()
-    start = lines.index(rows[0])
-    assert lines[start : start + len(rows)] == rows
-
-
-def test_the_label_reuse_report_names_a_file_it_cannot_use():
-    """A missing file, or a CSV of another benchmark, stops with a message naming it (exit
-    2, no traceback)."""
-    script = str(BENCHMARKS / "bench_pairs_reuse.py")
-    for path in ["missing.csv", str(BENCHMARKS / "data" / "bench_pairs_intervals.csv")]:
-        done = subprocess.run(
-            [sys.executable, script, "--report", path, "--markdown"],
-            cwd=ROOT,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 2
-        assert f"--report {path}" in done.stderr
-        assert "Traceback" not in done.stderr
-
-
 def _reference_command(start: str) -> str:
     """Run the one command of benchmarks/README.md that begins with ``start`` as shown
     (bash, which expands braces), from the repository root; its output. It must exit 0
@@ -184,6 +139,42 @@ def _tables_in_reference(out: str, sizes: list[int]) -> None:
         table = rows[end - size : end]
         start = lines.index(table[0])
         assert lines[start : start + size] == table
+
+
+def test_the_zipf_table_is_rebuilt_from_its_stored_summary():
+    """``bench_stratified.py zipf --report`` needs no per-replicate file: from
+    benchmarks/data alone it prints the reference's table, row for row."""
+    out = _report(str(BENCHMARKS / "bench_stratified.py"), "zipf", "--report")
+    rows = [line for line in out.splitlines() if re.match(r"\| \d+% \| \d+ \|", line)]
+    reference = (BENCHMARKS / "README.md").read_text().splitlines()
+    assert len(rows) == 16
+    assert all(row in reference for row in rows), [r for r in rows if r not in reference]
+
+
+def test_the_label_reuse_table_is_rebuilt_from_its_stored_summary():
+    """``bench_pairs_reuse.py --report <stored summary> --markdown``, the reference's
+    command, prints the reference's table (three pools x three estimates of B) from
+    benchmarks/data alone."""
+    out = _reference_command("python benchmarks/bench_pairs_reuse.py --report benchmarks/data/")
+    _tables_in_reference(out, [2 + 9])
+
+
+def test_the_label_reuse_report_names_a_file_it_cannot_use():
+    """A missing file, or a CSV of another benchmark, stops with a message naming it (exit
+    2, no traceback)."""
+    script = str(BENCHMARKS / "bench_pairs_reuse.py")
+    for path in ["missing.csv", str(BENCHMARKS / "data" / "bench_pairs_intervals.csv")]:
+        done = subprocess.run(
+            [sys.executable, script, "--report", path, "--markdown"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 2
+        assert f"--report {path}" in done.stderr
+        assert "Traceback" not in done.stderr
 
 
 def test_the_label_efficiency_tables_are_rebuilt_by_the_reference_command():
