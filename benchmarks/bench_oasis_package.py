@@ -364,6 +364,12 @@ def main(argv=None) -> None:
     import pandas as pd
 
     out = Path(args.out)
+    for path in args.summarize or ():
+        if not Path(path).is_file():
+            parser.error(f"--summarize {path}: no such file")
+    for pattern in args.compare or ():
+        if not glob.glob(pattern):
+            parser.error(f"--compare {pattern}: no file matches")
     if args.compare:
         package, library = (
             pd.concat([pd.read_csv(p) for p in sorted(glob.glob(pattern))]).drop_duplicates(

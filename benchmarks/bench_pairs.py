@@ -776,6 +776,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     BUDGETS = tuple(sorted(args.budgets))
+    for flag in ("summarize", "coverage_report"):
+        for path in getattr(args, flag) or ():
+            if not Path(path).is_file():
+                parser.error(f"--{flag.replace('_', '-')} {path}: no such file")
     if args.smoke:
         smoke()
         return
