@@ -715,8 +715,9 @@ def run_part(truth_name: str, mechanism: str, args) -> pd.DataFrame:
 def summarize(rep: pd.DataFrame) -> pd.DataFrame:
     """Per cell and method: replicates, coverage and its Monte-Carlo SE, mean width, bias
     (with its Monte-Carlo SE), RMSE, records read, misses above/below the truth, the share
-    of replicates flagged not reliable, the coverage of the unflagged ones and the share
-    of the misses that are flagged."""
+    of replicates flagged not reliable, the coverage of the unflagged ones, the share of
+    the misses that are flagged, and the share of replicates that drew no error
+    (``no_error_drawn``) with their coverage."""
     d = rep.assign(
         covered=(rep["ci_low"] <= rep["true_value"] + 1e-12)
         & (rep["true_value"] - 1e-12 <= rep["ci_high"]),
