@@ -245,6 +245,27 @@ def test_the_decay_table_is_rebuilt_by_the_reference_command():
     _tables_in_reference(out, [2 + 6])
 
 
+def test_the_waves_report_prints_the_stored_summaries_and_writes_nothing():
+    """``bench_stratified.py waves --report`` prints the published summary (it used to
+    rewrite it from whatever replicates benchmarks/_out held); the reference's union
+    figures (bias within 2 MC SE in 9 of 12 cells, coverage 0.927-0.985) are those of the
+    stored summaries."""
+    union = []
+    for truth in ("rldata10000", "patentsview"):
+        out = _report(
+            str(BENCHMARKS / "bench_stratified.py"), "waves", "--report", "--truth", truth
+        )
+        stored = pd.read_csv(BENCHMARKS / "data" / f"bench_stratified_waves_{truth}.csv")
+        assert f"{stored['coverage'].iloc[0]:.4f}" in out
+        union.append(stored[stored["design"] == "union of waves"])
+    union = pd.concat(union)
+    reference = (BENCHMARKS / "README.md").read_text()
+    within = int((union["bias"].abs() <= 2 * union["bias_mc_se"]).sum())
+    assert f"bias within 2 MC SE in {within} of {len(union)} truth x rate x metric" in reference
+    low, high = union["coverage"].min(), union["coverage"].max()
+    assert f"coverage {np.floor(low * 1000) / 1000:.3f}-{high:.3f}" in reference
+
+
 def test_the_pair_interval_report_shows_no_infinite_or_undefined_figure():
     """Cells whose estimates are all exact show "exact" as width ratio (RMSE 0: there is
     no error for the width to reflect), not an infinite ratio; an undefined bootstrap SE
