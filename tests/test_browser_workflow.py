@@ -544,3 +544,24 @@ def grid_columns(page, grid) -> list[str]:
         expect(grid.locator("table th").first).to_be_attached()
         names += [n for n in grid.locator("table th").all_text_contents() if n not in names]
     return names
+
+
+def test_two_draws_of_one_cluster_are_counted_as_such_beside_the_estimates(
+    server, people, tmp_path
+):
+    """Two sampled records in one true cluster are two finished queue units but one
+    sampled cluster: the page said "6 finished units" above a table of n_units 5."""
+    folder = small_project(tmp_path / "p", "ann")
+    project = opened(folder)
+    draw(project, size=6, seed=1)
+    for record in project.queue["record_id"]:
+        if record not in set(project.true_clusters().index):
+            project.save("ann", record, based_on=None)
+    sample, finished = project.sample()
+    assert (finished, sample.n_units) == (6, 5)
+    (ctx,) = people(1)
+    page = visit(ctx, server, folder, page="estimates", reviewer="ann")
+    page.get_by_text(
+        "6 finished units (5 distinct sampled clusters, the estimates' n_units: a cluster "
+        f"drawn twice counts once), {sample.n_records} reviewed records."
+    ).wait_for()

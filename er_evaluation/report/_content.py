@@ -466,6 +466,7 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
     changed records (the change design) estimates only the difference between its two
     versions: use ``er-eval review estimate`` for it."""
     from er_evaluation.review import DESIGNS, Project, ReviewError
+    from er_evaluation.review._design import distinct_units_note
 
     project = Project.open(folder)
     sample, finished = project.sample()
@@ -485,7 +486,11 @@ def project_report(folder: str | Path, *, metrics: Sequence[str] = DEFAULT_METRI
     items = [
         ("sampling", DESIGNS.get(settings.design, settings.design)),
         ("drawn from version", settings.version),
-        ("finished units", f"{finished:,} of {project.queue['unit'].nunique():,} in the queue"),
+        (
+            "finished units",
+            f"{finished:,} of {project.queue['unit'].nunique():,} in the queue"
+            f"{distinct_units_note(finished, sample.n_units)}",
+        ),
         ("reviewers", ", ".join(project.reviewers) or "none"),
     ]
     return build_report(

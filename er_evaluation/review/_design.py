@@ -212,6 +212,19 @@ def finished_units(queue: pd.DataFrame, truth: pd.Series) -> int:
     return int(pd.Series(done).groupby(queue["unit"].to_numpy()).all().sum())
 
 
+def distinct_units_note(finished: int, n_units: int) -> str:
+    """What follows a count of ``finished`` queue units when fewer distinct clusters were
+    sampled (two records drawn in one true cluster are two draws of one unit): how many
+    the estimates' ``n_units`` count, so that neither count is read for the other; empty
+    when they are equal."""
+    if n_units == finished:
+        return ""
+    return (
+        f" ({n_units:,} distinct sampled cluster{'' if n_units == 1 else 's'}, the estimates' "
+        "n_units: a cluster drawn twice counts once)"
+    )
+
+
 def recommended_sample(
     queue: pd.DataFrame, truth: pd.Series, recommended: RecommendedDesign
 ) -> tuple[DesignSample | None, int]:

@@ -13,6 +13,7 @@ from er_evaluation.plots import plot_estimates
 from er_evaluation.recommend import DesignSample
 from er_evaluation.report import build_report, report_html
 from er_evaluation.review import DESIGNS
+from er_evaluation.review._design import distinct_units_note
 from er_evaluation.review._estimates import version_estimates
 from er_evaluation.sampling import benchmark_sample
 from er_evaluation.vocabulary import REGISTRY, STATISTICS
@@ -57,7 +58,8 @@ if source == "reviews":
     )
     st.caption(
         f"Design: {DESIGNS[settings.design]} from version {settings.version}; "
-        f"{n_units} finished units, {sample.n_records} reviewed records."
+        f"{n_units} finished units{distinct_units_note(n_units, sample.n_units)}, "
+        f"{sample.n_records} reviewed records."
     )
     open_disagreements = project.disagreements()
     if len(open_disagreements):

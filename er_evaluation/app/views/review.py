@@ -43,6 +43,7 @@ from er_evaluation.review import (
     next_to_review,
     read_sheet,
 )
+from er_evaluation.review._design import distinct_units_note
 from er_evaluation.review._folder import keep_input
 
 TICK = "does not belong"
@@ -822,7 +823,9 @@ with st.expander("Export the reviewed benchmark / import a review sheet"):
         with plain_errors("Export failed"):
             path, design = project.export(project_dir() / "benchmark.csv")
         st.success(
-            f"Exported {sample.n_records:,} records of {n_units:,} finished units to `{path}` "
+            f"Exported {sample.n_records:,} records of {n_units:,} finished units"
+            f"{distinct_units_note(n_units, sample.n_units)} "
+            f"to `{path}` "
             f"and the design to `{design.name}`."
         )
     if sample is not None:
