@@ -351,3 +351,18 @@ def test_a_sheet_of_a_shared_queue_holds_every_item(cli, inputs):
     code, _, err = cli(["review", "sheet", folder, "-o", inputs / "bob.csv", "--reviewer", "bob"])
     assert code == 1 and "no item of the queue is assigned to bob: no sheet written" in err
     assert not (inputs / "bob.csv").exists()
+
+
+def test_an_undefined_kappa_is_explained(cli, inputs):
+    folder = inputs / "P"
+    cli(["review", "init", folder, "--records", inputs / "records.csv", "--prediction",
+         inputs / "v1.csv", "--reviewers", "ann,bob"])  # fmt: skip
+    cli(["review", "draw", folder, "--size", 3, "--reviewers", "ann,bob", "--double", 1])
+    for name in ("ann", "bob"):
+        cli(["review", "sheet", folder, "-o", inputs / f"{name}.csv", "--reviewer", name])
+        sheet = pd.read_csv(inputs / f"{name}.csv", dtype=str, keep_default_na=False)
+        sheet.assign(status="correct").to_csv(inputs / f"{name}.csv", index=False)
+        assert cli(["review", "import", folder, inputs / f"{name}.csv"])[0] == 0
+    code, out, err = cli(["review", "agreement", folder])
+    assert code == 0 and out.split("\n")[-2].split() == ["kappa", "nan"]
+    assert "kappa is undefined: the reviewers' link decisions are all one and the same" in err

@@ -426,6 +426,14 @@ def run_agreement(args: argparse.Namespace) -> int:
         ),
     )
     emit(table, args)
+    if result.kappa != result.kappa:
+        why = (
+            "no link decision to compare (each double-reviewed cluster is one record)"
+            if result.n_links == 0
+            else "the reviewers' link decisions are all one and the same (agreement "
+            "expected by chance is 1), so agreement beyond chance cannot be measured"
+        )
+        _note(f"kappa is undefined: {why}")
     return 0
 
 
