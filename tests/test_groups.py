@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -19,11 +20,12 @@ from scipy.special import fdtrc, stdtr
 
 from er_evaluation.datasets import load_rldata10000
 from er_evaluation.designs import sample_stratified, size_strata
-from er_evaluation.errors import CoverageError, UnreliableEstimateWarning
-from er_evaluation.estimators import estimate
+from er_evaluation.errors import CoverageError, UndefinedMetricWarning, UnreliableEstimateWarning
+from er_evaluation.estimators import compare, estimate
 from er_evaluation.estimators._metric_fit import fit, metric_function
 from er_evaluation.estimators.groups import (
     ACROSS,
+    ACROSS_UNDEFINED,
     compare_by_group,
     equality_p_value,
     equality_statistic,
@@ -164,13 +166,46 @@ def test_whole_population_is_the_sum_of_the_groups(rldata):
         np.testing.assert_allclose(sum(t.q[k] for t in tables.values()), whole.q[k])
     assert sum(t.predicted_links for t in tables.values()) == whole.predicted_links
     # one group holding every record: its estimates are the package's estimates
-    one = estimate_by_group({"p": prediction}, sample, pd.Series("all", index=truth.index))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UndefinedMetricWarning)
+        one = estimate_by_group({"p": prediction}, sample, pd.Series("all", index=truth.index))
     assert (one["group"] == "all").any()
+    # one group: no link across groups exists, a row nobody asked for is NaN and says why
+    across = one[one["group"] == ACROSS]
+    assert across["value"].isna().all() and not across["reliable"].any()
+    assert (across["reason"] == ACROSS_UNDEFINED).all()
     for row in one[one["group"] == "all"].itertuples():
         want = estimate(prediction, sample, row.metric)
         assert row.value == pytest.approx(want.value)
         assert row.std_error == pytest.approx(want.std_error)
         assert (row.ci_low, row.ci_high) == pytest.approx((want.ci_low, want.ci_high))
+
+
+def test_an_undefined_difference_warns_once_and_across_groups_not_at_all():
+    # no reviewed record has a predicted link under either version, which differ outside
+    # the sample: precision and its difference are undefined, said once, and the
+    # "predictions agree on every unit" warning has no interval to speak of
+    truth = pd.Series([1, 1, 2, 2, 3, 3], index=range(6))
+    a = pd.Series(range(6), index=range(6))
+    b = a.where(a < 4, 4)
+    sample = record_sample(truth, [1, 2], [1, 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        d = compare({"a": a, "b": b}, sample, "pairwise_precision", baseline="a")
+    assert math.isnan(d["value"].iloc[0])
+    assert [w.category for w in caught] == [UndefinedMetricWarning]
+    assert "pairwise_precision of b - a is undefined" in str(caught[0].message)
+    # per group: the groups warn, the row of the links across groups does not
+    groups = pd.Series(list("AABBCC"), index=range(6))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = compare_by_group({"a": a, "b": b}, sample, groups, ["pairwise_precision"])
+    assert t["value"].isna().all()
+    said = [str(w.message) for w in caught]
+    assert all(issubclass(w.category, UndefinedMetricWarning) for w in caught)
+    assert [m.split(" is ")[0] for m in said] == [
+        f"pairwise_precision of b - a, group {g}" for g in "ABC"
+    ]
 
 
 def test_rldata_intervals_contain_each_groups_recall(rldata):
@@ -253,9 +288,11 @@ def test_cli_by_equals_library(rldata, tmp_path, cli):
     np.testing.assert_allclose(got["value"], want["value"])
     np.testing.assert_allclose(got["ci_low"], want["ci_low"])
     assert "equality across groups" in err and "pred pairwise_recall: W = " in err
-    code, out, err = cli(
-        [*argv[:2], paths["other"], *argv[2:], "--by", paths["groups"], "--paired"]
-    )
+    # the two predictions put the same links across groups on every reviewed record
+    with pytest.warns(UserWarning, match=r"group \(across groups\): the two predictions agree"):
+        code, out, err = cli(
+            [*argv[:2], paths["other"], *argv[2:], "--by", paths["groups"], "--paired"]
+        )
     assert code == 0, err
     got = pd.read_csv(io.StringIO(out))
     assert set(got["prediction"]) == {"other - pred"}
@@ -354,7 +391,11 @@ def test_a_group_whose_large_predicted_clusters_no_reviewed_record_reaches_is_fl
     # a paired difference is flagged when either version's clusters are out of reach: in
     # the version that splits the merges, B's unreached entities B1, B3, B5, B7
     fixed = truth.rename(None)
-    with pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"):
+    with (
+        pytest.warns(UnreliableEstimateWarning, match="no reviewed record reaches"),
+        # neither group's sample reaches the records the two versions put apart
+        pytest.warns(UserWarning, match="group [AB]: the two predictions agree on all 64 "),
+    ):
         d = compare_by_group({"x": pred, "y": fixed}, sample, groups).set_index(["group", "metric"])
     assert not d.at[("A", "pairwise_precision difference"), "reliable"]
     assert d.at[("B", "pairwise_precision difference"), "reason"].startswith(

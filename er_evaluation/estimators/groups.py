@@ -61,7 +61,9 @@ Groups come from an in-memory prediction (a pandas Series): the refined clusteri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -73,7 +75,13 @@ from er_evaluation._contingency_table import comb2, xlogx
 from er_evaluation._parameters import check_beta
 from er_evaluation._record_ids import positions
 from er_evaluation.engines import as_table
-from er_evaluation.errors import CoverageError, UnreliableEstimateWarning, examples, warn
+from er_evaluation.errors import (
+    CoverageError,
+    UndefinedMetricWarning,
+    UnreliableEstimateWarning,
+    examples,
+    warn,
+)
 from er_evaluation.estimators._codes import combine_codes
 from er_evaluation.estimators._metric_fit import fit, metric_function, result_label
 from er_evaluation.estimators.api import (
@@ -116,6 +124,14 @@ __all__ = [
 
 ACROSS = "(across groups)"
 """The ``group`` of the row for the links whose two records are in different groups."""
+
+ACROSS_UNDEFINED = (
+    "undefined: no predicted or no true link across groups carries weight in this sample"
+)
+"""The reason an undefined row of the links across groups carries. That row comes with
+every breakdown whether or not the user wants it, so, as for the components of an
+F-measure the user did not ask for, it is NaN with this reason and no warning."""
+
 
 GROUP_METRICS = PAIRWISE_METRICS
 """Metrics estimable per group: the pairwise ones (a link is in a group when both its
@@ -438,7 +454,10 @@ def estimate_by_group(
     :data:`GROUP_METRICS`; the other arguments as for
     :func:`~er_evaluation.estimators.estimate` (the naive estimator is not available).
     A group's estimate (or that of the links across groups) is flagged not reliable, with
-    a warning saying why, when its sample cannot see its errors (module docstring).
+    a warning saying why, when its sample cannot see its errors (module docstring). An
+    undefined group warns (:class:`~er_evaluation.errors.UndefinedMetricWarning`); an
+    undefined row of the links across groups, which the user does not ask for, is NaN
+    with :data:`ACROSS_UNDEFINED` as its reason and no warning.
     """
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
     _check_estimator(estimator)
@@ -452,13 +471,33 @@ def estimate_by_group(
         )
         for label, ut in tables.items():
             for metric in metrics:
-                e = estimate_from_units(
-                    ut, metric, estimator=estimator, name=f"{name}, group {label}", **options
+                e = _quiet_across(
+                    label,
+                    estimate_from_units,
+                    ut,
+                    metric,
+                    estimator=estimator,
+                    name=f"{name}, group {label}",
+                    **options,
                 )
                 e = _unreviewed_check(e, metric, label, sample.n_draws, ut)
                 rows.append(replace(e, prediction=name))
                 labels.append(label)
     return _with_groups(rows, labels)
+
+
+def _quiet_across(label, compute: Callable[..., Estimate], *args, **kwargs) -> Estimate:
+    """``compute(*args, **kwargs)``; for the links across groups (:data:`ACROSS`) an
+    undefined estimate is NaN without an :class:`~er_evaluation.errors.UndefinedMetricWarning`,
+    not reliable, with :data:`ACROSS_UNDEFINED` as its reason (other warnings are kept)."""
+    if label != ACROSS:
+        return compute(*args, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        e = compute(*args, **kwargs)
+    if math.isfinite(e.value):
+        return e
+    return replace(e, diagnostics=replace(e.diagnostics, reliable=False, reason=ACROSS_UNDEFINED))
 
 
 def _unreviewed_check(e: Estimate, metric: str, label, n_draws: int, *tables) -> Estimate:
@@ -520,7 +559,7 @@ def compare_by_group(
     them for the whole population (joint delta method on the stacked per-unit columns of
     the two predictions). ``baseline`` defaults to the first prediction. One row per
     (difference, group, metric), with a ``group`` column; metric names end in
-    " difference"."""
+    " difference". Undefined rows as in :func:`estimate_by_group`."""
     named = _named(predictions)
     baseline = _check_baseline(list(named), baseline, "compare_by_group")
     metrics = check_metric_names(metrics, GROUP_METRICS, what="per-group metric")
@@ -538,7 +577,9 @@ def compare_by_group(
             continue
         for label in tables[baseline]:
             for metric in metrics:
-                e = paired_difference(
+                e = _quiet_across(
+                    label,
+                    paired_difference,
                     tables[name][label],
                     tables[baseline][label],
                     metric,

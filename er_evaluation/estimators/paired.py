@@ -74,6 +74,7 @@ def paired_difference(
     )
     if (
         naive
+        or not math.isfinite(e.value)  # undefined: already said once, nothing to widen
         or fitted.theta == 0
         or ut_a.sample.is_census
         or not _differ_in_population(ut_a, ut_b)
