@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from er_evaluation.errors import InputFileError
+from er_evaluation.errors import InputFileError, PopulationWarning
 from er_evaluation.estimators import estimate, estimate_table
 from er_evaluation.io import read_table
 from er_evaluation.metrics import evaluate, pairwise_fbeta
@@ -155,8 +155,14 @@ def test_id_type_forces_one_type(cli, files):
     assert code == 1 and "1 record id(s) are not integers: 'a'" in err
 
 
+# the prediction is its own reference: the estimate is the sample's value, and the
+# command line says so
+_OWN_REFERENCE = r"prediction holds only the \d+ reviewed records of the sample"
+
+
 def test_estimate_and_summary_read_mixed_files_under_the_same_rule(cli, files):
-    code, out, _ = cli(["estimate", files / "x.csv", "--reference", files / "x.parquet"])
+    with pytest.warns(PopulationWarning, match=_OWN_REFERENCE):
+        code, out, _ = cli(["estimate", files / "x.csv", "--reference", files / "x.parquet"])
     assert code == 0 and "pairwise_precision" in out
     code, out, _ = cli(["summary", files / "x.csv", files / "x.parquet", "--format", "csv"])
     assert code == 0 and len(out.splitlines()) == 3
@@ -221,9 +227,17 @@ def test_the_command_line_takes_the_fscore_names_the_documentation_uses(cli, fil
         ["metrics", files / "x.csv", files / "x.csv", "--metrics", "pairwise_f2", "--format", "csv"]
     )
     assert code == 0 and out.splitlines()[0] == "prediction,pairwise_f2"
-    code, out, _ = cli(
-        ["estimate", files / "x.csv", "--reference", files / "x.csv", "--metrics", "pairwise_f2"]
-    )
+    with pytest.warns(PopulationWarning, match=_OWN_REFERENCE):
+        code, out, _ = cli(
+            [
+                "estimate",
+                files / "x.csv",
+                "--reference",
+                files / "x.csv",
+                "--metrics",
+                "pairwise_f2",
+            ]
+        )
     assert code == 0 and "pairwise_f2" in out
 
 
