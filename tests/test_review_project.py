@@ -307,6 +307,35 @@ def test_drafts_survive_reopening_and_go_when_saved(made):
     assert again.draft("bob", queue["record_id"].iloc[1]) is None  # a new queue, no old drafts
 
 
+def test_a_decision_stored_by_any_route_supersedes_its_reviewers_draft(made):
+    """A sheet import or an adjudication left the reviewer's unsaved ticks in place, to be
+    shown again on top of the decision just stored."""
+    queue = draw(made, size=6)
+    record = next(r for r in queue["record_id"] if len(members(V1, r)) > 2)
+    shown = members(V1, record)
+    made.keep_draft("Ann", record, Draft(removed=(shown[1],), notes="stale tick"))
+    made.keep_draft("bob", record, Draft(notes="bob's own edit"))
+    sheet = pd.DataFrame(
+        {"sampled_record": [record], "status": ["correct"], "remove": [""], "add": [""]}
+    )
+    (imported,) = made.import_sheet(sheet, reviewer="ann")
+    assert made.draft("Ann", record) is None
+    assert made.draft("bob", record) == Draft(notes="bob's own edit")  # not his decision
+    assert not made.overview("Ann").set_index("record").loc[record, "draft"]
+    # a conflict kept beside Ann's, then adjudicated by Ann with a draft of her own
+    kept = made.keep_both("bob", record, Draft(removed=(shown[2],)))
+    assert made.draft("bob", record) is None
+    made.keep_draft("Ann", record, Draft(notes="adjudicating"))
+    final = made.adjudicate("Ann", record, keep="bob")
+    assert made.draft("Ann", record) is None
+    # every decision is still in the record's history
+    assert [e.event_id for e in made.history(record)] == [
+        imported.event_id,
+        kept.event_id,
+        final.event_id,
+    ]
+
+
 # ------------------------------------------------------------------ counts
 
 

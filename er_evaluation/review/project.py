@@ -618,10 +618,11 @@ class Project:
         the sample's version, minus ``removed``, plus ``added``), bound to the decision the
         reviewer saw (``based_on``): if another one is in force now, nothing is written and
         :class:`StaleReviewError` carries it (see :meth:`keep_both` and :meth:`merge`). The
-        reviewer's draft of the item is dropped once the decision is saved."""
+        reviewer's draft of the item is dropped once the decision is saved (as by every
+        decision written: see :meth:`_supersede_drafts`)."""
         reviewer = self.reviewer(reviewer)
         self._check_item(record)
-        event = self._record(
+        return self._record(
             reviewer,
             record,
             self.members(record),
@@ -631,8 +632,6 @@ class Project:
             based_on=based_on,
             independent=self.blind(record, reviewer),
         )
-        self.drafts.discard(reviewer, record)
-        return event
 
     def _record(
         self, reviewer: str, record: Any, shown: tuple[Any, list], removed, added, notes: str, **how
@@ -641,7 +640,7 @@ class Project:
         predicted cluster and its records as the reviewer saw them; ``how``: how the
         decision relates to the others (``based_on``, ``independent``, ``adjudication``)."""
         cluster, members = shown
-        return self.store.record_review(
+        event = self.store.record_review(
             reviewer=reviewer,
             sampled_record=record,
             predicted_cluster=cluster,
@@ -653,6 +652,16 @@ class Project:
             after=self.after,
             **how,
         )
+        self._supersede_drafts([event])
+        return event
+
+    def _supersede_drafts(self, events: Iterable[ReviewEvent]) -> None:
+        """Drop each event's reviewer's draft of its record: a stored decision, whichever
+        way it came (save, conflict resolution, adjudication, sheet import), replaces the
+        unsaved edit its reviewer made before it, which would otherwise be shown again on
+        top of it. Only drafts go; a decision is never deleted."""
+        for event in events:
+            self.drafts.discard(event.reviewer, event.sampled_record)
 
     def keep_both(self, reviewer: str, record: Any, draft: Draft) -> ReviewEvent:
         """Resolve a refused save by keeping both decisions as made: ``reviewer``'s own
@@ -661,7 +670,7 @@ class Project:
         reviewer = self.reviewer(reviewer)
         self._check_item(record)
         own = self.store.decision(record, reviewer=reviewer, after=self.after)
-        event = self._record(
+        return self._record(
             reviewer,
             record,
             self.members(record),
@@ -671,8 +680,6 @@ class Project:
             based_on=None if own is None else own.event_id,
             independent=True,
         )
-        self.drafts.discard(reviewer, record)
-        return event
 
     @staticmethod
     def merge(draft: Draft, theirs: ReviewEvent) -> Draft:
@@ -767,11 +774,12 @@ class Project:
         the sample's version. Nothing is written unless every row is valid. A row on a
         record another reviewer decided differently is kept beside that decision, for
         adjudication; a row repeating its reviewer's own decision in this sample is not
-        written again. Returns the events written."""
+        written again. A written row drops its reviewer's draft of the record, as a saved
+        decision does. Returns the events written."""
         settings, queue = self._check_queue()
         if reviewer is not None:
             reviewer = self.reviewer(reviewer)
-        return self.store.import_sheet(
+        events = self.store.import_sheet(
             frame,
             sampled_col=sampled_col,
             remove_col=remove_col,
@@ -783,6 +791,8 @@ class Project:
             items=queue["record_id"],
             after=self.after,
         )
+        self._supersede_drafts(events)
+        return events
 
     def _check_item(self, record: Any) -> None:
         queue = self._check_queue()[1]
