@@ -68,6 +68,19 @@ def test_sample_page_draws_and_saves_the_queue(project, predictions):
     assert list(shown["record"]) == list(queue["record_id"])
 
 
+def test_a_one_record_cluster_is_one_record(project, predictions):
+    at = run_app()
+    choose_reviewer(at, project, "ann")
+    queue = pd.read_parquet(project / "queue.parquet")["record_id"]
+    newest = predictions["2022-06-30"]
+    sizes = newest.map(newest.value_counts())
+    position = next(i for i, r in enumerate(queue) if sizes[r] == 1)
+    at.number_input(key="goto").set_value(position + 1).run()
+    assert shown_record(at) == queue.iloc[position]
+    said = [m.value for m in at.markdown if m.value.startswith("Predicted cluster of")]
+    assert len(said) == 1 and said[0].endswith("): 1 record."), said
+
+
 @pytest.mark.slow
 def test_review_correct_remove_add_undo_are_saved(project, predictions):
     at = run_app()
