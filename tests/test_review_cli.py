@@ -366,3 +366,29 @@ def test_an_undefined_kappa_is_explained(cli, inputs):
     code, out, err = cli(["review", "agreement", folder])
     assert code == 0 and out.split("\n")[-2].split() == ["kappa", "nan"]
     assert "kappa is undefined: the reviewers' link decisions are all one and the same" in err
+
+
+def test_status_counts_a_cluster_drawn_twice_once_beside_the_finished_units(cli, inputs):
+    """Two sampled records of one cluster are two finished units but one unit of the
+    estimates: status printed only the finished units."""
+    folder = init(cli, inputs)
+    cli(["review", "draw", folder, "--size", 6, "--seed", 13])
+    cli(["review", "sheet", folder, "-o", inputs / "ann.csv", "--reviewer", "ann"])
+    sheet = pd.read_csv(inputs / "ann.csv", dtype=str, keep_default_na=False)
+    fill(sheet).to_csv(inputs / "done.csv", index=False)
+    code, _, err = cli(["review", "import", folder, inputs / "done.csv"])
+    assert code == 0, err
+    sample, finished = Project.open(folder).sample()
+    assert finished == 6 and sample.n_units < 6  # the seed draws some cluster twice
+    code, out, err = cli(["review", "status", folder, "--format", "json"])
+    assert code == 0, err
+    rows = {k: v["value"] for k, v in json.loads(out).items()}
+    assert rows["finished_units"] == 6
+    assert rows["distinct_sampled_clusters"] == sample.n_units
+    assert (
+        f"6 finished units ({sample.n_units} distinct sampled clusters, the estimates' "
+        "n_units: a cluster drawn twice counts once)" in err
+    )
+    code, out, err = cli(["review", "estimate", folder, "--format", "csv"])
+    assert code == 0, err
+    assert set(read_csv(out)["n_units"]) == {sample.n_units}

@@ -54,6 +54,7 @@ from er_evaluation.cli.estimate import emit_estimates, estimate_notes
 from er_evaluation.errors import UnreliableEstimateWarning
 from er_evaluation.io import read_table, write_table_atomic
 from er_evaluation.review import DESIGNS, Project, ReviewError, SampleSettings, read_sheet
+from er_evaluation.review._design import distinct_units_note
 from er_evaluation.review._estimates import DEFAULT_METRICS
 from er_evaluation.review.project import EARLIER
 
@@ -395,6 +396,12 @@ def run_status(args: argparse.Namespace) -> int:
     table = pd.DataFrame({"value": pd.Series(rows, dtype=object)})
     table.index.name = "item"
     emit(table, args)
+    if "distinct_sampled_clusters" in rows:
+        finished = rows["finished_units"]
+        _note(
+            f"{finished:,} finished units"
+            f"{distinct_units_note(finished, rows['distinct_sampled_clusters'])}"
+        )
     return 0
 
 

@@ -884,7 +884,8 @@ class Project:
 
     def status(self) -> dict[str, Any]:
         """The project at a glance, counts as integers: decisions and conflicts that
-        count for the sample, the design, the queue, the finished units, the reviewed
+        count for the sample, the design, the queue, the finished units (and, where fewer,
+        the distinct sampled clusters, the estimates' n_units), the reviewed
         records and the open disagreements, the records each reviewer decided and the
         adjudications; while a stratified or recommended sample cannot be estimated yet,
         why not."""
@@ -917,6 +918,13 @@ class Project:
                 "queue_units": int(self.queue["unit"].nunique()),
                 "double_reviewed_units": int(self.queue.loc[doubled, "unit"].nunique()),
                 "finished_units": int(finished),
+                # two draws of one true cluster are two finished units but one unit of
+                # the estimates (their n_units): the count is given where it differs
+                **(
+                    {"distinct_sampled_clusters": int(sample.n_units)}
+                    if sample is not None and sample.n_units != finished
+                    else {}
+                ),
                 "reviewed_records": 0 if sample is None else int(sample.n_records),
                 "open_disagreements": len(self.disagreements()),
                 "decisions_before_this_sample": len(self.store.decisions()) - len(decisions)
