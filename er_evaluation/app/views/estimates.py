@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 import streamlit as st
 
 from er_evaluation.app.app_common import data_key, open_project, plain_errors
+from er_evaluation.errors import CoverageWarning
 from er_evaluation.estimators import blocking_table, compare, stratum_contributions
 from er_evaluation.estimators.diagnostics import effective_words
 from er_evaluation.estimators.results import SHOWN_COLUMNS, unreliable_notes
@@ -256,7 +259,9 @@ metric = c3.selectbox(
 if base == other:
     st.info("Choose two different versions (paired differences need two on one sample).")
     st.stop()
-with plain_errors("Could not compare"):
+with plain_errors("Could not compare"), warnings.catch_warnings():
+    # the caption says how many reviewed records a version lacks
+    warnings.simplefilter("ignore", CoverageWarning)
     diff = compare(
         {other: data.predictions[other], base: data.predictions[base]},
         sample,
@@ -272,4 +277,9 @@ st.metric(
 st.caption(
     f"{diff.level:.0%} CI [{diff.ci_low:+.3f}, {diff.ci_high:+.3f}] · SE {diff.std_error:.3f} · "
     f"{diff.estimator} estimator, {diff.design} design, n = {diff.n_draws}"
+    + (
+        f" · {diff.dropped_records:,} reviewed records absent from a version left out"
+        if diff.dropped_records
+        else ""
+    )
 )
