@@ -31,6 +31,12 @@ class CoverageWarning(UserWarning):
     """Records were dropped because the caller chose to restrict to shared records."""
 
 
+class UnpairedDifferenceWarning(UserWarning):
+    """A paired difference whose two predictions agree on every reviewed unit: the sample
+    holds no unit where they differ, so its interval combines the two estimates' own
+    intervals without their pairing (wide); the message names the metric and the pair."""
+
+
 class PopulationWarning(UserWarning):
     """The prediction given to an estimator holds no record beyond the reviewed sample, so
     it may not be the whole population the estimate is meant for."""

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from er_evaluation.datasets import load_patentsview_predictions, load_rldata10000
-from er_evaluation.errors import UnreliableEstimateWarning
+from er_evaluation.errors import UnpairedDifferenceWarning, UnreliableEstimateWarning
 from er_evaluation.estimators import compare, estimate_table
 from er_evaluation.estimators.intervals import fscore_bounds, mover_bounds, ratio_bounds
 from er_evaluation.sampling import sample_records
@@ -97,7 +97,7 @@ def test_paired_recall_with_no_reviewed_difference_has_a_finite_wide_interval():
     a = misattribute(truth, 0.1, seed=1)
     b = misattribute(truth, 0.1, seed=1, keep=0.5)
     sample = sample_records(truth, 100, seed=3)
-    with pytest.warns(UserWarning, match="agree on all"):
+    with pytest.warns(UnpairedDifferenceWarning, match="agree on all"):
         d = compare({"B": b, "A": a}, sample, R, baseline="A").iloc[0]
     assert d.value == 0.0 and d.std_error == 0.0
     assert math.isfinite(d.ci_low) and math.isfinite(d.ci_high)

@@ -15,7 +15,11 @@ from hypothesis import strategies as st
 
 from er_evaluation import contingency
 from er_evaluation.datasets import load_patentsview_benchmark, load_patentsview_predictions
-from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
+from er_evaluation.errors import (
+    CoverageWarning,
+    UnpairedDifferenceWarning,
+    UnreliableEstimateWarning,
+)
 from er_evaluation.estimators import (
     Diagnostics,
     compare,
@@ -346,7 +350,7 @@ def test_difference_with_no_reviewed_unit_where_the_predictions_differ_is_not_pa
             warnings.simplefilter("always")
             d = compare({"b": b, "a": a}, sample, metric).iloc[0]
         (w,) = [x for x in caught if "agree on all 3 reviewed units" in str(x.message)]
-        assert w.category is UserWarning and "change_strata" in str(w.message)
+        assert w.category is UnpairedDifferenceWarning and "change_strata" in str(w.message)
         assert d.std_error == 0 and d.value == 0
         assert d.ci_low < 0 < d.ci_high
         assert d.reliable

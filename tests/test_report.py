@@ -121,6 +121,30 @@ def test_differences_are_paired_comparisons_of_consecutive_versions(small, repor
     assert row["std_error"] == pytest.approx(one.std_error)
 
 
+def test_a_difference_with_no_reviewed_difference_is_a_note_not_a_python_warning(small):
+    """v1 splits one record off a predicted cluster that holds no reviewed record: the two
+    versions agree on every reviewed unit, so each paired difference's interval ignores
+    the pairing. The report's reader learns it from the notes; nothing goes to the log."""
+    _, _, versions, sample = small
+    v0 = versions["v0"]
+    touched = set(v0[v0.index.isin(sample.reference.index)])
+    sizes = v0.value_counts()
+    untouched = next(c for c in sizes.index[sizes >= 2] if c not in touched)
+    v1 = v0.copy()
+    v1[v0.index[v0 == untouched][0]] = v0.max() + 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = build_report({"v0": v0, "v1": v1}, sample, metrics=METRICS)
+    assert [str(w.message) for w in caught] == []
+    unpaired = [n for n in built.notes if "agree on all" in n]
+    assert [n.split(" of ")[0] for n in unpaired] == list(METRICS)
+    assert all(
+        n.startswith(f"{m} of v1 - v0: the two predictions agree on all ") and n.endswith(").")
+        for m, n in zip(METRICS, unpaired, strict=True)
+    )
+    assert "without their pairing (wide)" in report_html(built)
+
+
 def test_sample_description_and_truth_statistics(small, report):
     _, _, _, sample = small
     items = dict(zip(report.sample["item"], report.sample["value"], strict=True))

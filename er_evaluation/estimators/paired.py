@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from er_evaluation.errors import UnreliableEstimateWarning, warn
+from er_evaluation.errors import UnpairedDifferenceWarning, UnreliableEstimateWarning, warn
 from er_evaluation.estimators._metric_fit import fit, metric_function, to_estimate
 from er_evaluation.estimators.diagnostics import (
     bounded_estimator,
@@ -111,7 +111,8 @@ def paired_difference(
         f"{metric} of {e.prediction}: the two predictions agree on all {e.n_units} reviewed "
         "units, so the sample holds no unit where they differ; the interval combines the two "
         "estimates' own intervals without their pairing (wide). To narrow it, review records "
-        "where they differ (a change-focused design: er_evaluation.designs.change_strata)"
+        "where they differ (a change-focused design: er_evaluation.designs.change_strata)",
+        UnpairedDifferenceWarning,
     )
     unpaired = replace(e, ci_low=float(lo), ci_high=float(hi), ci_method="score")
     return _host_view_check(

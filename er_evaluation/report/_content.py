@@ -18,7 +18,11 @@ import pandas as pd
 from er_evaluation import __version__
 from er_evaluation._progress import progress
 from er_evaluation.error_analysis import reference_cluster_errors
-from er_evaluation.errors import CoverageWarning, UnreliableEstimateWarning
+from er_evaluation.errors import (
+    CoverageWarning,
+    UnpairedDifferenceWarning,
+    UnreliableEstimateWarning,
+)
 from er_evaluation.estimators import (
     blocking_table,
     compare,
@@ -100,7 +104,8 @@ class Report:
     blocking and matching recall (:func:`~er_evaluation.estimators.blocking_table`) when
     block keys were given. ``errors``: the error analysis of the last version (of the one
     a recommended design was drawn from). ``notes``: sentences about the data (dropped records, metrics
-    the sample cannot estimate).
+    the sample cannot estimate, paired differences whose sample holds no unit where the
+    two versions differ).
     """
 
     title: str
@@ -332,6 +337,7 @@ def build_report(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CoverageWarning)
         warnings.simplefilter("always", UnreliableEstimateWarning)
+        warnings.simplefilter("always", UnpairedDifferenceWarning)
         if isinstance(sample, DesignSample):
             estimates = design_estimates(
                 predictions, sample, drawn, kept, ci_method=ci_method, **options
@@ -346,10 +352,16 @@ def build_report(
             else None
         )
         stages.update()
-    # the report states both in words: the dropped records in a note, each estimate's
-    # reliability beside it
+    # the report states these in words: the dropped records and the unpaired differences
+    # in notes, each estimate's reliability beside it; a Python warning would reach only
+    # the log of the app or script that built the report, never its reader
+    stated = (CoverageWarning, UnreliableEstimateWarning, UnpairedDifferenceWarning)
     for w in caught:
-        if not issubclass(w.category, (CoverageWarning, UnreliableEstimateWarning)):
+        if issubclass(w.category, UnpairedDifferenceWarning):
+            note = f"{str(w.message).rstrip('.')}."
+            if note not in notes:
+                notes.append(note)
+        elif not issubclass(w.category, stated):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     dropped = table.groupby("prediction", sort=False)["dropped_records"].first()
     if (dropped > 0).any():
