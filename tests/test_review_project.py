@@ -322,6 +322,12 @@ def test_a_decision_stored_by_any_route_supersedes_its_reviewers_draft(made):
     assert made.draft("Ann", record) is None
     assert made.draft("bob", record) == Draft(notes="bob's own edit")  # not his decision
     assert not made.overview("Ann").set_index("record").loc[record, "draft"]
+    # the same sheet again writes nothing, yet the decision it repeats is Ann's in force:
+    # her draft made since goes as well
+    made.keep_draft("Ann", record, Draft(removed=(shown[1],), notes="after the import"))
+    assert made.import_sheet(sheet, reviewer="ann") == []
+    assert made.draft("Ann", record) is None
+    assert made.draft("bob", record) == Draft(notes="bob's own edit")
     # a conflict kept beside Ann's, then adjudicated by Ann with a draft of her own
     kept = made.keep_both("bob", record, Draft(removed=(shown[2],)))
     assert made.draft("bob", record) is None

@@ -374,6 +374,20 @@ class ReviewStore:
             reviewers=reviewers,
             items=items,
         )
+        return self.import_rows(rows, version=version, after=after)
+
+    def import_rows(
+        self,
+        rows: Sequence[tuple[ValidReview, str, str]],
+        *,
+        version: str | None = None,
+        after: int = 0,
+    ) -> list[ReviewEvent]:
+        """Append the ``(decision, reviewer, notes)`` rows of a parsed review sheet
+        (:func:`~er_evaluation.review.parse_sheet`) as :meth:`import_sheet` does: in one
+        transaction, unbound, except a row repeating its reviewer's own latest decision on
+        the record (among the events after ``after``) as it is. Returns the events
+        written."""
         fields = [_fields(valid, who, note, version, "review") for valid, who, note in rows]
         with self._connect(write=True) as conn:
             conn.execute("BEGIN IMMEDIATE")

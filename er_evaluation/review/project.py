@@ -62,6 +62,7 @@ from er_evaluation.review._model import ReviewError, ReviewEvent, encode
 from er_evaluation.review._replay import current, effective
 from er_evaluation.review._resolve import merged
 from er_evaluation.review._settings import DEFAULT_SIZE, DataSource, SampleSettings, roster
+from er_evaluation.review._sheet import parse_sheet
 from er_evaluation.review._store import ReviewStore
 from er_evaluation.sampling import Sample
 
@@ -652,16 +653,17 @@ class Project:
             after=self.after,
             **how,
         )
-        self._supersede_drafts([event])
+        self._supersede_drafts([(event.reviewer, event.sampled_record)])
         return event
 
-    def _supersede_drafts(self, events: Iterable[ReviewEvent]) -> None:
-        """Drop each event's reviewer's draft of its record: a stored decision, whichever
-        way it came (save, conflict resolution, adjudication, sheet import), replaces the
-        unsaved edit its reviewer made before it, which would otherwise be shown again on
-        top of it. Only drafts go; a decision is never deleted."""
-        for event in events:
-            self.drafts.discard(event.reviewer, event.sampled_record)
+    def _supersede_drafts(self, decided: Iterable[tuple[str, Any]]) -> None:
+        """Drop each ``(reviewer, sampled record)``'s draft: a stored decision, whichever
+        way it came (save, conflict resolution, adjudication, sheet import, also a sheet
+        row repeating the reviewer's decision), replaces the unsaved edit its reviewer
+        made before it, which would otherwise be shown again on top of it. Only drafts
+        go; a decision is never deleted."""
+        for reviewer, record in decided:
+            self.drafts.discard(reviewer, record)
 
     def keep_both(self, reviewer: str, record: Any, draft: Draft) -> ReviewEvent:
         """Resolve a refused save by keeping both decisions as made: ``reviewer``'s own
@@ -774,24 +776,24 @@ class Project:
         the sample's version. Nothing is written unless every row is valid. A row on a
         record another reviewer decided differently is kept beside that decision, for
         adjudication; a row repeating its reviewer's own decision in this sample is not
-        written again. A written row drops its reviewer's draft of the record, as a saved
-        decision does. Returns the events written."""
+        written again. Every row drops its reviewer's draft of the record, as a saved
+        decision does: the row's decision is that reviewer's decision in force once
+        imported, whether written or repeated. Returns the events written."""
         settings, queue = self._check_queue()
         if reviewer is not None:
             reviewer = self.reviewer(reviewer)
-        events = self.store.import_sheet(
+        rows = parse_sheet(
             frame,
             sampled_col=sampled_col,
             remove_col=remove_col,
             add_col=add_col,
             prediction=self.data.predictions[settings.version],
             reviewer=reviewer,
-            version=settings.version,
             reviewers=self.reviewers,
             items=queue["record_id"],
-            after=self.after,
         )
-        self._supersede_drafts(events)
+        events = self.store.import_rows(rows, version=settings.version, after=self.after)
+        self._supersede_drafts((who, valid.sampled_record) for valid, who, _ in rows)
         return events
 
     def _check_item(self, record: Any) -> None:
