@@ -93,10 +93,12 @@ def test_links_into_the_benchmark_reference_resolve():
     assert not [link for link in links if link not in anchors]
 
 
-def _report(*argv: str) -> str:
+def _run_from_root(args: list[str], shown: object) -> str:
+    """Run ``args`` from the repository root; its output. It must exit 0 and write
+    nothing into the repository (``shown`` names the command in the failure)."""
     before = _files(ROOT)
     done = subprocess.run(
-        [sys.executable, *argv],
+        args,
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -104,8 +106,12 @@ def _report(*argv: str) -> str:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert _files(ROOT) == before, f"{argv} wrote into the repository"
+    assert _files(ROOT) == before, f"{shown} wrote into the repository"
     return done.stdout
+
+
+def _report(*argv: str) -> str:
+    return _run_from_root([sys.executable, *argv], argv)
 
 
 def _reference_command(start: str) -> str:
@@ -115,18 +121,8 @@ def _reference_command(start: str) -> str:
     reference = (BENCHMARKS / "README.md").read_text()
     (command,) = re.findall(rf"^ +({re.escape(start)}.*)$", reference, re.M)
     command = command.split("  #")[0]  # a trailing comment
-    before = _files(ROOT)
-    done = subprocess.run(
-        ["/bin/bash", "-c", command.replace("python", shlex.quote(sys.executable), 1)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert _files(ROOT) == before, f"{command} wrote into the repository"
-    return done.stdout
+    python = shlex.quote(sys.executable)
+    return _run_from_root(["/bin/bash", "-c", command.replace("python", python, 1)], command)
 
 
 def _tables_in_reference(out: str, sizes: list[int]) -> None:
