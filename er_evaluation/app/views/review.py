@@ -201,7 +201,7 @@ if nav[2].button(
 st.session_state["goto"] = position + 1
 
 
-def n_records(n: int) -> str:
+def records_phrase(n: int) -> str:
     """``n`` records, in the singular for one."""
     return f"{n:,} record{'' if n == 1 else 's'}"
 
@@ -275,7 +275,7 @@ if cluster_id is None:
     where_text = "this version" if blind_mode else f"version {version}"
     st.warning(f"`{record}` is not in {where_text}: starting from a singleton.")
 where = "a predicted cluster" if blind_mode else f"version **{version}**, cluster `{cluster_id}`"
-st.markdown(f"Predicted cluster of the sampled record ({where}): {n_records(len(members))}.")
+st.markdown(f"Predicted cluster of the sampled record ({where}): {records_phrase(len(members))}.")
 
 ticks_key, version_key = f"ticks_{record}", f"grid_v_{record}"
 if ticks_key not in st.session_state:
@@ -613,14 +613,14 @@ if len(members) >= VARIANTS_FROM:
             "Value",
             range(len(of_field)),
             format_func=lambda i: (
-                f"{of_field['value'][i] or '(empty)'} — {n_records(of_field['records'][i])}"
+                f"{of_field['value'][i] or '(empty)'} — {records_phrase(of_field['records'][i])}"
             ),
             key=f"variant_value_{record}_{field}",
         )
         chosen = list(of_field["ids"][choice]) if choice is not None else []
         b1, b2 = st.columns(2)
         b1.button(
-            f"Tick these {n_records(len(chosen))}",
+            f"Tick these {records_phrase(len(chosen))}",
             key=f"variant_tick_{record}",
             on_click=lambda: set_ticks(
                 record,
@@ -629,7 +629,7 @@ if len(members) >= VARIANTS_FROM:
             ),
         )
         b2.button(
-            f"Untick these {n_records(len(chosen))}",
+            f"Untick these {records_phrase(len(chosen))}",
             key=f"variant_untick_{record}",
             on_click=lambda: set_ticks(
                 record,
